@@ -1,0 +1,79 @@
+import { z } from "zod";
+import { commitRequest } from "../../shared/api/commits.ts";
+import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
+import { readChain } from "../../shared/commits/chain.ts";
+import { createCommit } from "../../shared/commits/commit.ts";
+import { diffBranch } from "../../shared/commits/diff.ts";
+import { readCommit, readFile, readFileHistory, readTree } from "../../shared/commits/reads.ts";
+import { created, ok, route } from "../../shared/http/route.ts";
+
+const fileParams = z.object({ repo: z.string(), path: filePath });
+const onBranch = branchName.default("main");
+
+export const commitRoutes = [
+  route({
+    method: "POST",
+    path: "/repos/:repo*/-/commit",
+    access: { repo: "writer" },
+    summary: "Commit file changes to a branch (main needs maintainer)",
+    body: commitRequest,
+    handler: async ({ ctx, actor, repo, body }) => created(await createCommit(ctx, actor!, repo!, body)),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/commit/:sequence",
+    access: { repo: "reader" },
+    summary: "Get a commit by sequence",
+    params: z.object({ repo: z.string(), sequence: sequenceParam }),
+    handler: async ({ ctx, repo, params }) => ok(await readCommit(ctx.pool, repo!, params.sequence)),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/tree",
+    access: { repo: "reader" },
+    summary: "A page of the tree at a branch and sequence",
+    query: z.object({
+      branch: onBranch,
+      at: sequenceParam.optional(),
+      limit: limitParam(100, 1000),
+      after: filePath.optional(),
+    }),
+    handler: async ({ ctx, repo, query }) => ok({ entries: await readTree(ctx.pool, repo!, query) }),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/file/:path*/history",
+    access: { repo: "reader" },
+    summary: "The commits that changed a file, newest first",
+    params: fileParams,
+    query: z.object({ branch: onBranch, limit: limitParam(100, 1000), after: sequenceParam.optional() }),
+    handler: async ({ ctx, repo, params, query }) =>
+      ok({ entries: await readFileHistory(ctx.pool, repo!, { ...query, path: params.path }) }),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/file/:path*",
+    access: { repo: "reader" },
+    summary: "A file at a branch and sequence",
+    params: fileParams,
+    query: z.object({ branch: onBranch, at: sequenceParam.optional() }),
+    handler: async ({ ctx, repo, params, query }) =>
+      ok(await readFile(ctx, repo!, { ...query, path: params.path })),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/diff",
+    access: { repo: "reader" },
+    summary: "Files changed on a branch relative to its base on main, and conflicts",
+    query: z.object({ branch: branchName }),
+    handler: async ({ ctx, repo, query }) => ok(await diffBranch(ctx, repo!, query.branch)),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/chain",
+    access: { repo: "reader" },
+    summary: "Commits in a sequence range with everything needed to verify their hash chain",
+    query: z.object({ from: sequenceParam.default(1), to: sequenceParam }),
+    handler: async ({ ctx, repo, query }) => ok({ commits: await readChain(ctx.pool, repo!, query) }),
+  }),
+];

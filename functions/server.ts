@@ -1,0 +1,91 @@
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import pg from "pg";
+import { loadConfig } from "../shared/config.ts";
+import { type AppContext, createContext } from "../shared/context.ts";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embedded.ts";
+import { migrate } from "../shared/db/migrate.ts";
+import { nodeHandler, readBody } from "../shared/http/node.ts";
+import { createLogger } from "../shared/log.ts";
+import { allRoutes } from "./groups.ts";
+
+export interface RunningServer {
+  url: string;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+const EMBEDDED_DATABASE = "quire";
+
+/** Starts the embedded cluster under SVC_DATA_DIR and makes sure Quire's database exists in it. */
+async function embeddedDatabase(
+  dataDir: string,
+  port: number,
+  log: (line: string) => void,
+): Promise<{ url: string; server: EmbeddedDatabase }> {
+  const server = await startEmbeddedPostgres({
+    dataDir: path.join(dataDir, "postgres"),
+    port,
+    persistent: true,
+    log,
+  });
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [
+      EMBEDDED_DATABASE,
+    ]);
+    if (!rowCount) await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  return { url: server.url.replace(/\/postgres$/, `/${EMBEDDED_DATABASE}`), server };
+}
+
+/**
+ * Quire's local mode: every endpoint group on one HTTP server. With DATABASE_URL unset it runs
+ * embedded PostgreSQL with its data under SVC_DATA_DIR, so a restart keeps the data. Migrations
+ * run before the port opens. The tests start Quire through this same function.
+ */
+export async function startServer(
+  env: Record<string, string | undefined> = process.env,
+): Promise<RunningServer> {
+  const config = loadConfig(env);
+  const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL });
+  if (config.DEV_IDENTITY) {
+    log.warn(
+      `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}' WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
+    );
+  }
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.DATABASE_URL;
+  if (!databaseUrl) {
+    const db = await embeddedDatabase(config.SVC_DATA_DIR, config.SVC_EMBEDDED_PG_PORT, (line) =>
+      log.debug({ postgres: line }, "embedded postgres"),
+    );
+    embedded = db.server;
+    databaseUrl = db.url;
+    log.info({ data_dir: config.SVC_DATA_DIR }, "using embedded PostgreSQL");
+  }
+  await migrate(databaseUrl);
+  const ctx = createContext(config, log, databaseUrl);
+  const server = http.createServer(
+    nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
+  );
+  server.listen(config.PORT);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  log.info({ port }, "quire is listening");
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ctx,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.pool.end();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,181 @@
+-- Up Migration
+
+-- Orgs own repos. Names are validated in shared/names.ts; the database keeps them unique.
+CREATE TABLE orgs (
+  name        text PRIMARY KEY,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  created_by  text NOT NULL
+);
+
+CREATE TABLE org_members (
+  org         text NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
+  identity    text NOT NULL,
+  role        text NOT NULL CHECK (role IN ('owner', 'member')),
+  added_at    timestamptz NOT NULL DEFAULT now(),
+  added_by    text NOT NULL,
+  PRIMARY KEY (org, identity)
+);
+CREATE INDEX org_members_by_identity ON org_members (identity);
+
+-- The token itself is shown once; only its SHA-256 is kept.
+CREATE TABLE org_invites (
+  id            uuid PRIMARY KEY,
+  org           text NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
+  email         text NOT NULL,
+  role          text NOT NULL CHECK (role IN ('owner', 'member')),
+  token_sha256  bytea NOT NULL UNIQUE,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  created_by    text NOT NULL,
+  expires_at    timestamptz NOT NULL,
+  accepted_at   timestamptz,
+  accepted_by   text,
+  revoked_at    timestamptz,
+  revoked_by    text
+);
+CREATE INDEX org_invites_by_org ON org_invites (org, created_at);
+
+-- last_sequence is the repo's commit counter. It is bumped as the last step of a commit, while the
+-- branch row is already locked, so sequences are gap-free and in commit order on every branch.
+CREATE TABLE repos (
+  id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name           text NOT NULL UNIQUE,
+  owner          text NOT NULL REFERENCES orgs (name),
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  created_by     text NOT NULL,
+  last_sequence  bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX repos_by_owner ON repos (owner, name);
+
+CREATE TABLE repo_roles (
+  repo_id     bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+  identity    text NOT NULL,
+  role        text NOT NULL CHECK (role IN ('reader', 'writer', 'maintainer', 'admin')),
+  granted_at  timestamptz NOT NULL DEFAULT now(),
+  granted_by  text NOT NULL,
+  PRIMARY KEY (repo_id, identity)
+);
+CREATE INDEX repo_roles_by_identity ON repo_roles (identity);
+
+-- A branch name stays taken while the branch exists (merged and abandoned included), so that a read
+-- at (branch, at=N) means the same thing forever.
+CREATE TABLE branches (
+  id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  repo_id        bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+  name           text NOT NULL,
+  status         text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'merged', 'abandoned')),
+  draft          boolean NOT NULL DEFAULT false,
+  base_sequence  bigint NOT NULL,
+  head_sequence  bigint NOT NULL,
+  head_hash      text NOT NULL DEFAULT repeat('0', 64),
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  created_by     text NOT NULL,
+  updated_at     timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (repo_id, name)
+);
+CREATE INDEX branches_by_status ON branches (repo_id, status, name);
+
+-- Content-addressed file bodies, stored once per repo. Small bodies live inline; bodies above the
+-- blob threshold live in the blob store under blob_key.
+CREATE TABLE contents (
+  repo_id     bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+  sha256      bytea NOT NULL,
+  size        bigint NOT NULL,
+  data        bytea,
+  blob_key    text,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (repo_id, sha256),
+  CHECK ((data IS NULL) <> (blob_key IS NULL))
+);
+
+CREATE TABLE commits (
+  repo_id     bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+  sequence    bigint NOT NULL,
+  branch_id   bigint NOT NULL REFERENCES branches (id) ON DELETE CASCADE,
+  message     text NOT NULL,
+  author      text NOT NULL,
+  created_at  timestamptz NOT NULL,
+  prev_hash   text NOT NULL,
+  hash        text NOT NULL,
+  PRIMARY KEY (repo_id, sequence)
+);
+CREATE INDEX commits_by_branch ON commits (branch_id, sequence);
+
+-- One row per (branch, path, sequence) change: the whole history of every tree. The tree of a
+-- branch at N is, per path, the newest row at or below N. Paths use the "C" collation so that
+-- ordering (and the `after` cursor) is plain byte order, whatever the server's locale.
+CREATE TABLE file_changes (
+  branch_id       bigint NOT NULL REFERENCES branches (id) ON DELETE CASCADE,
+  path            text COLLATE "C" NOT NULL,
+  sequence        bigint NOT NULL,
+  repo_id         bigint NOT NULL,
+  content_sha256  bytea,
+  content_type    text,
+  is_binary       boolean NOT NULL DEFAULT false,
+  PRIMARY KEY (branch_id, path, sequence),
+  FOREIGN KEY (repo_id, content_sha256) REFERENCES contents (repo_id, sha256)
+);
+CREATE INDEX file_changes_by_commit ON file_changes (branch_id, sequence);
+
+-- The event log: every mutation's CloudEvent, written in the mutation's transaction.
+CREATE TABLE events (
+  position  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id        uuid NOT NULL UNIQUE,
+  type      text NOT NULL,
+  source    text NOT NULL,
+  repo      text,
+  time      timestamptz NOT NULL,
+  data      jsonb NOT NULL
+);
+CREATE INDEX events_by_repo ON events (repo, position);
+
+-- The next path after `after_path` that has a change at or below `at` on a branch: one index probe
+-- on (branch_id, path, sequence).
+CREATE FUNCTION next_changed_path(p_branch bigint, after_path text, at bigint) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT f.path FROM file_changes f
+  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at
+  ORDER BY f.path LIMIT 1
+$$;
+
+-- A page of the tree of a branch at `at`, laid over its parent (main) at `parent_at`. This is a
+-- skip scan: it jumps from one path to the next through the index and resolves each path with one
+-- more probe, so a page costs about limit x log(rows) however long the history is. Deleted paths
+-- are skipped. With no parent, pass NULL for p_parent.
+CREATE FUNCTION tree_page(p_branch bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size int)
+RETURNS TABLE (path text, content_sha256 bytea, content_type text, is_binary boolean)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  next_own text := next_changed_path(p_branch, after_path, at);
+  next_parent text := CASE WHEN p_parent IS NULL THEN NULL ELSE next_changed_path(p_parent, after_path, parent_at) END;
+  current text;
+  emitted int := 0;
+BEGIN
+  WHILE emitted < page_size LOOP
+    current := least(next_own, next_parent);
+    EXIT WHEN current IS NULL;
+    IF current = next_own THEN
+      SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
+      FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence <= at
+      ORDER BY f.sequence DESC LIMIT 1;
+      next_own := next_changed_path(p_branch, current, at);
+    ELSE
+      SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
+      FROM file_changes f WHERE f.branch_id = p_parent AND f.path = current AND f.sequence <= parent_at
+      ORDER BY f.sequence DESC LIMIT 1;
+    END IF;
+    IF current = next_parent THEN
+      next_parent := next_changed_path(p_parent, current, parent_at);
+    END IF;
+    IF content_sha256 IS NOT NULL THEN
+      path := current;
+      emitted := emitted + 1;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+END
+$$;
+
+-- Down Migration
+DROP FUNCTION tree_page;
+DROP FUNCTION next_changed_path;
+DROP TABLE events, file_changes, commits, contents, branches, repo_roles, repos, org_invites, org_members, orgs;

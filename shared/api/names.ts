@@ -1,0 +1,88 @@
+import { z } from "zod";
+
+/**
+ * Names and paths, validated at the edge. The rules are documented in docs/names.md; every
+ * segment starts with a letter or digit, so no name can contain the `/-/` separator.
+ */
+const segment = "[A-Za-z0-9][A-Za-z0-9._-]*";
+
+export const orgName = z
+  .string()
+  .max(63, "must be at most 63 characters")
+  .regex(
+    new RegExp(`^${segment}$`),
+    "must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
+  );
+
+export const repoName = z
+  .string()
+  .max(255, "must be at most 255 characters")
+  .regex(
+    new RegExp(`^${segment}(/${segment}){1,7}$`),
+    "must be '<org>/<repo>' (up to 8 segments), each segment starting with a letter or digit and using only letters, digits, '.', '_' and '-'",
+  );
+
+export const branchName = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .regex(
+    new RegExp(`^${segment}(/${segment})*$`),
+    "must be segments separated by '/', each starting with a letter or digit and using only letters, digits, '.', '_' and '-'",
+  )
+  .refine((s) => !s.includes(".."), "must not contain '..'")
+  .refine((s) => !s.endsWith("."), "must not end with '.'");
+
+export const identity = z
+  .string()
+  .min(3, "must be at least 3 characters")
+  .max(254, "must be at most 254 characters")
+  .regex(/^[^\s/\\\p{Cc}]+$/u, "must not contain spaces, slashes or control characters");
+
+export const email = z.email("must be an email address").max(254);
+
+const MAX_PATH_BYTES = 1024;
+
+/** Why `path` is not a valid file path, or null when it is. */
+export function filePathProblem(path: string): string | null {
+  if (path === "") return "must not be empty";
+  if (Buffer.byteLength(path, "utf8") > MAX_PATH_BYTES) return `must be at most ${MAX_PATH_BYTES} bytes`;
+  if (path.startsWith("/")) return "must not start with '/'";
+  if (path.includes("\\")) return "must not contain a backslash";
+  if (path.includes("\0")) return "must not contain NUL";
+  if (/\p{Cc}/u.test(path)) return "must not contain control characters";
+  const parts = path.split("/");
+  if (parts.some((p) => p === "")) return "must not contain empty segments ('//' or a trailing '/')";
+  if (parts.some((p) => p === "..")) return "must not contain '..' segments";
+  if (parts.some((p) => p === ".")) return "must not contain '.' segments";
+  return null;
+}
+
+export const filePath = z.string().superRefine((path, ctx) => {
+  const problem = filePathProblem(path);
+  if (problem)
+    ctx.addIssue({
+      code: "custom",
+      message: `'${path.slice(0, 80)}' ${problem}`,
+      params: { code: "INVALID_PATH" },
+    });
+});
+
+/** A non-negative whole number sent as a query string. */
+export const sequenceParam = z
+  .string()
+  .regex(/^\d{1,15}$/, "must be a non-negative whole number")
+  .transform(Number);
+
+/** A page size: 1 to `max`, default `fallback`. */
+export const limitParam = (fallback: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= max, `must be between 1 and ${max}`)
+    .default(fallback);
+
+export const booleanParam = z
+  .enum(["true", "false"], "must be 'true' or 'false'")
+  .transform((v) => v === "true");

@@ -1,0 +1,5 @@
+/** Where file bodies above the blob threshold live. Keys are content-addressed, so a put is idempotent. */
+export interface BlobStore {
+  put(key: string, data: Buffer): Promise<void>;
+  get(key: string): Promise<Buffer>;
+}

@@ -1,0 +1,182 @@
+import type pg from "pg";
+import type { RepoAccess } from "../access/roles.ts";
+import type { Actor } from "../auth/actor.ts";
+import type { Queryable } from "../db/pool.ts";
+import { withTx } from "../db/tx.ts";
+import { fail } from "../errors.ts";
+import { recordEvent } from "../events/record.ts";
+
+export const MAIN = "main";
+export type BranchStatus = "active" | "merged" | "abandoned";
+
+export interface BranchRow {
+  id: number;
+  name: string;
+  head_sequence: number;
+  base_sequence: number;
+  status: BranchStatus;
+  draft: boolean;
+  head_hash: string;
+  created_by: string;
+  created_at: Date;
+}
+
+/** The wire shape of a branch. */
+export interface BranchRecord {
+  name: string;
+  head_sequence: number;
+  base_sequence: number;
+  status: BranchStatus;
+  draft: boolean;
+  created_by: string;
+  created_at: Date;
+}
+
+export const toBranchRecord = ({
+  name,
+  head_sequence,
+  base_sequence,
+  status,
+  draft,
+  created_by,
+  created_at,
+}: BranchRow): BranchRecord => ({
+  name,
+  head_sequence,
+  base_sequence,
+  status,
+  draft,
+  created_by,
+  created_at,
+});
+
+const branch_columns =
+  "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at";
+const branch_select_by_name = `SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2`;
+const branch_select_list = `
+  SELECT ${branch_columns} FROM branches
+  WHERE repo_id = $1 AND status = $2 AND (draft = $3 OR $4::boolean)
+  ORDER BY name`;
+const branch_insert = `
+  INSERT INTO branches (repo_id, name, draft, base_sequence, head_sequence, created_by)
+  VALUES ($1, $2, $3, $4, $4, $5)
+  ON CONFLICT (repo_id, name) DO NOTHING
+  RETURNING ${branch_columns}`;
+const branch_update_draft = `UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING ${branch_columns}`;
+const branch_update_abandoned = `UPDATE branches SET status = 'abandoned', updated_at = now() WHERE id = $1`;
+
+/** A branch by name, or BRANCH_NOT_FOUND. `lock` takes the row FOR UPDATE (or FOR SHARE). */
+export async function requireBranch(
+  db: Queryable,
+  repoId: number,
+  name: string,
+  lock?: "update" | "share",
+): Promise<BranchRow> {
+  const suffix = lock === "update" ? " FOR UPDATE" : lock === "share" ? " FOR SHARE" : "";
+  const { rows } = await db.query(branch_select_by_name + suffix, [repoId, name]);
+  if (!rows[0]) fail("BRANCH_NOT_FOUND", `branch '${name}' not found`);
+  return rows[0];
+}
+
+export function requireActive(branch: BranchRow): void {
+  if (branch.status !== "active") fail("BRANCH_NOT_ACTIVE", `branch '${branch.name}' is ${branch.status}`);
+}
+
+export interface BranchFilter {
+  status: BranchStatus;
+  /** Only drafts. */
+  draft: boolean;
+  /** Drafts as well as ready branches. */
+  includeDraft: boolean;
+}
+
+export async function listBranches(
+  db: Queryable,
+  access: RepoAccess,
+  filter: BranchFilter,
+): Promise<BranchRecord[]> {
+  const { rows } = await db.query(branch_select_list, [
+    access.repo.id,
+    filter.status,
+    filter.draft,
+    filter.includeDraft && !filter.draft,
+  ]);
+  return rows.map(toBranchRecord);
+}
+
+/**
+ * Creates a branch rooted at the current head of `main`. `main` is read FOR SHARE, so a commit to
+ * `main` cannot move its head between reading it and recording it as this branch's base.
+ */
+export async function createBranch(
+  pool: pg.Pool,
+  actor: Actor,
+  access: RepoAccess,
+  input: { name: string; draft: boolean },
+): Promise<BranchRecord> {
+  return withTx(pool, async (tx) => {
+    const main = await requireBranch(tx, access.repo.id, MAIN, "share");
+    const { rows } = await tx.query(branch_insert, [
+      access.repo.id,
+      input.name,
+      input.draft,
+      main.head_sequence,
+      actor.identity,
+    ]);
+    if (!rows[0]) fail("BRANCH_EXISTS", `branch '${input.name}' already exists in '${access.repo.name}'`);
+    await recordEvent(
+      tx,
+      "com.svc.branch.created",
+      {
+        repo: access.repo.name,
+        branch: input.name,
+        base_sequence: main.head_sequence,
+        created_by: actor.identity,
+      },
+      { repo: access.repo.name },
+    );
+    return toBranchRecord(rows[0]);
+  });
+}
+
+export async function getBranch(db: Queryable, access: RepoAccess, name: string): Promise<BranchRecord> {
+  return toBranchRecord(await requireBranch(db, access.repo.id, name));
+}
+
+/** Promotes a draft branch to ready. Making a branch a draft again is not supported. */
+export async function promoteBranch(
+  pool: pg.Pool,
+  access: RepoAccess,
+  name: string,
+  draft: boolean,
+): Promise<BranchRecord> {
+  if (draft)
+    fail("VALIDATION_FAILED", 'body.draft: only promoting a draft to ready ({"draft": false}) is supported');
+  return withTx(pool, async (tx) => {
+    const branch = await requireBranch(tx, access.repo.id, name, "update");
+    requireActive(branch);
+    const { rows } = await tx.query(branch_update_draft, [branch.id]);
+    return toBranchRecord(rows[0]);
+  });
+}
+
+/** Marks a branch abandoned; `main` cannot be. Merged and abandoned are final. */
+export async function abandonBranch(
+  pool: pg.Pool,
+  actor: Actor,
+  access: RepoAccess,
+  name: string,
+): Promise<void> {
+  if (name === MAIN) fail("MAIN_BRANCH_PROTECTED", "'main' cannot be deleted");
+  await withTx(pool, async (tx) => {
+    const branch = await requireBranch(tx, access.repo.id, name, "update");
+    requireActive(branch);
+    await tx.query(branch_update_abandoned, [branch.id]);
+    await recordEvent(
+      tx,
+      "com.svc.branch.abandoned",
+      { repo: access.repo.name, branch: name, abandoned_by: actor.identity },
+      { repo: access.repo.name },
+    );
+  });
+}

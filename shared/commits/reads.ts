@@ -1,0 +1,118 @@
+import type { RepoAccess } from "../access/roles.ts";
+import type { AppContext } from "../context.ts";
+import type { Queryable } from "../db/pool.ts";
+import { fail } from "../errors.ts";
+import { loadBody, versionId } from "./content.ts";
+import { fileInView, resolveView } from "./view.ts";
+
+export interface TreeEntry {
+  path: string;
+  version_id: string;
+  content_type: string;
+  binary: boolean;
+}
+
+const tree_page_select = `SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6)`;
+
+/** One page of the tree at (branch, at), paths after `after` in byte order. */
+export async function readTree(
+  db: Queryable,
+  access: RepoAccess,
+  q: { branch: string; at?: number; after?: string; limit: number },
+): Promise<TreeEntry[]> {
+  const view = await resolveView(db, access.repo.id, q.branch, q.at);
+  const { rows } = await db.query(tree_page_select, [
+    view.branch.id,
+    view.at,
+    view.parentId,
+    view.parentAt,
+    q.after ?? "",
+    q.limit,
+  ]);
+  return rows.map((r) => ({
+    path: r.path,
+    version_id: versionId(r.content_sha256)!,
+    content_type: r.content_type,
+    binary: r.is_binary,
+  }));
+}
+
+/** A file at (branch, at), with its content in base64; FILE_NOT_FOUND when absent there. */
+export async function readFile(
+  ctx: AppContext,
+  access: RepoAccess,
+  q: { path: string; branch: string; at?: number },
+) {
+  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
+  const version = await fileInView(ctx.pool, view, q.path);
+  if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
+  const data = await loadBody(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256);
+  return {
+    path: q.path,
+    content: data.toString("base64"),
+    content_type: version.content_type,
+    version_id: versionId(version.content_sha256)!,
+  };
+}
+
+// The commits that changed a path, newest first: the branch's own (all above its base), then
+// main's up to the base. `after` is the sequence of the last entry of the previous page.
+const file_history_select = `
+  SELECT f.sequence, b.name AS branch, f.content_sha256, c.author, c.message, c.created_at
+  FROM file_changes f
+  JOIN commits c ON c.repo_id = $1 AND c.sequence = f.sequence
+  JOIN branches b ON b.id = f.branch_id
+  WHERE f.path = $2 AND f.sequence < $7
+    AND ((f.branch_id = $3 AND f.sequence <= $4) OR (f.branch_id = $5 AND f.sequence <= $6))
+  ORDER BY f.sequence DESC
+  LIMIT $8`;
+
+export async function readFileHistory(
+  db: Queryable,
+  access: RepoAccess,
+  q: { path: string; branch: string; after?: number; limit: number },
+) {
+  const view = await resolveView(db, access.repo.id, q.branch, undefined);
+  const { rows } = await db.query(file_history_select, [
+    access.repo.id,
+    q.path,
+    view.branch.id,
+    view.at,
+    view.parentId,
+    view.parentAt,
+    q.after ?? Number.MAX_SAFE_INTEGER,
+    q.limit,
+  ]);
+  return rows.map((r) => ({
+    sequence: r.sequence,
+    branch: r.branch,
+    version_id: versionId(r.content_sha256),
+    deleted: r.content_sha256 === null,
+    author: r.author,
+    message: r.message,
+    created_at: r.created_at,
+  }));
+}
+
+const commit_select = `
+  SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at, c.branch_id
+  FROM commits c JOIN branches b ON b.id = c.branch_id
+  WHERE c.repo_id = $1 AND c.sequence = $2`;
+const commit_files_select = `
+  SELECT path, content_sha256 FROM file_changes WHERE branch_id = $1 AND sequence = $2 ORDER BY path`;
+
+/** A commit by sequence, with the path and version of each file it changed (null version: deleted). */
+export async function readCommit(db: Queryable, access: RepoAccess, sequence: number) {
+  const { rows } = await db.query(commit_select, [access.repo.id, sequence]);
+  const c = rows[0];
+  if (!c) fail("COMMIT_NOT_FOUND", `no commit ${sequence} in '${access.repo.name}'`);
+  const files = await db.query(commit_files_select, [c.branch_id, sequence]);
+  return {
+    sequence: c.sequence,
+    branch: c.branch,
+    message: c.message,
+    author: c.author,
+    created_at: c.created_at,
+    files: files.rows.map((f) => ({ path: f.path, version_id: versionId(f.content_sha256) })),
+  };
+}

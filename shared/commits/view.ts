@@ -1,0 +1,77 @@
+import { type BranchRow, MAIN, requireBranch } from "../branches/branches.ts";
+import type { Queryable } from "../db/pool.ts";
+import { fail } from "../errors.ts";
+
+/**
+ * What a read at (branch, at) sees: the branch's own changes up to `at`, laid over `main` up to
+ * the branch's base (or up to `at`, for an `at` before the base). `main` has no parent. A view is
+ * immutable: every row it reads was committed before `at` was the head.
+ */
+export interface View {
+  branch: BranchRow;
+  at: number;
+  parentId: number | null;
+  parentAt: number;
+}
+
+/** Resolves a view, refusing an `at` beyond the branch head. */
+export async function resolveView(
+  db: Queryable,
+  repoId: number,
+  branchName: string,
+  at: number | undefined,
+): Promise<View> {
+  const branch = await requireBranch(db, repoId, branchName);
+  const seq = at ?? branch.head_sequence;
+  if (seq > branch.head_sequence) {
+    fail(
+      "SEQUENCE_OUT_OF_RANGE",
+      `query.at: ${seq} is beyond the head of '${branchName}' (${branch.head_sequence})`,
+    );
+  }
+  if (branch.name === MAIN) return { branch, at: seq, parentId: null, parentAt: 0 };
+  const main = await requireBranch(db, repoId, MAIN);
+  return { branch, at: seq, parentId: main.id, parentAt: Math.min(branch.base_sequence, seq) };
+}
+
+// The newest change of the path `p.path` in a view: the branch's own, else the parent's. Used as a
+// LATERAL subquery over a list of paths; each side is one index probe.
+const newest_change_in_view = `
+  LATERAL (
+    (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+     WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence <= $2 ORDER BY f.sequence DESC LIMIT 1)
+    UNION ALL
+    (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+     WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
+    ORDER BY layer LIMIT 1) v`;
+const files_in_view_select = `
+  SELECT p.path, v.content_sha256, v.content_type, v.is_binary
+  FROM unnest($5::text[]) AS p (path) CROSS JOIN ${newest_change_in_view}
+  WHERE v.content_sha256 IS NOT NULL`;
+
+export interface FileVersion {
+  content_sha256: Buffer;
+  content_type: string;
+  is_binary: boolean;
+}
+
+/** The versions of those `paths` that are present in a view (never written and deleted ones are left out). */
+export async function filesInView(
+  db: Queryable,
+  view: View,
+  paths: string[],
+): Promise<Map<string, FileVersion>> {
+  const { rows } = await db.query(files_in_view_select, [
+    view.branch.id,
+    view.at,
+    view.parentId,
+    view.parentAt,
+    paths,
+  ]);
+  return new Map(rows.map((r) => [r.path as string, r as FileVersion]));
+}
+
+/** The version of `path` in a view, or null when the path is absent (never written, or deleted). */
+export async function fileInView(db: Queryable, view: View, path: string): Promise<FileVersion | null> {
+  return (await filesInView(db, view, [path])).get(path) ?? null;
+}

@@ -1,0 +1,105 @@
+import { z } from "zod";
+
+/** True for hosts that only this machine can reach; an `http://` issuer is allowed only there. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+const integer = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      if (!/^\d+$/.test(v.trim())) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number, got "${v}"` });
+        return z.NEVER;
+      }
+      const n = Number(v);
+      if (n < min || n > max) {
+        ctx.addIssue({ code: "custom", message: `must be between ${min} and ${max}, got ${n}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const identityList = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
+  );
+
+const issuerUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const raw = v === undefined || v.trim() === "" ? "https://accounts.google.com" : v.trim();
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      ctx.addIssue({ code: "custom", message: `must be a URL, got "${raw}"` });
+      return z.NEVER;
+    }
+    const secure = url.protocol === "https:";
+    const localPlain = url.protocol === "http:" && isLoopbackHost(url.hostname);
+    if (!secure && !localPlain) {
+      ctx.addIssue({ code: "custom", message: "must be https (http is allowed only on a loopback address)" });
+      return z.NEVER;
+    }
+    return raw.replace(/\/+$/, "");
+  });
+
+/** The environment Quire reads, validated once at start. Each key is the variable's own name. */
+export const envSchema = z
+  .object({
+    DATABASE_URL: optionalText,
+    PORT: integer(8080, 0, 65535),
+    DEV_IDENTITY: optionalText,
+    BOOTSTRAP_ADMIN: optionalText,
+    GLOBAL_ADMINS: identityList,
+    LOG_FORMAT: z.enum(["json", "text"]).default("json"),
+    LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+    SVC_BLOB_STORE: z.enum(["local", "gcs"]).default("local"),
+    SVC_BLOB_BUCKET: optionalText,
+    SVC_BLOB_THRESHOLD_BYTES: integer(1_048_576, 0, 2 ** 31),
+    SVC_BLOB_LOCAL_DIR: z.string().trim().min(1).default("/tmp/svc-blobs"),
+    SVC_MAX_BODY_BYTES: integer(32 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    SVC_DATA_DIR: z.string().trim().min(1).default(".data"),
+    SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
+    OIDC_ISSUER: issuerUrl,
+    OIDC_CLIENT_ID: optionalText,
+  })
+  .superRefine((env, ctx) => {
+    if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_BLOB_BUCKET"],
+        message: "is required when SVC_BLOB_STORE=gcs",
+      });
+    }
+  });
+
+export type Env = z.infer<typeof envSchema>;
+
+/** Raised when the environment is invalid; its message names every bad variable. */
+export class ConfigError extends Error {}
+
+/** Validates `source` (normally `process.env`) and returns typed configuration, or throws ConfigError. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Env {
+  const parsed = envSchema.safeParse(source);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration:\n  ${lines.join("\n  ")}`);
+}

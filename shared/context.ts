@@ -1,0 +1,35 @@
+import type pg from "pg";
+import { type Authenticator, createAuthenticator } from "./auth/authenticate.ts";
+import { createIdTokenVerifier } from "./auth/idtoken.ts";
+import { gcsBlobStore } from "./blobs/gcs.ts";
+import { localBlobStore } from "./blobs/local.ts";
+import type { BlobStore } from "./blobs/store.ts";
+import type { Env } from "./config.ts";
+import { createPool } from "./db/pool.ts";
+import type { Logger } from "./log.ts";
+
+/** Everything an operation may use, built once per process from validated configuration. */
+export interface AppContext {
+  config: Env;
+  log: Logger;
+  pool: pg.Pool;
+  blobs: BlobStore;
+  auth: Authenticator;
+}
+
+/** The composition root: picks each adapter (local or cloud) from configuration. */
+export function createContext(config: Env, log: Logger, databaseUrl: string): AppContext {
+  const globalAdmins = new Set(config.GLOBAL_ADMINS);
+  if (config.BOOTSTRAP_ADMIN) globalAdmins.add(config.BOOTSTRAP_ADMIN);
+  const verifier = createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID });
+  return {
+    config,
+    log,
+    pool: createPool(databaseUrl),
+    blobs:
+      config.SVC_BLOB_STORE === "gcs"
+        ? gcsBlobStore(config.SVC_BLOB_BUCKET!)
+        : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
+    auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Quire's one error vocabulary. Every failure a client can see carries one of these codes, and
+ * `statusOf` is the only place that maps a code to an HTTP status.
+ */
+export const errorStatus = {
+  VALIDATION_FAILED: 400,
+  MALFORMED_JSON: 400,
+  INVALID_NAME: 400,
+  INVALID_PATH: 400,
+  INVALID_CONTENT: 400,
+  DUPLICATE_PATH: 400,
+  SEQUENCE_OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  INVITE_EMAIL_MISMATCH: 403,
+  NOT_FOUND: 404,
+  ORG_NOT_FOUND: 404,
+  REPO_NOT_FOUND: 404,
+  BRANCH_NOT_FOUND: 404,
+  COMMIT_NOT_FOUND: 404,
+  FILE_NOT_FOUND: 404,
+  MEMBER_NOT_FOUND: 404,
+  INVITE_NOT_FOUND: 404,
+  ROLE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  ORG_EXISTS: 409,
+  REPO_EXISTS: 409,
+  BRANCH_EXISTS: 409,
+  ORG_NOT_EMPTY: 409,
+  BRANCH_NOT_ACTIVE: 409,
+  MAIN_BRANCH_PROTECTED: 409,
+  LAST_OWNER: 409,
+  INVITE_USED: 409,
+  INVITE_EXPIRED: 410,
+  INVITE_REVOKED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+/** HTTP status for a code. */
+export function statusOf(code: ErrorCode): number {
+  return errorStatus[code];
+}
+
+/**
+ * A failure the caller caused or may act on. `details` are extra body fields the spec asks for
+ * (for example `conflicts` or `policies`); they are rendered beside `code` and `error`.
+ */
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "DomainError";
+    this.code = code;
+    this.details = opts.details;
+  }
+
+  get status(): number {
+    return statusOf(this.code);
+  }
+}
+
+/** Shorthand used by modules: `fail("REPO_NOT_FOUND", "...")` reads as the rule it enforces. */
+export function fail(code: ErrorCode, message: string, details?: Record<string, unknown>): never {
+  throw new DomainError(code, message, details === undefined ? {} : { details });
+}

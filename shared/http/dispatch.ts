@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { z } from "zod";
+import { requireRepoRole } from "../access/roles.ts";
+import type { Actor } from "../auth/actor.ts";
+import type { AppContext } from "../context.ts";
+import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
+import { matchPath } from "./match.ts";
+import type { AnyRoute, Reply } from "./route.ts";
+
+export interface RawRequest {
+  method: string;
+  /** Path and query string, as sent. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer | undefined;
+}
+
+export interface Outcome {
+  reply: Reply;
+  actor: Actor | null;
+  requestId: string;
+  /** The error behind a 5xx reply, for the request log. */
+  error?: unknown;
+}
+
+/** The one error body: `{"code": "...", "error": "message"}` plus any spec-required details. */
+export function errorReply(err: DomainError, requestId: string): Reply {
+  const headers: Record<string, string> = { "x-request-id": requestId };
+  if (err.code === "METHOD_NOT_ALLOWED")
+    headers["allow"] = ((err.details?.["allow"] ?? []) as string[]).join(", ");
+  return { status: err.status, body: { code: err.code, error: err.message, ...err.details }, headers };
+}
+
+function describeIssues(where: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const field = [where, ...issue.path.map(String)].join(".");
+      return `${field}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+/** A schema may tag a custom issue with a more precise code, as `params: { code: "INVALID_PATH" }`. */
+function codeOf(error: z.ZodError): ErrorCode {
+  const first = error.issues[0];
+  const tagged = first?.code === "custom" ? (first.params as { code?: string } | undefined)?.code : undefined;
+  return tagged && tagged in errorStatus ? (tagged as ErrorCode) : "VALIDATION_FAILED";
+}
+
+function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) fail(codeOf(parsed.error), describeIssues(where, parsed.error));
+  return parsed.data;
+}
+
+function parseJsonBody(body: Buffer | undefined): unknown {
+  if (body === undefined || body.length === 0) return undefined;
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    throw new DomainError("MALFORMED_JSON", `the request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function findRoute(routes: readonly AnyRoute[], method: string, pathname: string) {
+  const allowed = new Set<string>();
+  for (const r of routes) {
+    const params = matchPath(r.path, pathname);
+    if (!params) continue;
+    if (r.method === method) return { route: r, params };
+    allowed.add(r.method);
+  }
+  if (allowed.size > 0) {
+    const allow = [...allowed].sort().join(", ");
+    throw new DomainError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allow}`, {
+      details: { allow: [...allowed].sort() },
+    });
+  }
+  fail("NOT_FOUND", `no route for ${method} ${pathname}`);
+}
+
+/**
+ * Builds the request handler for a route table: match, authenticate, validate every input with the
+ * route's zod schemas, resolve repo access, run the handler, and render any error in the one error
+ * shape. Nothing escapes to the framework's crash handler: an unexpected error becomes a 500 whose
+ * body says only "internal error" and whose cause goes to the log.
+ */
+export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
+  return async function dispatch(raw: RawRequest): Promise<Outcome> {
+    const requestId = headerValue(raw.headers["x-request-id"]) ?? randomUUID();
+    let actor: Actor | null = null;
+    try {
+      const url = new URL(raw.url, "http://quire.invalid");
+      const { route, params } = findRoute(routes, raw.method.toUpperCase(), url.pathname);
+      if (route.access !== "public") {
+        actor = await ctx.auth.authenticate(raw.headers);
+        if (!actor) fail("UNAUTHENTICATED", "sign in: send 'Authorization: Bearer <ID token>'");
+      }
+      const query = route.query
+        ? parseWith(route.query, Object.fromEntries(url.searchParams), "query")
+        : undefined;
+      const pathParams = route.params ? parseWith(route.params, params, "path") : params;
+      const body = route.body ? parseWith(route.body, parseJsonBody(raw.body) ?? {}, "body") : undefined;
+      const repo =
+        typeof route.access === "object"
+          ? await requireRepoRole(ctx.pool, params["repo"]!, actor!, route.access.repo)
+          : undefined;
+      const log = ctx.log.child({ request_id: requestId });
+      const reply = await route.handler({
+        ctx,
+        actor,
+        params: pathParams,
+        query,
+        body,
+        repo,
+        requestId,
+        log,
+      });
+      reply.headers = { ...reply.headers, "x-request-id": requestId };
+      return { reply, actor, requestId };
+    } catch (err) {
+      if (err instanceof DomainError) {
+        const out: Outcome = { reply: errorReply(err, requestId), actor, requestId };
+        if (err.status >= 500) out.error = err.cause ?? err;
+        return out;
+      }
+      return {
+        reply: errorReply(new DomainError("INTERNAL", "internal error"), requestId),
+        actor,
+        requestId,
+        error: err,
+      };
+    }
+  };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  return s && /^[\w.:-]{1,128}$/.test(s) ? s : undefined;
+}

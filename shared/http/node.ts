@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AppContext } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { createDispatcher, errorReply, type Outcome, type RawRequest } from "./dispatch.ts";
+import type { AnyRoute, Reply } from "./route.ts";
+
+/** Reads a request body, refusing one larger than `limit` bytes with PAYLOAD_TOO_LARGE. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number): DomainError {
+  return new DomainError("PAYLOAD_TOO_LARGE", `the request body is larger than the limit of ${limit} bytes`);
+}
+
+/** Writes a reply: JSON for a body, piped bytes for a stream. */
+export function writeReply(res: ServerResponse, reply: Reply): void {
+  if ("stream" in reply) {
+    res.writeHead(reply.status, reply.headers);
+    reply.stream.on("error", () => res.destroy());
+    reply.stream.pipe(res);
+    return;
+  }
+  const headers: Record<string, string> = { ...reply.headers };
+  if (reply.body === undefined) {
+    res.writeHead(reply.status, headers).end();
+    return;
+  }
+  const text = JSON.stringify(reply.body);
+  headers["content-type"] = "application/json; charset=utf-8";
+  headers["content-length"] = String(Buffer.byteLength(text));
+  res.writeHead(reply.status, headers).end(text);
+}
+
+/** The request log line: method, path, status, duration, identity, request id. */
+function logRequest(ctx: AppContext, req: IncomingMessage, outcome: Outcome, started: bigint): void {
+  const fields = {
+    method: req.method,
+    path: (req.url ?? "").split("?")[0],
+    status: outcome.reply.status,
+    duration_ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+    identity: outcome.actor?.identity ?? null,
+    request_id: outcome.requestId,
+  };
+  if (outcome.error !== undefined) ctx.log.error({ ...fields, err: outcome.error }, "request failed");
+  else ctx.log.info(fields, "request");
+}
+
+/**
+ * A node `(req, res)` handler for a route table. `bodyOf` supplies the raw body: the local server
+ * reads the stream itself (with the body limit); the functions framework has already read it into
+ * `req.rawBody`.
+ */
+export function nodeHandler(
+  ctx: AppContext,
+  routes: readonly AnyRoute[],
+  bodyOf: (req: IncomingMessage) => Promise<Buffer | undefined>,
+) {
+  const dispatch = createDispatcher(ctx, routes);
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = process.hrtime.bigint();
+    let outcome: Outcome;
+    try {
+      const raw: RawRequest = {
+        method: req.method ?? "GET",
+        url: req.url ?? "/",
+        headers: req.headers,
+        body: await bodyOf(req),
+      };
+      outcome = await dispatch(raw);
+    } catch (err) {
+      const domain = err instanceof DomainError ? err : new DomainError("INTERNAL", "internal error");
+      outcome = {
+        reply: errorReply(domain, "-"),
+        actor: null,
+        requestId: "-",
+        error: domain.status >= 500 ? err : undefined,
+      };
+      if (domain.code === "PAYLOAD_TOO_LARGE") res.setHeader("connection", "close");
+    }
+    logRequest(ctx, req, outcome, started);
+    writeReply(res, outcome.reply);
+  };
+}

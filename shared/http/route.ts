@@ -1,0 +1,68 @@
+import type { Readable } from "node:stream";
+import type { z } from "zod";
+import type { RepoAccess, Role } from "../access/roles.ts";
+import type { Actor } from "../auth/actor.ts";
+import type { AppContext } from "../context.ts";
+import type { Logger } from "../log.ts";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Who may call a route. `public` needs no credentials; `user` needs any signed-in identity (the
+ * operation checks the rest, for example org ownership); `{ repo: role }` resolves the `:repo`
+ * parameter and needs at least that role on it (a repo the caller may not read answers 404).
+ */
+export type Access = "public" | "user" | { repo: Role };
+
+export interface Call<P, Q, B> {
+  ctx: AppContext;
+  actor: Actor | null;
+  params: P;
+  query: Q;
+  body: B;
+  /** Present when the route's access names a repo role. */
+  repo: RepoAccess | undefined;
+  requestId: string;
+  log: Logger;
+}
+
+export type Reply =
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | { status: number; stream: Readable; headers: Record<string, string> };
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** One row of a declarative route table. */
+export interface Route<
+  PS extends Schema | undefined = Schema | undefined,
+  QS extends Schema | undefined = Schema | undefined,
+  BS extends Schema | undefined = Schema | undefined,
+> {
+  method: Method;
+  /** Segments; `:name` is one segment, `:name*` one or more; `/-/` separates a repo name from the rest. */
+  path: string;
+  access: Access;
+  summary: string;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  handler: (call: Call<Out<PS>, Out<QS>, Out<BS>>) => Promise<Reply>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a table holds routes of many shapes
+export type AnyRoute = Route<any, any, any>;
+
+/** Declares a route with its handler typed from its schemas. */
+export function route<
+  PS extends Schema | undefined = undefined,
+  QS extends Schema | undefined = undefined,
+  BS extends Schema | undefined = undefined,
+>(r: Route<PS, QS, BS>): AnyRoute {
+  return r as AnyRoute;
+}
+
+/** Shorthands for replies. */
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown): Reply => ({ status: 201, body });
+export const noContent = (): Reply => ({ status: 204 });
