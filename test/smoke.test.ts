@@ -1,0 +1,27 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "./support/app.ts";
+import { b64 } from "./support/client.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+describe("smoke", () => {
+  it("serves health and a commit round trip", async () => {
+    expect((await app.anonymous.get("/healthz")).body).toEqual({ status: "ok" });
+    const alice = app.as("alice@example.com");
+    expect((await alice.post("/orgs", { name: "acme" })).status).toBe(201);
+    expect((await alice.post("/repos", { owner: "acme", name: "acme/docs" })).status).toBe(201);
+    const c = await alice.post("/repos/acme/docs/-/commit", {
+      branch: "main",
+      message: "m",
+      files: [{ path: "a.md", content: b64("hi") }],
+    });
+    expect(c.status).toBe(201);
+    expect(c.body).toEqual({ sequence: 1 });
+    const f = await alice.get("/repos/acme/docs/-/file/a.md");
+    expect(Buffer.from(f.body.content, "base64").toString()).toBe("hi");
+  });
+});

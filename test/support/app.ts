@@ -1,0 +1,76 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { inject } from "vitest";
+import { type RunningServer, startServer } from "../../functions/server.ts";
+import { type Client, client } from "./client.ts";
+import { databaseUrl, TEMPLATE_DATABASE } from "./global-setup.ts";
+import { startTestIdp, type TestIdp } from "./idp.ts";
+
+/** The global admin every test app knows. */
+export const ADMIN = "admin@quire.test";
+
+export interface TestApp {
+  url: string;
+  server: RunningServer;
+  idp: TestIdp;
+  databaseUrl: string;
+  /** A client signed in as `email` with a fresh ID token from the test identity provider. */
+  as(email: string): Client;
+  /** A client that sends no credentials. */
+  anonymous: Client;
+  /** Direct SQL on the app's database, for assertions that nothing changed. */
+  sql<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/** A fresh copy of the migrated template database on the test cluster. */
+export async function freshDatabase(): Promise<string> {
+  const adminUrl = inject("adminUrl");
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  return databaseUrl(adminUrl, name);
+}
+
+/**
+ * Starts Quire exactly as `npm start` does (same server function), on a free port, against a
+ * fresh database and a local identity provider. `env` adds or overrides variables.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const idp = await startTestIdp();
+  const dbUrl = await freshDatabase();
+  const blobDir = await mkdtemp(path.join(tmpdir(), "quire-blobs-"));
+  const server = await startServer({
+    DATABASE_URL: dbUrl,
+    PORT: "0",
+    OIDC_ISSUER: idp.issuer,
+    GLOBAL_ADMINS: ADMIN,
+    LOG_LEVEL: "error",
+    SVC_BLOB_LOCAL_DIR: blobDir,
+    ...env,
+  });
+  const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
+  return {
+    url: server.url,
+    server,
+    idp,
+    databaseUrl: dbUrl,
+    as: (email) => client(server.url, () => idp.token(email)),
+    anonymous: client(server.url, async () => null),
+    sql: async (text, values) => (await pool.query(text, values)).rows,
+    async close() {
+      await pool.end();
+      await server.close();
+      await idp.close();
+      await rm(blobDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { startEmbeddedPostgres } from "../../shared/db/embedded.ts";
+import { migrate } from "../../shared/db/migrate.ts";
+import { freePort } from "./ports.ts";
+
+export const TEMPLATE_DATABASE = "quire_template";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Connection string of the test cluster's maintenance database. */
+    adminUrl: string;
+  }
+}
+
+/**
+ * Runs once per `npm test`: a PostgreSQL cluster (embedded, or the server at TEST_DATABASE_URL)
+ * with a template database migrated once. Each test file then copies the template (CREATE
+ * DATABASE ... TEMPLATE), which takes milliseconds and isolates the files from one another.
+ */
+export default async function setup(project: TestProject) {
+  let adminUrl = process.env["TEST_DATABASE_URL"];
+  let stop = async () => {};
+  if (!adminUrl) {
+    const dir = await mkdtemp(path.join(tmpdir(), "quire-test-pg-"));
+    await chmod(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach its data dir
+    const server = await startEmbeddedPostgres({
+      dataDir: path.join(dir, "data"),
+      port: await freePort(),
+      persistent: false,
+    });
+    adminUrl = server.url;
+    stop = async () => {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    };
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE}`);
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+  await admin.end();
+  await migrate(databaseUrl(adminUrl, TEMPLATE_DATABASE));
+  project.provide("adminUrl", adminUrl);
+  return stop;
+}
+
+/** The same server's URL for another database. */
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
