@@ -51,9 +51,10 @@ async function embeddedDatabase(
  */
 export async function startServer(
   env: Record<string, string | undefined> = process.env,
+  opts: { logTo?: NodeJS.WritableStream } = {},
 ): Promise<RunningServer> {
   const config = loadConfig(env);
-  const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL });
+  const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }, opts.logTo);
   if (config.DEV_IDENTITY) {
     log.warn(
       `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}' WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,

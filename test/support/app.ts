@@ -44,7 +44,7 @@ export async function freshDatabase(): Promise<string> {
  * Starts Quire exactly as `npm start` does (same server function), on a free port, against a
  * fresh database and a local identity provider. `env` adds or overrides variables.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { logTo?: NodeJS.WritableStream } = {}): Promise<TestApp> {
   const idp = await startTestIdp();
   const dbUrl = await freshDatabase();
   const blobDir = await mkdtemp(path.join(tmpdir(), "quire-blobs-"));
@@ -56,7 +56,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     LOG_LEVEL: "error",
     SVC_BLOB_LOCAL_DIR: blobDir,
     ...env,
-  });
+  }, opts);
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
   return {
     url: server.url,

@@ -24,7 +24,7 @@ export interface TestIdp {
 
 interface SigningKey {
   kid: string;
-  privateKey: CryptoKey;
+  privateKey: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
   jwk: JWK;
 }
 

@@ -1,0 +1,60 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../shared/config.ts";
+
+describe("configuration", () => {
+  it("applies the spec's defaults", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PORT: 8080,
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "info",
+      SVC_BLOB_STORE: "local",
+      SVC_BLOB_THRESHOLD_BYTES: 1_048_576,
+      SVC_BLOB_LOCAL_DIR: "/tmp/svc-blobs",
+      OIDC_ISSUER: "https://accounts.google.com",
+      GLOBAL_ADMINS: [],
+    });
+    expect(c.DATABASE_URL).toBeUndefined();
+  });
+
+  it("splits GLOBAL_ADMINS on commas and trims", () => {
+    expect(loadConfig({ GLOBAL_ADMINS: " a@x.io, b@x.io ,," }).GLOBAL_ADMINS).toEqual(["a@x.io", "b@x.io"]);
+  });
+
+  it.each([
+    ["PORT", "eighty", /PORT: must be a whole number/],
+    ["PORT", "70000", /PORT: must be between 0 and 65535/],
+    ["LOG_FORMAT", "xml", /LOG_FORMAT/],
+    ["LOG_LEVEL", "verbose", /LOG_LEVEL/],
+    ["SVC_BLOB_STORE", "s3", /SVC_BLOB_STORE/],
+    ["SVC_BLOB_THRESHOLD_BYTES", "-1", /SVC_BLOB_THRESHOLD_BYTES/],
+    ["OIDC_ISSUER", "http://idp.example.com", /OIDC_ISSUER: must be https/],
+    ["OIDC_ISSUER", "not a url", /OIDC_ISSUER: must be a URL/],
+  ])("refuses %s=%s with a message naming it", (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it("needs SVC_BLOB_BUCKET when the blob store is gcs", () => {
+    expect(() => loadConfig({ SVC_BLOB_STORE: "gcs" })).toThrow(/SVC_BLOB_BUCKET: is required when SVC_BLOB_STORE=gcs/);
+    expect(loadConfig({ SVC_BLOB_STORE: "gcs", SVC_BLOB_BUCKET: "b" }).SVC_BLOB_BUCKET).toBe("b");
+  });
+
+  it("accepts an http issuer only on a loopback address", () => {
+    expect(loadConfig({ OIDC_ISSUER: "http://127.0.0.1:9000/" }).OIDC_ISSUER).toBe("http://127.0.0.1:9000");
+    expect(loadConfig({ OIDC_ISSUER: "http://localhost:9000" }).OIDC_ISSUER).toBe("http://localhost:9000");
+    expect(() => loadConfig({ OIDC_ISSUER: "http://10.0.0.1" })).toThrow(ConfigError);
+  });
+
+  it("stops `npm start` with exit code 2 and a message naming the bad variable", () => {
+    const run = spawnSync(process.execPath, ["--import", "tsx", "functions/main.ts"], {
+      env: { ...process.env, PORT: "not-a-port", LOG_LEVEL: "loud" },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("PORT: must be a whole number");
+    expect(run.stderr).toContain("LOG_LEVEL");
+  });
+});
