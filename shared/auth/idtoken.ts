@@ -39,7 +39,10 @@ export function createIdTokenVerifier(opts: {
     ) {
       throw new Error("jwks_uri must be https");
     }
-    return createRemoteJWKSet(jwksUrl, { cooldownDuration: 30_000, cacheMaxAge: 3_600_000 });
+    return createRemoteJWKSet(jwksUrl, {
+      cooldownDuration: opts.refetchCooldownMs ?? 30_000,
+      cacheMaxAge: 3_600_000,
+    });
   }
 
   async function keySet() {
@@ -61,7 +64,7 @@ export function createIdTokenVerifier(opts: {
           ...(opts.audience ? { audience: opts.audience } : {}),
         }));
       } catch (err) {
-        if (err instanceof joseErrors.JOSEError) fail("UNAUTHENTICATED", `invalid ID token: ${err.code}`);
+        if (err instanceof joseErrors.JOSEError) fail("UNAUTHENTICATED", `invalid ID token: ${err.message}`);
         throw new DomainError("UNAVAILABLE", "the identity provider could not be reached", { cause: err });
       }
       if (typeof payload["email"] !== "string" || payload["email"] === "") {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Writable } from "node:stream";
 import pg from "pg";
 import { inject } from "vitest";
 import { type RunningServer, startServer } from "../../functions/server.ts";
@@ -26,6 +27,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Test apps log into the void unless QUIRE_TEST_LOGS=1, so expected errors do not clutter the run. */
+function quietLog(): NodeJS.WritableStream {
+  if (process.env["QUIRE_TEST_LOGS"] === "1") return process.stdout;
+  return new Writable({ write: (_chunk, _enc, done) => done() });
+}
+
 /** A fresh copy of the migrated template database on the test cluster. */
 export async function freshDatabase(): Promise<string> {
   const adminUrl = inject("adminUrl");
@@ -44,19 +51,25 @@ export async function freshDatabase(): Promise<string> {
  * Starts Quire exactly as `npm start` does (same server function), on a free port, against a
  * fresh database and a local identity provider. `env` adds or overrides variables.
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { logTo?: NodeJS.WritableStream } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  opts: { logTo?: NodeJS.WritableStream } = {},
+): Promise<TestApp> {
   const idp = await startTestIdp();
   const dbUrl = await freshDatabase();
   const blobDir = await mkdtemp(path.join(tmpdir(), "quire-blobs-"));
-  const server = await startServer({
-    DATABASE_URL: dbUrl,
-    PORT: "0",
-    OIDC_ISSUER: idp.issuer,
-    GLOBAL_ADMINS: ADMIN,
-    LOG_LEVEL: "error",
-    SVC_BLOB_LOCAL_DIR: blobDir,
-    ...env,
-  }, opts);
+  const server = await startServer(
+    {
+      DATABASE_URL: dbUrl,
+      PORT: "0",
+      OIDC_ISSUER: idp.issuer,
+      GLOBAL_ADMINS: ADMIN,
+      LOG_LEVEL: "error",
+      SVC_BLOB_LOCAL_DIR: blobDir,
+      ...env,
+    },
+    { logTo: opts.logTo ?? quietLog() },
+  );
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
   return {
     url: server.url,

@@ -25,7 +25,11 @@ export function client(base: string, token: () => Promise<string | null>): Clien
     const t = await token();
     const headers: Record<string, string> = { ...init.headers };
     if (t) headers["authorization"] = `Bearer ${t}`;
-    const res = await fetch(base + path, { method, headers, body: init.body as string | Uint8Array | undefined });
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      body: init.body as string | Uint8Array | undefined,
+    });
     const text = await res.text();
     let body: unknown = text;
     if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") body = JSON.parse(text);
