@@ -19,6 +19,8 @@ export interface IdTokenVerifier {
 export function createIdTokenVerifier(opts: {
   issuer: string;
   audience?: string | undefined;
+  /** Least time between two key-set fetches, so a flood of tokens with made-up `kid`s cannot hammer the provider. */
+  refetchCooldownMs?: number;
 }): IdTokenVerifier {
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
   let loading: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;

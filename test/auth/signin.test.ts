@@ -44,7 +44,7 @@ describe("ID token sign-in", () => {
       .setExpirationTime("1h")
       .encode();
     expect((await whoami(app, unsigned)).status).toBe(401);
-    const jwks = await (await fetch(`${app.idp.issuer}/jwks.json`)).json();
+    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as { keys: (JsonWebKey & { kid: string })[] };
     const publicPem = createPublicKey({ key: jwks.keys[0], format: "jwk" }).export({
       type: "spki",
       format: "pem",
