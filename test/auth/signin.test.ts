@@ -1,6 +1,6 @@
 import { createPublicKey } from "node:crypto";
 import { PassThrough } from "node:stream";
-import { SignJWT, UnsecuredJWT } from "jose";
+import { type JWK, SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIdTokenVerifier } from "../../shared/auth/idtoken.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
@@ -44,7 +44,7 @@ describe("ID token sign-in", () => {
       .setExpirationTime("1h")
       .encode();
     expect((await whoami(app, unsigned)).status).toBe(401);
-    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as { keys: (JsonWebKey & { kid: string })[] };
+    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as { keys: (JWK & { kid: string })[] };
     const publicPem = createPublicKey({ key: jwks.keys[0], format: "jwk" }).export({
       type: "spki",
       format: "pem",
