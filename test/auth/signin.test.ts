@@ -44,13 +44,13 @@ describe("ID token sign-in", () => {
       .setExpirationTime("1h")
       .encode();
     expect((await whoami(app, unsigned)).status).toBe(401);
-    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as { keys: (JWK & { kid: string })[] };
-    const publicPem = createPublicKey({ key: jwks.keys[0], format: "jwk" }).export({
+    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as { keys: (JWK & { kid: string; kty: string })[] };
+    const publicPem = createPublicKey({ key: jwks.keys[0]!, format: "jwk" }).export({
       type: "spki",
       format: "pem",
     });
     const confused = await new SignJWT({ email: "eve@example.com", email_verified: true })
-      .setProtectedHeader({ alg: "HS256", kid: jwks.keys[0].kid })
+      .setProtectedHeader({ alg: "HS256", kid: jwks.keys[0]!.kid })
       .setIssuer(app.idp.issuer)
       .setAudience("quire-test")
       .setExpirationTime("1h")
