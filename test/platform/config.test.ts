@@ -37,7 +37,9 @@ describe("configuration", () => {
   });
 
   it("needs SVC_BLOB_BUCKET when the blob store is gcs", () => {
-    expect(() => loadConfig({ SVC_BLOB_STORE: "gcs" })).toThrow(/SVC_BLOB_BUCKET: is required when SVC_BLOB_STORE=gcs/);
+    expect(() => loadConfig({ SVC_BLOB_STORE: "gcs" })).toThrow(
+      /SVC_BLOB_BUCKET: is required when SVC_BLOB_STORE=gcs/,
+    );
     expect(loadConfig({ SVC_BLOB_STORE: "gcs", SVC_BLOB_BUCKET: "b" }).SVC_BLOB_BUCKET).toBe("b");
   });
 

@@ -7,7 +7,14 @@ import { startTestApp, type TestApp } from "../support/app.ts";
 function sink() {
   const stream = new PassThrough();
   const lines: string[] = [];
-  stream.on("data", (chunk: Buffer) => lines.push(...chunk.toString("utf8").split("\n").filter((l) => l !== "")));
+  stream.on("data", (chunk: Buffer) =>
+    lines.push(
+      ...chunk
+        .toString("utf8")
+        .split("\n")
+        .filter((l) => l !== ""),
+    ),
+  );
   return { stream, lines };
 }
 
@@ -19,7 +26,11 @@ describe("logger", () => {
     log.debug("hidden");
     await new Promise((r) => setImmediate(r));
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ severity: "WARNING", message: "careful", repo: "acme/docs" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      severity: "WARNING",
+      message: "careful",
+      repo: "acme/docs",
+    });
     expect(JSON.parse(lines[0]!).time).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
@@ -43,13 +54,23 @@ describe("request log", () => {
   afterAll(() => app.close());
 
   it("logs one line per request with method, path, status, duration, identity and request id", async () => {
-    const res = await app.as("logger@example.com").raw("GET", "/orgs?x=1", { headers: { "x-request-id": "req-123" } });
+    const res = await app
+      .as("logger@example.com")
+      .raw("GET", "/orgs?x=1", { headers: { "x-request-id": "req-123" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-request-id")).toBe("req-123");
     await new Promise((r) => setTimeout(r, 20));
-    const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.message === "request" && e.request_id === "req-123");
+    const entries = lines
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.message === "request" && e.request_id === "req-123");
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ severity: "INFO", method: "GET", path: "/orgs", status: 200, identity: "logger@example.com" });
+    expect(entries[0]).toMatchObject({
+      severity: "INFO",
+      method: "GET",
+      path: "/orgs",
+      status: 200,
+      identity: "logger@example.com",
+    });
     expect(typeof entries[0].duration_ms).toBe("number");
   });
 
