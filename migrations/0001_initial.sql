@@ -128,28 +128,24 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_repo ON events (repo, position);
 
--- The next path after `after_path` that has a change at or below `at` on a branch: one index probe
--- on (branch_id, path, sequence).
-CREATE FUNCTION next_changed_path(p_branch bigint, after_path text, at bigint) RETURNS text
-LANGUAGE sql STABLE AS $$
-  SELECT f.path FROM file_changes f
-  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at
-  ORDER BY f.path LIMIT 1
-$$;
-
 -- A page of the tree of a branch at `at`, laid over its parent (main) at `parent_at`. This is a
--- skip scan: it jumps from one path to the next through the index and resolves each path with one
--- more probe, so a page costs about limit x log(rows) however long the history is. Deleted paths
--- are skipped. With no parent, pass NULL for p_parent.
+-- skip scan: each step jumps to the next changed path through the (branch_id, path, sequence)
+-- index and resolves it with one more probe, so a page costs about limit x log(rows) however long
+-- the history is. Deleted paths are skipped. With no parent, pass NULL for p_parent. The queries
+-- are written inline (not as helper functions) so PL/pgSQL caches their plans.
 CREATE FUNCTION tree_page(p_branch bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size int)
 RETURNS TABLE (path text, content_sha256 bytea, content_type text, is_binary boolean)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-  next_own text := next_changed_path(p_branch, after_path, at);
-  next_parent text := CASE WHEN p_parent IS NULL THEN NULL ELSE next_changed_path(p_parent, after_path, parent_at) END;
+  next_own text;
+  next_parent text;
   current text;
   emitted int := 0;
 BEGIN
+  SELECT f.path INTO next_own FROM file_changes f
+  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at ORDER BY f.path LIMIT 1;
+  SELECT f.path INTO next_parent FROM file_changes f
+  WHERE f.branch_id = p_parent AND f.path > after_path AND f.sequence <= parent_at ORDER BY f.path LIMIT 1;
   WHILE emitted < page_size LOOP
     current := least(next_own, next_parent);
     EXIT WHEN current IS NULL;
@@ -157,14 +153,16 @@ BEGIN
       SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
       FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence <= at
       ORDER BY f.sequence DESC LIMIT 1;
-      next_own := next_changed_path(p_branch, current, at);
+      SELECT f.path INTO next_own FROM file_changes f
+      WHERE f.branch_id = p_branch AND f.path > current AND f.sequence <= at ORDER BY f.path LIMIT 1;
     ELSE
       SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
       FROM file_changes f WHERE f.branch_id = p_parent AND f.path = current AND f.sequence <= parent_at
       ORDER BY f.sequence DESC LIMIT 1;
     END IF;
     IF current = next_parent THEN
-      next_parent := next_changed_path(p_parent, current, parent_at);
+      SELECT f.path INTO next_parent FROM file_changes f
+      WHERE f.branch_id = p_parent AND f.path > current AND f.sequence <= parent_at ORDER BY f.path LIMIT 1;
     END IF;
     IF content_sha256 IS NOT NULL THEN
       path := current;
@@ -177,5 +175,4 @@ $$;
 
 -- Down Migration
 DROP FUNCTION tree_page;
-DROP FUNCTION next_changed_path;
 DROP TABLE events, file_changes, commits, contents, branches, repo_roles, repos, org_invites, org_members, orgs;
