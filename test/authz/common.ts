@@ -1,0 +1,70 @@
+import { UnsecuredJWT } from "jose";
+import { expect, it } from "vitest";
+import type { TestApp } from "../support/app.ts";
+import type { Res } from "../support/client.ts";
+import type { TestIdp } from "../support/idp.ts";
+
+/** What the common checks need: the app (and its identity provider) and a second, foreign provider. */
+export interface CommonAuthContext {
+  app: TestApp;
+  /** Another identity provider the app does not trust (its issuer and keys are unknown to the app). */
+  foreignIdp: TestIdp;
+}
+
+/** Sends the endpoint's request with this Authorization header value, or none when undefined. */
+export type SendWithAuthorization = (authorization: string | undefined) => Promise<Res>;
+
+/** A signed-in identity with no role anywhere, used for the tokens of the checks. */
+export const PROBE_IDENTITY = "probe@authz.test";
+
+/** An `alg: none` token with otherwise valid claims for `issuer`. */
+export function unsignedToken(issuer: string, email: string): string {
+  return new UnsecuredJWT({ email, email_verified: true })
+    .setIssuer(issuer)
+    .setSubject(`sub-${email}`)
+    .setAudience("quire-test")
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .encode();
+}
+
+const bearer = async (token: Promise<string> | string) => `Bearer ${await token}`;
+
+/** Each way of sending missing or bad credentials, and the Authorization header it sends. */
+const badCredentials: [string, (c: CommonAuthContext) => Promise<string | undefined>][] = [
+  ["no Authorization header", async () => undefined],
+  ["a malformed header 'Basic x'", async () => "Basic x"],
+  ["a malformed header 'Bearer' alone", async () => "Bearer"],
+  [
+    "a token signed by a key the issuer does not publish",
+    (c) => bearer(c.app.idp.tokenFromUnknownKey(PROBE_IDENTITY)),
+  ],
+  ["an expired token", (c) => bearer(c.app.idp.token(PROBE_IDENTITY, { expiresIn: -60 }))],
+  ["a token from another issuer", (c) => bearer(c.foreignIdp.token(PROBE_IDENTITY))],
+  ["an unsigned alg:none token", async (c) => bearer(unsignedToken(c.app.idp.issuer, PROBE_IDENTITY))],
+  [
+    "a token whose email is not verified",
+    (c) => bearer(c.app.idp.token(PROBE_IDENTITY, { claims: { email_verified: false } })),
+  ],
+];
+
+/**
+ * The credential checks every non-public endpoint must pass: missing, malformed, wrongly signed,
+ * expired, foreign, unsigned and unverified credentials all answer 401 with the one error shape
+ * `{code: "UNAUTHENTICATED", error}`. A control request with a valid token checks that the 401s
+ * come from the credentials and not from the request itself. Call inside a `describe`; `send` is
+ * called once per check, so it may build a fresh request each time.
+ */
+export function runCommonAuthTests(ctx: () => CommonAuthContext, sendWith: SendWithAuthorization): void {
+  it.each(badCredentials)("%s → 401 UNAUTHENTICATED", async (_, authorization) => {
+    const res = await sendWith(await authorization(ctx()));
+    expect(res.status, JSON.stringify(res.body)).toBe(401);
+    expect(res.body).toEqual({ code: "UNAUTHENTICATED", error: expect.any(String) });
+  });
+
+  it("control: a valid token from the app's issuer is not refused with 401", async () => {
+    const res = await sendWith(await bearer(ctx().app.idp.token(PROBE_IDENTITY)));
+    expect(res.status, JSON.stringify(res.body)).not.toBe(401);
+    expect(res.status).toBeLessThan(500);
+  });
+}

@@ -1,0 +1,323 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allRoutes } from "../../functions/groups.ts";
+import type { ErrorCode } from "../../shared/errors.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { b64 } from "../support/client.ts";
+import {
+  type Call,
+  identities,
+  isRepoRolePersona,
+  type Persona,
+  personas,
+  routeKey,
+  send,
+  World,
+} from "./world.ts";
+
+/**
+ * The authorization matrix: for every endpoint and every kind of caller, the exact HTTP status.
+ * The expectations come from the access rules (DESIGN.md, "Facts for the spec's gaps"), not from
+ * the code. Rows are keyed "METHOD /pattern" as in the route tables; a `[variant]` suffix adds a
+ * second row for one route (commit to a branch vs. to main). To extend for a new endpoint, add a
+ * row to `matrix` and its request to `requests`; the coverage tests fail until both exist.
+ *
+ * Every request goes over HTTP to the real server. Cells whose request mutates build their own
+ * fresh object first (branch, repo, org, invitation, member, grant), so no cell depends on another
+ * or on the order they run in.
+ */
+
+type Statuses = Record<Persona, number>;
+
+/** One row, its statuses in the order of the column header. */
+function s(...statuses: number[]): Statuses {
+  if (statuses.length !== personas.length) throw new Error(`a row needs ${personas.length} statuses`);
+  return Object.fromEntries(personas.map((p, i) => [p, statuses[i]])) as Statuses;
+}
+
+// biome-ignore format: the matrix stays aligned in columns
+const matrix: Record<string, Statuses> = {
+  //                                                        anonymous  stranger  reader  writer  maintainer  admin  orgOwner  orgMember  globalAdmin
+  "GET /healthz":                                         s(200,       200,      200,    200,    200,        200,   200,      200,       200),
+
+  "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201),
+  "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200),
+  "GET /orgs/:org":                                       s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "DELETE /orgs/:org":                                    s(401,       404,      403,    403,    403,        403,   204,      403,       204),
+  "GET /orgs/:org/repos":                                 s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /orgs/:org/members":                               s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "POST /orgs/:org/members/:identity":                    s(401,       404,      403,    403,    403,        403,   201,      403,       201),
+  "DELETE /orgs/:org/members/:identity":                  s(401,       404,      403,    403,    403,        403,   204,      403,       204),
+  "GET /orgs/:org/invites":                               s(401,       404,      403,    403,    403,        403,   200,      403,       200),
+  "POST /orgs/:org/invites":                              s(401,       404,      403,    403,    403,        403,   201,      403,       201),
+  "POST /orgs/:org/invites/:token/accept [to another]":   s(401,       403,      403,    403,    403,        403,   403,      403,       403),
+  "POST /orgs/:org/invites/:token/accept [to caller]":    s(401,       200,      200,    200,    200,        200,   200,      200,       200),
+  "DELETE /orgs/:org/invites/:id":                        s(401,       404,      403,    403,    403,        403,   204,      403,       204),
+
+  "GET /repos/:repo*/-/roles":                            s(401,       404,      403,    403,    403,        200,   200,      403,       200),
+  "PUT /repos/:repo*/-/roles/:identity":                  s(401,       404,      403,    403,    403,        200,   200,      403,       200),
+  "DELETE /repos/:repo*/-/roles/:identity":               s(401,       404,      403,    403,    403,        204,   204,      403,       204),
+
+  "GET /repos/:repo*/-/branches":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "POST /repos/:repo*/-/branch":                          s(401,       404,      403,    403,    201,        201,   201,      403,       201),
+  "GET /repos/:repo*/-/branch/:branch*":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "PATCH /repos/:repo*/-/branch/:branch*":                s(401,       404,      403,    200,    200,        200,   200,      403,       200),
+  "DELETE /repos/:repo*/-/branch/:branch*":               s(401,       404,      403,    403,    204,        204,   204,      403,       204),
+
+  "POST /repos/:repo*/-/commit [to a branch]":            s(401,       404,      403,    201,    201,        201,   201,      403,       201),
+  "POST /repos/:repo*/-/commit [to main]":                s(401,       404,      403,    403,    201,        201,   201,      403,       201),
+  "GET /repos/:repo*/-/commit/:sequence":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/tree":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/file/:path*/history":              s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/file/:path*":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/diff":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/chain":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+
+  "POST /repos":                                          s(401,       404,      403,    403,    403,        403,   201,      403,       201),
+  "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "DELETE /repos/:repo*":                                 s(401,       404,      403,    403,    403,        403,   204,      403,       204),
+};
+
+/** How one row's request is built, and which codes its 404 and 403 answers carry. */
+interface Request {
+  /** Runs before the cell's request: creates what the cell needs (fresh when the request mutates). */
+  build: (w: World, p: Persona) => Promise<Call>;
+  notFound: ErrorCode;
+  forbidden?: ErrorCode;
+}
+
+const repoRoute = (build: Request["build"]): Request => ({ build, notFound: "REPO_NOT_FOUND" });
+/** A route that answers no 404 of its own (no org or repo in its path or body). */
+const plainRoute = (build: Request["build"]): Request => ({ build, notFound: "NOT_FOUND" });
+const orgRoute = (build: Request["build"]): Request => ({ build, notFound: "ORG_NOT_FOUND" });
+const commitTo = (branch: string, path: string) => ({
+  branch,
+  message: "authz",
+  files: [{ path, content: b64("x") }],
+});
+
+const requests: Record<string, Request> = {
+  "GET /healthz": plainRoute(async () => ({ method: "GET", path: "/healthz" })),
+
+  "POST /orgs": plainRoute(async (w) => ({ method: "POST", path: "/orgs", body: { name: w.unique("new") } })),
+  "GET /orgs": plainRoute(async () => ({ method: "GET", path: "/orgs" })),
+  "GET /orgs/:org": orgRoute(async (w) => ({ method: "GET", path: `/orgs/${w.org}` })),
+  // An org is visible to repo-role holders only through a repo, and an org with repos cannot be
+  // deleted (409), so those cells get an org with a repo (expect 403 before any 409); the others
+  // get an empty org, which the owner and the global admin delete.
+  "DELETE /orgs/:org": orgRoute(async (w, p) => ({
+    method: "DELETE",
+    path: `/orgs/${await w.freshOrg({ withRepo: isRepoRolePersona(p) })}`,
+  })),
+  "GET /orgs/:org/repos": orgRoute(async (w) => ({ method: "GET", path: `/orgs/${w.org}/repos` })),
+  "GET /orgs/:org/members": orgRoute(async (w) => ({ method: "GET", path: `/orgs/${w.org}/members` })),
+  "POST /orgs/:org/members/:identity": orgRoute(async (w) => ({
+    method: "POST",
+    path: `/orgs/${w.org}/members/${w.unique("new")}@authz.test`,
+    body: { role: "member" },
+  })),
+  "DELETE /orgs/:org/members/:identity": orgRoute(async (w) => ({
+    method: "DELETE",
+    path: `/orgs/${w.org}/members/${await w.freshMember(w.org)}`,
+  })),
+  "GET /orgs/:org/invites": orgRoute(async (w) => ({ method: "GET", path: `/orgs/${w.org}/invites` })),
+  "POST /orgs/:org/invites": orgRoute(async (w) => ({
+    method: "POST",
+    path: `/orgs/${w.org}/invites`,
+    body: { email: `${w.unique("invited")}@authz.test`, role: "member" },
+  })),
+  "POST /orgs/:org/invites/:token/accept [to another]": {
+    build: async (w) => {
+      const { token } = await w.freshInvite(w.org, `${w.unique("invited")}@authz.test`);
+      return { method: "POST", path: `/orgs/${w.org}/invites/${token}/accept` };
+    },
+    notFound: "INVITE_NOT_FOUND",
+    forbidden: "INVITE_EMAIL_MISMATCH",
+  },
+  // Accepting changes the caller's membership, so each cell gets its own org.
+  "POST /orgs/:org/invites/:token/accept [to caller]": {
+    build: async (w, p) => {
+      const org = await w.freshOrg({ withRepo: false });
+      const email = p === "anonymous" ? `${w.unique("invited")}@authz.test` : identities[p];
+      const { token } = await w.freshInvite(org, email);
+      return { method: "POST", path: `/orgs/${org}/invites/${token}/accept` };
+    },
+    notFound: "INVITE_NOT_FOUND",
+  },
+  "DELETE /orgs/:org/invites/:id": orgRoute(async (w) => {
+    const { id } = await w.freshInvite(w.org, `${w.unique("invited")}@authz.test`);
+    return { method: "DELETE", path: `/orgs/${w.org}/invites/${id}` };
+  }),
+
+  "GET /repos/:repo*/-/roles": repoRoute(async (w) => ({ method: "GET", path: `/repos/${w.repo}/-/roles` })),
+  "PUT /repos/:repo*/-/roles/:identity": repoRoute(async (w) => ({
+    method: "PUT",
+    path: `/repos/${w.repo}/-/roles/${w.unique("new")}@authz.test`,
+    body: { role: "reader" },
+  })),
+  "DELETE /repos/:repo*/-/roles/:identity": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/roles/${await w.freshGrant(w.repo)}`,
+  })),
+
+  "GET /repos/:repo*/-/branches": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/branches`,
+  })),
+  "POST /repos/:repo*/-/branch": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/branch`,
+    body: { name: w.unique("new") },
+  })),
+  "GET /repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/branch/${w.branch}`,
+  })),
+  "PATCH /repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
+    method: "PATCH",
+    path: `/repos/${w.repo}/-/branch/${await w.freshBranch(w.repo, { draft: true })}`,
+    body: { draft: false },
+  })),
+  "DELETE /repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/branch/${await w.freshBranch(w.repo)}`,
+  })),
+
+  "POST /repos/:repo*/-/commit [to a branch]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/commit`,
+    body: commitTo(await w.freshBranch(w.repo), "authz.md"),
+  })),
+  "POST /repos/:repo*/-/commit [to main]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${await w.freshRepo()}/-/commit`,
+    body: commitTo("main", "authz.md"),
+  })),
+  "GET /repos/:repo*/-/commit/:sequence": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/commit/${w.sequence}`,
+  })),
+  "GET /repos/:repo*/-/tree": repoRoute(async (w) => ({ method: "GET", path: `/repos/${w.repo}/-/tree` })),
+  "GET /repos/:repo*/-/file/:path*/history": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/file/${w.file}/history`,
+  })),
+  "GET /repos/:repo*/-/file/:path*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/file/${w.file}`,
+  })),
+  "GET /repos/:repo*/-/diff": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/diff?branch=${w.branch}`,
+  })),
+  "GET /repos/:repo*/-/chain": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/chain?from=1&to=${w.sequence}`,
+  })),
+
+  // The body names the org; an org the caller cannot see answers ORG_NOT_FOUND.
+  "POST /repos": orgRoute(async (w) => ({
+    method: "POST",
+    path: "/repos",
+    body: { owner: w.org, name: `${w.org}/${w.unique("new")}` },
+  })),
+  "GET /repos": plainRoute(async () => ({ method: "GET", path: "/repos" })),
+  "GET /repos/:repo*": repoRoute(async (w) => ({ method: "GET", path: `/repos/${w.repo}` })),
+  "DELETE /repos/:repo*": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${await w.freshRepo()}`,
+  })),
+};
+
+/** The error code a refused cell must carry; none for a success. */
+function expectedCode(status: number, req: Request): ErrorCode | undefined {
+  if (status === 401) return "UNAUTHENTICATED";
+  if (status === 403) return req.forbidden ?? "FORBIDDEN";
+  if (status === 404) return req.notFound;
+  return undefined;
+}
+
+let app: TestApp;
+let world: World;
+beforeAll(async () => {
+  app = await startTestApp();
+  world = await World.create(app);
+});
+afterAll(() => app?.close());
+
+const routeOf = (row: string) => row.replace(/ \[.*\]$/, "");
+
+for (const [row, statuses] of Object.entries(matrix)) {
+  describe(row, () => {
+    it.each(personas.map((p) => [p, statuses[p]] as const))("%s → %i", async (persona, status) => {
+      const req = requests[row];
+      if (!req) return expect.fail(`no request builder for "${row}"`);
+      const call = await req.build(world, persona);
+      const res = await send(world.as(persona), call);
+      const code = typeof res.body === "object" && res.body !== null ? res.body.code : undefined;
+      expect(
+        { status: res.status, code },
+        `${persona}: ${call.method} ${call.path} → ${JSON.stringify(res.body)}`,
+      ).toEqual({ status, code: expectedCode(status, req) });
+    });
+  });
+}
+
+describe("matrix coverage", () => {
+  it("has a row for every route of functions/groups.ts allRoutes, and no row for anything else", () => {
+    const routes = allRoutes.map(routeKey).sort();
+    const rows = [...new Set(Object.keys(matrix).map(routeOf))].sort();
+    expect(rows).toEqual(routes);
+  });
+  it("has a request builder for every row and a row for every builder", () => {
+    expect(Object.keys(requests).sort()).toEqual(Object.keys(matrix).sort());
+  });
+});
+
+describe("visibility beyond the status codes", () => {
+  it("answers a stranger the same for an existing repo as for a missing one", async () => {
+    const stranger = world.as("stranger");
+    const existing = await stranger.get(`/repos/${world.repo}/-/branches`);
+    const missing = await stranger.get(`/repos/${world.org}/no-such-repo/-/branches`);
+    expect(existing.status).toBe(404);
+    expect(missing.status).toBe(404);
+    expect(existing.body.code).toBe(missing.body.code);
+    const strip = (m: string) => m.replaceAll(world.repo, "X").replaceAll(`${world.org}/no-such-repo`, "X");
+    expect(strip(existing.body.error)).toBe(strip(missing.body.error));
+  });
+
+  it("answers a stranger the same for an existing org as for a missing one", async () => {
+    const stranger = world.as("stranger");
+    const existing = await stranger.get(`/orgs/${world.org}/members`);
+    const missing = await stranger.get("/orgs/no-such-org/members");
+    expect([existing.status, missing.status]).toEqual([404, 404]);
+    expect(existing.body.code).toBe("ORG_NOT_FOUND");
+    expect(missing.body.code).toBe("ORG_NOT_FOUND");
+  });
+
+  it("lists to a stranger neither the org nor its repos", async () => {
+    const stranger = world.as("stranger");
+    const orgs = await stranger.get("/orgs");
+    const repos = await stranger.get("/repos");
+    expect(orgs.body.orgs.map((o: { name: string }) => o.name)).not.toContain(world.org);
+    expect(repos.body.repos.map((r: { name: string }) => r.name)).not.toContain(world.repo);
+  });
+
+  it("lists the org and the repo to a repo reader, an org member and a global admin", async () => {
+    for (const p of ["reader", "orgMember", "globalAdmin"] as const) {
+      const c = world.as(p);
+      const orgs = (await c.get("/orgs")).body.orgs.map((o: { name: string }) => o.name);
+      const repos = (await c.get("/repos")).body.repos.map((r: { name: string }) => r.name);
+      expect(orgs, p).toContain(world.org);
+      expect(repos, p).toContain(world.repo);
+    }
+  });
+
+  it("lets a plain member leave the org (removing themselves), but not remove others", async () => {
+    const leaver = await world.freshMember(world.org);
+    const other = await world.freshMember(world.org);
+    const c = app.as(leaver);
+    expect((await c.delete(`/orgs/${world.org}/members/${other}`)).status).toBe(403);
+    expect((await c.delete(`/orgs/${world.org}/members/${leaver}`)).status).toBe(204);
+  });
+});

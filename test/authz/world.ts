@@ -1,0 +1,199 @@
+import { expect } from "vitest";
+import type { AnyRoute, Method } from "../../shared/http/route.ts";
+import { ADMIN, type TestApp } from "../support/app.ts";
+import { b64, type Client, type Res } from "../support/client.ts";
+
+/**
+ * The callers of the authorization tests. Repo roles (reader .. admin) are granted on the fixture
+ * repo with PUT /repos/{name}/-/roles/{identity}; orgOwner and orgMember hold only an org role, so
+ * their repo access is derived from the org; globalAdmin is in GLOBAL_ADMINS.
+ */
+export const personas = [
+  "anonymous",
+  "stranger",
+  "reader",
+  "writer",
+  "maintainer",
+  "admin",
+  "orgOwner",
+  "orgMember",
+  "globalAdmin",
+] as const;
+export type Persona = (typeof personas)[number];
+export type SignedIn = Exclude<Persona, "anonymous">;
+
+export const repoRolePersonas = ["reader", "writer", "maintainer", "admin"] as const;
+export type RepoRolePersona = (typeof repoRolePersonas)[number];
+export const isRepoRolePersona = (p: Persona): p is RepoRolePersona =>
+  (repoRolePersonas as readonly string[]).includes(p);
+
+export const identities: Record<SignedIn, string> = {
+  stranger: "stranger@authz.test",
+  reader: "reader@authz.test",
+  writer: "writer@authz.test",
+  maintainer: "maintainer@authz.test",
+  admin: "repo-admin@authz.test",
+  orgOwner: "owner@authz.test",
+  orgMember: "member@authz.test",
+  globalAdmin: ADMIN,
+};
+
+/** One HTTP request, described as data so a table can build it. */
+export interface Call {
+  method: Method;
+  path: string;
+  body?: unknown;
+}
+
+/** "METHOD /pattern" exactly as in the route tables, e.g. "GET /orgs/:org/members". */
+export const routeKey = (r: Pick<AnyRoute, "method" | "path">) => `${r.method} ${r.path}`;
+
+/** Replaces every `:name` / `:name*` of a route pattern with `values[name]` (each segment URL-encoded). */
+export function concretePath(pattern: string, values: Record<string, string>): string {
+  return pattern.replace(/:(\w+)\*?/g, (_, name: string) => {
+    const v = values[name];
+    if (v === undefined) throw new Error(`no value for :${name} in ${pattern}`);
+    return v.split("/").map(encodeURIComponent).join("/");
+  });
+}
+
+export function send(c: Client, call: Call): Promise<Res> {
+  return c.raw(
+    call.method,
+    call.path,
+    call.body === undefined
+      ? {}
+      : { body: JSON.stringify(call.body), headers: { "content-type": "application/json" } },
+  );
+}
+
+/** Asserts a fixture request succeeded with exactly `status` and returns its body. */
+async function must(res: Promise<Res>, status: number, what: string): Promise<Res["body"]> {
+  const r = await res;
+  expect(r.status, `fixture: ${what}: ${JSON.stringify(r.body)}`).toBe(status);
+  return r.body;
+}
+
+/**
+ * The shared fixtures of one test app: org `acme` (owned by orgOwner, with orgMember as member),
+ * repo `acme/docs` created by the global admin (so orgOwner has no explicit repo role there) with
+ * the four repo roles granted, one commit on main, a branch `feature` and a pending invitation.
+ * The `fresh*` helpers make new objects for cells whose request mutates.
+ */
+export class World {
+  readonly org = "acme";
+  readonly repo = "acme/docs";
+  readonly branch = "feature";
+  readonly file = "docs/a.md";
+  readonly sequence = 1;
+  invite!: { id: string; token: string };
+  private counter = 0;
+
+  private constructor(readonly app: TestApp) {}
+
+  static async create(app: TestApp): Promise<World> {
+    const w = new World(app);
+    const owner = w.as("orgOwner");
+    await must(owner.post("/orgs", { name: w.org }), 201, "create org");
+    await must(
+      owner.post(`/orgs/${w.org}/members/${identities.orgMember}`, { role: "member" }),
+      201,
+      "add member",
+    );
+    await w.createRepo(w.repo);
+    const seq = await must(
+      w.as("globalAdmin").post(`/repos/${w.repo}/-/commit`, {
+        branch: "main",
+        message: "first",
+        files: [{ path: w.file, content: b64("hello") }],
+      }),
+      201,
+      "first commit",
+    );
+    expect(seq).toEqual({ sequence: w.sequence });
+    await w.freshBranch(w.repo, { name: w.branch });
+    w.invite = await w.freshInvite(w.org, "invitee@authz.test");
+    return w;
+  }
+
+  /** A client for a persona; anonymous sends no Authorization header. */
+  as(p: Persona): Client {
+    return p === "anonymous" ? this.app.anonymous : this.app.as(identities[p]);
+  }
+
+  /** A name no other cell uses. */
+  unique(prefix: string): string {
+    return `${prefix}-${++this.counter}`;
+  }
+
+  /** Creates a repo as the global admin and grants the four repo-role personas their roles on it. */
+  async createRepo(name: string): Promise<string> {
+    const gadmin = this.as("globalAdmin");
+    await must(gadmin.post("/repos", { owner: name.split("/")[0], name }), 201, `create repo ${name}`);
+    for (const p of repoRolePersonas) {
+      await must(gadmin.put(`/repos/${name}/-/roles/${identities[p]}`, { role: p }), 200, `grant ${p}`);
+    }
+    return name;
+  }
+
+  /** A new repo in `acme` with every persona's role in place. */
+  freshRepo(): Promise<string> {
+    return this.createRepo(`${this.org}/${this.unique("repo")}`);
+  }
+
+  /** A new org owned by orgOwner with orgMember as member; `withRepo` adds a repo with the repo roles. */
+  async freshOrg(opts: { withRepo: boolean }): Promise<string> {
+    const org = this.unique("org");
+    const owner = this.as("orgOwner");
+    await must(owner.post("/orgs", { name: org }), 201, `create org ${org}`);
+    await must(
+      owner.post(`/orgs/${org}/members/${identities.orgMember}`, { role: "member" }),
+      201,
+      "add member",
+    );
+    if (opts.withRepo) await this.createRepo(`${org}/docs`);
+    return org;
+  }
+
+  async freshBranch(repo: string, opts: { name?: string; draft?: boolean } = {}): Promise<string> {
+    const name = opts.name ?? this.unique("b");
+    await must(
+      this.as("globalAdmin").post(`/repos/${repo}/-/branch`, { name, draft: opts.draft ?? false }),
+      201,
+      `create branch ${name}`,
+    );
+    return name;
+  }
+
+  /** A pending invitation created by the org owner. */
+  async freshInvite(org: string, email: string): Promise<{ id: string; token: string }> {
+    const body = await must(
+      this.as("orgOwner").post(`/orgs/${org}/invites`, { email, role: "member" }),
+      201,
+      "create invite",
+    );
+    return { id: body.id, token: body.token };
+  }
+
+  /** A new plain member of `org`. */
+  async freshMember(org: string): Promise<string> {
+    const identity = `${this.unique("m")}@authz.test`;
+    await must(
+      this.as("orgOwner").post(`/orgs/${org}/members/${identity}`, { role: "member" }),
+      201,
+      "add member",
+    );
+    return identity;
+  }
+
+  /** A new identity holding `reader` on `repo`. */
+  async freshGrant(repo: string): Promise<string> {
+    const identity = `${this.unique("g")}@authz.test`;
+    await must(
+      this.as("globalAdmin").put(`/repos/${repo}/-/roles/${identity}`, { role: "reader" }),
+      200,
+      "grant role",
+    );
+    return identity;
+  }
+}
