@@ -10,7 +10,10 @@ export function metaRoutes(described: () => AnyRoute[]): AnyRoute[] {
       path: "/openapi.json",
       access: "public",
       summary: "The OpenAPI document of every endpoint",
-      handler: async () => ok((document ??= openApiDocument(described()))),
+      handler: async () => {
+        document ??= openApiDocument(described());
+        return ok(document);
+      },
     }),
   ];
 }

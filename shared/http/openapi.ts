@@ -58,8 +58,8 @@ function operation(route: AnyRoute): JsonSchema {
 export function openApiDocument(routes: readonly AnyRoute[]): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
-    const entry = (paths[openApiPath(route.path)] ??= {});
-    entry[route.method.toLowerCase()] = operation(route);
+    const path = openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route) };
   }
   return {
     openapi: "3.1.0",

@@ -44,7 +44,9 @@ describe("ID token sign-in", () => {
       .setExpirationTime("1h")
       .encode();
     expect((await whoami(app, unsigned)).status).toBe(401);
-    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as { keys: (JWK & { kid: string; kty: string })[] };
+    const jwks = (await (await fetch(`${app.idp.issuer}/jwks.json`)).json()) as {
+      keys: (JWK & { kid: string; kty: string })[];
+    };
     const publicPem = createPublicKey({ key: jwks.keys[0]!, format: "jwk" }).export({
       type: "spki",
       format: "pem",

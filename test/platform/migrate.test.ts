@@ -36,8 +36,8 @@ describe("migrations", () => {
   it("are numbered plain SQL files", async () => {
     const files = (await readdir(migrationsDir)).sort();
     expect(files.length).toBeGreaterThan(0);
-    files.forEach((f, i) =>
-      expect(f).toMatch(new RegExp(`^${String(i + 1).padStart(4, "0")}_[a-z0-9_]+\\.sql$`)),
-    );
+    for (const [i, f] of files.entries()) {
+      expect(f).toMatch(new RegExp(`^${String(i + 1).padStart(4, "0")}_[a-z0-9_]+\\.sql$`));
+    }
   });
 });
