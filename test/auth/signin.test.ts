@@ -29,6 +29,12 @@ describe("ID token sign-in", () => {
     expect(res.body).toEqual({ code: "UNAUTHENTICATED", error: expect.stringMatching(/aud/) });
   });
 
+  it("refuses a token signed with the provider's own key but naming another issuer", async () => {
+    const res = await whoami(app, await app.idp.token("ann@example.com", { issuer: "https://evil.example.com" }));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatch(/iss/);
+  });
+
   it("refuses a token whose email is not verified, or that has no email", async () => {
     expect(
       (await whoami(app, await app.idp.token("ann@example.com", { claims: { email_verified: false } })))

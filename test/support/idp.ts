@@ -22,6 +22,15 @@ export interface TestIdp {
   close(): Promise<void>;
 }
 
+export interface TokenOptions {
+  claims?: JWTPayload;
+  /** Seconds until expiry; negative: already expired. */
+  expiresIn?: number;
+  audience?: string;
+  /** Another `iss` than this provider's own, signed with its real key. */
+  issuer?: string;
+}
+
 interface SigningKey {
   kid: string;
   privateKey: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
@@ -67,7 +76,7 @@ export async function startTestIdp(opts: { audience?: string } = {}): Promise<Te
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ email, email_verified: true, ...o.claims })
       .setProtectedHeader({ alg: "RS256", kid: k.kid, typ: "JWT" })
-      .setIssuer(idp.issuer)
+      .setIssuer(o.issuer ?? idp.issuer)
       .setSubject(`sub-${email}`)
       .setAudience(o.audience ?? opts.audience ?? "quire-test")
       .setIssuedAt(now - 5)
