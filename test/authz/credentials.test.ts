@@ -36,6 +36,7 @@ interface Probe {
 
 const probes: Record<string, Probe> = {
   "GET /healthz": { public: true },
+  "GET /openapi.json": { public: true },
   "POST /orgs": { body: (w) => ({ name: w.unique("probe-org") }) },
   "GET /orgs": {},
   "GET /orgs/:org": {},

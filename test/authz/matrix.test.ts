@@ -38,6 +38,7 @@ function s(...statuses: number[]): Statuses {
 const matrix: Record<string, Statuses> = {
   //                                                        anonymous  stranger  reader  writer  maintainer  admin  orgOwner  orgMember  globalAdmin
   "GET /healthz":                                         s(200,       200,      200,    200,    200,        200,   200,      200,       200),
+  "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200),
 
   "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201),
   "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200),
@@ -98,6 +99,7 @@ const commitTo = (branch: string, path: string) => ({
 
 const requests: Record<string, Request> = {
   "GET /healthz": plainRoute(async () => ({ method: "GET", path: "/healthz" })),
+  "GET /openapi.json": plainRoute(async () => ({ method: "GET", path: "/openapi.json" })),
 
   "POST /orgs": plainRoute(async (w) => ({ method: "POST", path: "/orgs", body: { name: w.unique("new") } })),
   "GET /orgs": plainRoute(async () => ({ method: "GET", path: "/orgs" })),
