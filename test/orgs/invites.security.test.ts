@@ -1,0 +1,117 @@
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import {
+  addMember,
+  expectError,
+  expectRefusedWithoutChange,
+  grant,
+  makeOrg,
+  makeRepo,
+  person,
+} from "./fixtures.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+async function orgWithInvite() {
+  const owner = person("owner");
+  const member = person("member");
+  const invitee = person("invitee");
+  const org = await makeOrg(app, owner);
+  await addMember(app, owner, org, member);
+  const res = await app.as(owner).post(`/orgs/${org}/invites`, { email: invitee, role: "owner" });
+  expect(res.status).toBe(201);
+  return { owner, member, invitee, org, id: res.body.id as string, token: res.body.token as string };
+}
+
+describe("storing invitation tokens", () => {
+  it("keeps only the token's SHA-256: the token text appears nowhere in org_invites", async () => {
+    const { id, token } = await orgWithInvite();
+    const [row] = await app.sql<{ hash: string }>(
+      "SELECT encode(token_sha256, 'hex') AS hash FROM org_invites WHERE id = $1",
+      [id],
+    );
+    expect(row!.hash).toBe(createHash("sha256").update(token).digest("hex"));
+    const dump = await app.sql<{ text: string }>("SELECT i::text AS text FROM org_invites i");
+    const hexOfToken = Buffer.from(token).toString("hex");
+    for (const { text } of dump) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(hexOfToken);
+    }
+  });
+
+  it("never shows the token again: not in the list, not in the accept answer", async () => {
+    const { owner, invitee, org, token } = await orgWithInvite();
+    const list = await app.as(owner).get(`/orgs/${org}/invites`);
+    expect(JSON.stringify(list.body)).not.toContain(token);
+    const accepted = await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`);
+    expect(accepted.status).toBe(200);
+    expect(JSON.stringify(accepted.body)).not.toContain(token);
+  });
+});
+
+describe("who may manage invitations", () => {
+  it("refuses a plain member creating, listing or revoking with 403 FORBIDDEN", async () => {
+    const { member, org, id } = await orgWithInvite();
+    const as = app.as(member);
+    await expectRefusedWithoutChange(
+      app,
+      () => as.post(`/orgs/${org}/invites`, { email: person("x"), role: "member" }),
+      403,
+      "FORBIDDEN",
+    );
+    expectError(await as.get(`/orgs/${org}/invites`), 403, "FORBIDDEN");
+    await expectRefusedWithoutChange(app, () => as.delete(`/orgs/${org}/invites/${id}`), 403, "FORBIDDEN");
+  });
+
+  it("refuses a repo-role holder with 403 and an outsider with 404 ORG_NOT_FOUND", async () => {
+    const { owner, org, id } = await orgWithInvite();
+    const holder = person("holder");
+    await grant(app, owner, await makeRepo(app, owner, org), holder, "admin");
+    const create = (who: string) => () =>
+      app.as(who).post(`/orgs/${org}/invites`, { email: `${who}`, role: "owner" });
+    await expectRefusedWithoutChange(app, create(holder), 403, "FORBIDDEN");
+    const outsider = person("outsider");
+    await expectRefusedWithoutChange(app, create(outsider), 404, "ORG_NOT_FOUND");
+    expectError(await app.as(outsider).get(`/orgs/${org}/invites`), 404, "ORG_NOT_FOUND");
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(outsider).delete(`/orgs/${org}/invites/${id}`),
+      404,
+      "ORG_NOT_FOUND",
+    );
+  });
+
+  it("lets the invitee, an outsider until then, accept without seeing the org first", async () => {
+    const { invitee, org, token } = await orgWithInvite();
+    expectError(await app.as(invitee).get(`/orgs/${org}`), 404, "ORG_NOT_FOUND");
+    expect((await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`)).status).toBe(200);
+    expect((await app.as(invitee).get(`/orgs/${org}`)).status).toBe(200);
+  });
+
+  it("does not let the owner who sent it accept it for the invitee (403 INVITE_EMAIL_MISMATCH)", async () => {
+    const { owner, invitee, org, token } = await orgWithInvite();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(owner).post(`/orgs/${org}/invites/${token}/accept`),
+      403,
+      "INVITE_EMAIL_MISMATCH",
+    );
+    expect((await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`)).status).toBe(200);
+  });
+
+  it("needs a signed-in caller to accept (401) and leaves the invitation pending", async () => {
+    const { invitee, org, token } = await orgWithInvite();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.anonymous.post(`/orgs/${org}/invites/${token}/accept`),
+      401,
+      "UNAUTHENTICATED",
+    );
+    expect((await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import {
+  addMember,
+  eventsOf,
+  expectError,
+  expectRefusedWithoutChange,
+  grant,
+  makeOrg,
+  makeRepo,
+  person,
+} from "./fixtures.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+/** An org with an owner, a member, a holder of a role on one of its repos, and an outsider. */
+async function orgWithPeople() {
+  const owner = person("owner");
+  const member = person("member");
+  const roleHolder = person("holder");
+  const outsider = person("outsider");
+  const org = await makeOrg(app, owner);
+  await addMember(app, owner, org, member);
+  const repo = await makeRepo(app, owner, org);
+  await grant(app, owner, repo, roleHolder, "reader");
+  return { org, repo, owner, member, roleHolder, outsider };
+}
+
+const names = (body: { orgs: { name: string }[] }) => body.orgs.map((o) => o.name);
+
+describe("who sees an org", () => {
+  it("lists it for its members and repo-role holders, not for others", async () => {
+    const { org, owner, member, roleHolder, outsider } = await orgWithPeople();
+    for (const who of [owner, member, roleHolder]) {
+      expect(names((await app.as(who).get("/orgs")).body), who).toEqual([org]);
+    }
+    expect((await app.as(outsider).get("/orgs")).body).toEqual({ orgs: [] });
+  });
+
+  it("lists every org for a global admin", async () => {
+    const a = (await orgWithPeople()).org;
+    const b = await makeOrg(app, person("someone"));
+    const all = names((await app.as(ADMIN).get("/orgs")).body);
+    expect(all).toEqual(expect.arrayContaining([a, b]));
+    const [{ n }] = (await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM orgs")) as [{ n: number }];
+    expect(all).toHaveLength(n);
+  });
+
+  it("gets it for members, repo-role holders and global admins", async () => {
+    const { org, owner, member, roleHolder } = await orgWithPeople();
+    for (const who of [owner, member, roleHolder, ADMIN]) {
+      expect((await app.as(who).get(`/orgs/${org}`)).status, who).toBe(200);
+    }
+  });
+
+  it("answers 404 ORG_NOT_FOUND to an outsider, exactly as for a missing org", async () => {
+    const { org, outsider } = await orgWithPeople();
+    const hidden = await app.as(outsider).get(`/orgs/${org}`);
+    const missing = await app.as(outsider).get("/orgs/no-such-org-anywhere");
+    expectError(hidden, 404, "ORG_NOT_FOUND");
+    expect(hidden.body.error.replace(org, "X")).toBe(missing.body.error.replace("no-such-org-anywhere", "X"));
+    expectError(await app.as(outsider).get(`/orgs/${org}/repos`), 404, "ORG_NOT_FOUND");
+    expectError(await app.as(outsider).get(`/orgs/${org}/members`), 404, "ORG_NOT_FOUND");
+  });
+
+  it("stops showing it to someone removed from it", async () => {
+    const { org, owner, member } = await orgWithPeople();
+    expect((await app.as(owner).delete(`/orgs/${org}/members/${member}`)).status).toBe(204);
+    expect((await app.as(member).get("/orgs")).body).toEqual({ orgs: [] });
+    expectError(await app.as(member).get(`/orgs/${org}`), 404, "ORG_NOT_FOUND");
+  });
+});
+
+describe("who may delete an org", () => {
+  it("refuses a member with 403 FORBIDDEN and changes nothing", async () => {
+    const owner = person("owner");
+    const member = person("member");
+    const org = await makeOrg(app, owner);
+    await addMember(app, owner, org, member);
+    await expectRefusedWithoutChange(app, () => app.as(member).delete(`/orgs/${org}`), 403, "FORBIDDEN");
+    expect(await eventsOf(app, "com.svc.org.deleted", `/orgs/${org}`)).toHaveLength(0);
+  });
+
+  it("refuses a repo-role holder with 403 and an outsider with 404", async () => {
+    const { org, roleHolder, outsider } = await orgWithPeople();
+    await expectRefusedWithoutChange(app, () => app.as(roleHolder).delete(`/orgs/${org}`), 403, "FORBIDDEN");
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(outsider).delete(`/orgs/${org}`),
+      404,
+      "ORG_NOT_FOUND",
+    );
+  });
+});
+
+describe("signing in", () => {
+  it("is required for every org endpoint", async () => {
+    const org = await makeOrg(app, person("owner"));
+    const calls = [
+      app.anonymous.post("/orgs", { name: "anon-org" }),
+      app.anonymous.get("/orgs"),
+      app.anonymous.get(`/orgs/${org}`),
+      app.anonymous.delete(`/orgs/${org}`),
+      app.anonymous.get(`/orgs/${org}/repos`),
+      app.anonymous.get(`/orgs/${org}/members`),
+      app.anonymous.post(`/orgs/${org}/members/x@example.com`, { role: "member" }),
+      app.anonymous.get(`/orgs/${org}/invites`),
+    ];
+    for (const res of await Promise.all(calls)) expectError(res, 401, "UNAUTHENTICATED");
+    expect(await app.sql("SELECT 1 FROM orgs WHERE name = 'anon-org'")).toHaveLength(0);
+  });
+
+  it("refuses a token signed by an unknown key with 401", async () => {
+    const token = await app.idp.tokenFromUnknownKey(person("mallory"));
+    const res = await app.anonymous.raw("POST", "/orgs", {
+      body: JSON.stringify({ name: "forged-org" }),
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    });
+    expectError(res, 401, "UNAUTHENTICATED");
+    expect(await app.sql("SELECT 1 FROM orgs WHERE name = 'forged-org'")).toHaveLength(0);
+  });
+});

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  addMember,
+  eventsOf,
+  expectError,
+  expectRefusedWithoutChange,
+  grant,
+  makeOrg,
+  makeRepo,
+  person,
+} from "../orgs/fixtures.ts";
+import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+/** An org with two repos, an owner, a member, an admin of one repo only, and an outsider. */
+async function orgWithRepos() {
+  const owner = person("owner");
+  const member = person("member");
+  const repoAdmin = person("repoadmin");
+  const outsider = person("outsider");
+  const org = await makeOrg(app, owner);
+  await addMember(app, owner, org, member);
+  const shared = await makeRepo(app, owner, org, "shared");
+  const other = await makeRepo(app, owner, org, "other");
+  await grant(app, owner, shared, repoAdmin, "admin");
+  return { org, shared, other, owner, member, repoAdmin, outsider };
+}
+
+const names = (body: { repos: { name: string }[] }) => body.repos.map((r) => r.name);
+
+describe("who sees a repo", () => {
+  it("lists all the org's repos for members, only the granted one for a role holder, none for others", async () => {
+    const { org, shared, other, owner, member, repoAdmin, outsider } = await orgWithRepos();
+    for (const who of [owner, member]) {
+      expect(names((await app.as(who).get("/repos")).body), who).toEqual([other, shared]);
+      expect(names((await app.as(who).get(`/orgs/${org}/repos`)).body), who).toEqual([other, shared]);
+    }
+    expect(names((await app.as(repoAdmin).get("/repos")).body)).toEqual([shared]);
+    expect(names((await app.as(repoAdmin).get(`/orgs/${org}/repos`)).body)).toEqual([shared]);
+    expect((await app.as(outsider).get("/repos")).body).toEqual({ repos: [] });
+    expectError(await app.as(outsider).get(`/orgs/${org}/repos`), 404, "ORG_NOT_FOUND");
+  });
+
+  it("lists every repo for a global admin", async () => {
+    const { shared, other } = await orgWithRepos();
+    const all = names((await app.as(ADMIN).get("/repos")).body);
+    expect(all).toEqual(expect.arrayContaining([shared, other]));
+    const [row] = await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM repos");
+    expect(all).toHaveLength(row!.n);
+  });
+
+  it("answers 404 REPO_NOT_FOUND to an outsider, exactly as for a missing repo", async () => {
+    const { org, shared, outsider } = await orgWithRepos();
+    const hidden = await app.as(outsider).get(`/repos/${shared}`);
+    const missing = await app.as(outsider).get(`/repos/${org}/missing`);
+    expectError(hidden, 404, "REPO_NOT_FOUND");
+    expectError(missing, 404, "REPO_NOT_FOUND");
+    expect(hidden.body.error.replace(shared, "X")).toBe(missing.body.error.replace(`${org}/missing`, "X"));
+    expectError(await app.as(outsider).get(`/repos/${shared}/-/branches`), 404, "REPO_NOT_FOUND");
+  });
+});
+
+describe("who may create a repo", () => {
+  it("refuses an org member who is not an owner with 403 FORBIDDEN", async () => {
+    const { org, member } = await orgWithRepos();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(member).post("/repos", { owner: org, name: `${org}/mine` }),
+      403,
+      "FORBIDDEN",
+    );
+  });
+
+  it("refuses a repo admin who is not an org owner with 403", async () => {
+    const { org, repoAdmin } = await orgWithRepos();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(repoAdmin).post("/repos", { owner: org, name: `${org}/mine` }),
+      403,
+      "FORBIDDEN",
+    );
+  });
+
+  it("refuses an outsider with 404 ORG_NOT_FOUND, as if the org did not exist", async () => {
+    const { org, outsider } = await orgWithRepos();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(outsider).post("/repos", { owner: org, name: `${org}/mine` }),
+      404,
+      "ORG_NOT_FOUND",
+    );
+  });
+
+  it("refuses a taken name to an outsider with 404, not 409, so the name is not revealed", async () => {
+    const { org, shared, outsider } = await orgWithRepos();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(outsider).post("/repos", { owner: org, name: shared }),
+      404,
+      "ORG_NOT_FOUND",
+    );
+  });
+});
+
+describe("who may delete a repo", () => {
+  it("refuses a repo admin who is not an org owner with 403 and records no event", async () => {
+    const { shared, repoAdmin } = await orgWithRepos();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(repoAdmin).delete(`/repos/${shared}`),
+      403,
+      "FORBIDDEN",
+    );
+    expect(await eventsOf(app, "com.svc.repo.deleted", `/repos/${shared}`)).toHaveLength(0);
+  });
+
+  it("refuses an org member (a reader) with 403", async () => {
+    const { shared, member } = await orgWithRepos();
+    await expectRefusedWithoutChange(app, () => app.as(member).delete(`/repos/${shared}`), 403, "FORBIDDEN");
+  });
+
+  it("refuses an outsider with 404 REPO_NOT_FOUND", async () => {
+    const { shared, outsider } = await orgWithRepos();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(outsider).delete(`/repos/${shared}`),
+      404,
+      "REPO_NOT_FOUND",
+    );
+  });
+
+  it("lets a second org owner delete a repo someone else created", async () => {
+    const { org, shared, owner } = await orgWithRepos();
+    const second = person("second");
+    await addMember(app, owner, org, second, "owner");
+    expect((await app.as(second).delete(`/repos/${shared}`)).status).toBe(204);
+  });
+});
+
+describe("signing in", () => {
+  it("is required for every repo endpoint", async () => {
+    const { org, shared } = await orgWithRepos();
+    const calls = [
+      app.anonymous.post("/repos", { owner: org, name: `${org}/anon` }),
+      app.anonymous.get("/repos"),
+      app.anonymous.get(`/repos/${shared}`),
+      app.anonymous.delete(`/repos/${shared}`),
+    ];
+    for (const res of await Promise.all(calls)) expectError(res, 401, "UNAUTHENTICATED");
+    expect(await app.sql("SELECT 1 FROM repos WHERE name = $1", [`${org}/anon`])).toHaveLength(0);
+  });
+});

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  eventsOf,
+  expectError,
+  expectRefusedWithoutChange,
+  makeOrg,
+  makeRepo,
+  person,
+} from "../orgs/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+async function repoOf() {
+  const admin = person("alice");
+  return { admin, repo: await makeRepo(app, admin, await makeOrg(app, admin), "team/docs") };
+}
+
+describe("setting a role from a bad request", () => {
+  it.each([
+    ["an unknown role", { role: "owner" }],
+    ["an upper-case role", { role: "Writer" }],
+    ["an empty role", { role: "" }],
+    ["a null role", { role: null }],
+    ["no role", {}],
+  ])("answers 400 naming body.role for %s, changing nothing", async (_why, body) => {
+    const { admin, repo } = await repoOf();
+    const res = await expectRefusedWithoutChange(
+      app,
+      () => app.as(admin).put(`/repos/${repo}/-/roles/${person("bob")}`, body),
+      400,
+      "VALIDATION_FAILED",
+    );
+    expect(res.body.error).toContain("body.role");
+  });
+
+  it("answers 400 naming path.identity for an identity with a space", async () => {
+    const { admin, repo } = await repoOf();
+    const res = await expectRefusedWithoutChange(
+      app,
+      () => app.as(admin).put(`/repos/${repo}/-/roles/bad%20name`, { role: "reader" }),
+      400,
+      "VALIDATION_FAILED",
+    );
+    expect(res.body.error).toContain("path.identity");
+  });
+
+  it("does not overwrite an existing role when the new one is invalid", async () => {
+    const { admin, repo } = await repoOf();
+    const bob = person("bob");
+    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "writer" });
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "superuser" }),
+      400,
+      "VALIDATION_FAILED",
+    );
+    expect(await app.sql("SELECT role FROM repo_roles WHERE identity = $1", [bob])).toEqual([
+      { role: "writer" },
+    ]);
+  });
+});
+
+describe("revoking a role that is not there", () => {
+  it("answers 404 ROLE_NOT_FOUND and records no event", async () => {
+    const { admin, repo } = await repoOf();
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(admin).delete(`/repos/${repo}/-/roles/${person("nobody")}`),
+      404,
+      "ROLE_NOT_FOUND",
+    );
+    expect(await eventsOf(app, "com.svc.role.changed", `/repos/${repo}`)).toHaveLength(0);
+  });
+
+  it("answers 404 ROLE_NOT_FOUND the second time", async () => {
+    const { admin, repo } = await repoOf();
+    const bob = person("bob");
+    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "reader" });
+    expect((await app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`)).status).toBe(204);
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`),
+      404,
+      "ROLE_NOT_FOUND",
+    );
+    expect(await eventsOf(app, "com.svc.role.changed", `/repos/${repo}`)).toHaveLength(2);
+  });
+
+  it("answers 404 ROLE_NOT_FOUND for an org member, whose access is not a repo role", async () => {
+    const { admin, repo } = await repoOf();
+    const member = person("member");
+    await app.as(admin).post(`/orgs/${repo.split("/")[0]}/members/${member}`, { role: "member" });
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(admin).delete(`/repos/${repo}/-/roles/${member}`),
+      404,
+      "ROLE_NOT_FOUND",
+    );
+  });
+});
+
+describe("roles on a repo that is not there", () => {
+  it("answers 404 REPO_NOT_FOUND for list, set and revoke", async () => {
+    const admin = person("alice");
+    const org = await makeOrg(app, admin);
+    const as = app.as(admin);
+    const bob = person("bob");
+    expectError(await as.get(`/repos/${org}/missing/-/roles`), 404, "REPO_NOT_FOUND");
+    await expectRefusedWithoutChange(
+      app,
+      () => as.put(`/repos/${org}/missing/-/roles/${bob}`, { role: "reader" }),
+      404,
+      "REPO_NOT_FOUND",
+    );
+    await expectRefusedWithoutChange(
+      app,
+      () => as.delete(`/repos/${org}/missing/-/roles/${bob}`),
+      404,
+      "REPO_NOT_FOUND",
+    );
+  });
+
+  it("answers 405 for a method the roles path does not have", async () => {
+    const { admin, repo } = await repoOf();
+    const res = await app.as(admin).post(`/repos/${repo}/-/roles/${person("bob")}`, { role: "reader" });
+    expectError(res, 405, "METHOD_NOT_ALLOWED");
+    expect(res.headers.get("allow")).toBe("DELETE, PUT");
+  });
+});
