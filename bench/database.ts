@@ -1,0 +1,24 @@
+import pg from "pg";
+
+/** Runs `work` on one short-lived connection to the server's database (not through Quire). */
+export async function withDb<T>(databaseUrl: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Flushes the dirty pages of the phase before, so that flushing them (a checkpoint, which runs
+ * anyway every few minutes) is not charged to whichever phase happens to run next.
+ */
+export async function checkpoint(databaseUrl: string): Promise<void> {
+  await withDb(databaseUrl, (db) => db.query("CHECKPOINT"));
+}
+
+export async function serverVersion(databaseUrl: string): Promise<string> {
+  return withDb(databaseUrl, async (db) => (await db.query("SHOW server_version")).rows[0].server_version);
+}

@@ -1,0 +1,184 @@
+import type { LoadResult } from "./load.ts";
+import type { Plan } from "./plan.ts";
+import { type CommitLayout, LAYOUT_LABELS } from "./scenarios/commits.ts";
+import { READ_CASES } from "./scenarios/reads.ts";
+
+/** The issue's targets. */
+export const TARGETS = {
+  /** Commits per second to main with 16 clients, as a share of the baseline's transactions per second. */
+  commitShareOfBaseline: 0.25,
+  treeP50Ms: 15,
+  /** A tree page on the 20,000-commit repo against the same page on the 1,000-commit repo. */
+  treeHistoryRatio: 1.5,
+};
+
+export interface BenchResults {
+  date: string;
+  machine: Record<string, string | number>;
+  plan: Plan;
+  baseline: LoadResult;
+  /** The baseline measured again at the end: if it moved, the machine's disk or load changed mid-run. */
+  baselineEnd: LoadResult;
+  httpFloor: LoadResult;
+  commits: Record<CommitLayout, LoadResult>;
+  /** The two read fixtures: the same tree of files, with a short and a long history. */
+  repos: { small: RepoBuild; big: RepoBuild };
+  reads: { id: string; label: string; big: LoadResult; small: LoadResult }[];
+  memory: { idleRssMiB: number; peakRssMiB: number };
+  phases: PhaseRecord[];
+}
+
+/** One step of the run: the 1-minute load average as it began tells whether the machine was busy. */
+export interface PhaseRecord {
+  name: string;
+  seconds: number;
+  loadAverage1m: number;
+  /** The server's VmHWM when the phase ended, to see which phase raised it. */
+  peakRssMiB: number;
+}
+
+export interface RepoBuild {
+  repo: string;
+  files: number;
+  commits: number;
+  /** The 1-file edits that built the history, sent like the commit scenarios (16 clients on main). */
+  edits: LoadResult;
+}
+
+/** One line of the results table. Ratios are plain numbers; `met` is absent where no target applies. */
+export interface Row {
+  scenario: string;
+  result: string;
+  p50Ms?: number;
+  p99Ms?: number;
+  ratio?: number;
+  ratioOf?: string;
+  target?: string;
+  met?: boolean;
+  errors: number;
+}
+
+const rate = (r: LoadResult, unit: string) => `${r.perSecond.toFixed(0)} ${unit}/s (n=${r.requests})`;
+const latency = (r: LoadResult) => ({ p50Ms: r.p50Ms, p99Ms: r.p99Ms, errors: r.errors });
+
+export function rowsOf(res: BenchResults): Row[] {
+  return [...baselineRows(res), ...commitRows(res), ...readRows(res), ...memoryRows(res)];
+}
+
+function baselineRows(res: BenchResults): Row[] {
+  const tps = res.baseline.perSecond;
+  return [
+    {
+      scenario: "Baseline: pg BEGIN; INSERT; COMMIT, 1 client",
+      result: rate(res.baseline, "tx"),
+      ...latency(res.baseline),
+    },
+    {
+      scenario: "Baseline again at the end of the run",
+      result: rate(res.baselineEnd, "tx"),
+      ...latency(res.baselineEnd),
+      ratio: res.baselineEnd.perSecond / tps,
+      ratioOf: "baseline",
+    },
+    {
+      scenario: "HTTP floor: GET /healthz, 1 client",
+      result: rate(res.httpFloor, "req"),
+      ...latency(res.httpFloor),
+    },
+  ];
+}
+
+function commitRows(res: BenchResults): Row[] {
+  const tps = res.baseline.perSecond;
+  const rows: Row[] = (Object.keys(LAYOUT_LABELS) as CommitLayout[]).map((layout) => {
+    const r = res.commits[layout];
+    const share = r.perSecond / tps;
+    const targeted = layout === "main";
+    return {
+      scenario: `Commit, 1 file: ${LAYOUT_LABELS[layout]}`,
+      result: rate(r, "commits"),
+      ...latency(r),
+      ratio: share,
+      ratioOf: "baseline TPS",
+      ...(targeted
+        ? { target: `>= ${TARGETS.commitShareOfBaseline}`, met: share >= TARGETS.commitShareOfBaseline }
+        : {}),
+    };
+  });
+  for (const b of [res.repos.small, res.repos.big])
+    rows.push({
+      scenario: `Commit, 1 file: 16 clients on main while building ${b.repo} (${b.commits} commits)`,
+      result: rate(b.edits, "commits"),
+      ...latency(b.edits),
+      ratio: b.edits.perSecond / tps,
+      ratioOf: "baseline TPS",
+    });
+  return rows;
+}
+
+function readRows(res: BenchResults): Row[] {
+  const { big, small } = res.repos;
+  return res.reads.flatMap((read) => {
+    const tree = READ_CASES.find((c) => c.id === read.id)?.treePage ?? false;
+    const ratio = read.big.p50Ms / read.small.p50Ms;
+    const met = read.big.p50Ms < TARGETS.treeP50Ms && ratio <= TARGETS.treeHistoryRatio;
+    return [
+      {
+        scenario: `${read.label}: ${big.commits}-commit repo`,
+        result: rate(read.big, "req"),
+        ...latency(read.big),
+        ratio,
+        ratioOf: "same read, small repo (p50)",
+        ...(tree
+          ? { target: `p50 < ${TARGETS.treeP50Ms} ms, ratio <= ${TARGETS.treeHistoryRatio}`, met }
+          : {}),
+      },
+      {
+        scenario: `${read.label}: ${small.commits}-commit repo`,
+        result: rate(read.small, "req"),
+        ...latency(read.small),
+      },
+    ];
+  });
+}
+
+function memoryRows(res: BenchResults): Row[] {
+  const m = res.memory;
+  const loads = res.phases.map((p) => p.loadAverage1m);
+  return [
+    {
+      scenario: "Machine: 1-minute load average as phases began (min / max)",
+      result: `${Math.min(...loads).toFixed(1)} / ${Math.max(...loads).toFixed(1)} on ${res.machine["cpus"]} CPUs`,
+      errors: 0,
+    },
+    { scenario: "Server RSS after startup", result: `${m.idleRssMiB.toFixed(0)} MiB`, errors: 0 },
+    {
+      scenario: "Server peak RSS (VmHWM) over the run",
+      result: `${m.peakRssMiB.toFixed(0)} MiB`,
+      ratio: m.peakRssMiB / m.idleRssMiB,
+      ratioOf: "RSS after startup",
+      errors: 0,
+    },
+  ];
+}
+
+const ms = (v: number | undefined) => (v === undefined ? "" : v < 10 ? v.toFixed(2) : v.toFixed(1));
+const cell = (s: string) => s.replaceAll("|", "\\|");
+
+/** The table printed to stdout, and pasted into docs/benchmarks.md. */
+export function markdownTable(rows: Row[]): string {
+  const head =
+    "| Scenario | Result | p50 ms | p99 ms | Ratio | Target | Met |\n|---|---|---:|---:|---|---|---|";
+  const lines = rows.map((r) => {
+    const ratio = r.ratio === undefined ? "" : `${r.ratio.toFixed(2)}x ${r.ratioOf}`;
+    const met = r.met === undefined ? "" : r.met ? "yes" : "**no**";
+    const errors = r.errors > 0 ? ` **${r.errors} errors**` : "";
+    return `| ${cell(r.scenario)} | ${r.result}${errors} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${cell(ratio)} | ${cell(r.target ?? "")} | ${met} |`;
+  });
+  return [head, ...lines].join("\n");
+}
+
+export function machineLine(res: BenchResults): string {
+  const m = res.machine;
+  return `${res.date}, ${m["cpus"]} x ${m["cpuModel"]}, ${m["memoryGiB"]} GiB, ${m["os"]}, Node ${m["node"]}, PostgreSQL ${m["postgres"]} (embedded), plan ${res.plan.name}`;
+}
