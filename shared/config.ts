@@ -61,6 +61,31 @@ const issuerUrl = z
     return raw.replace(/\/+$/, "");
   });
 
+/**
+ * STORAGE_EMULATOR_HOST, the variable every Cloud Storage client reads, as a base URL. A bare
+ * `host:port` means http, as in the Go client; a trailing /storage/v1 is dropped, so the forms
+ * other tools document all work.
+ */
+const emulatorUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return undefined;
+    const raw = /^[a-z][a-z0-9+.-]*:\/\//i.test(v.trim()) ? v.trim() : `http://${v.trim()}`;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      ctx.addIssue({ code: "custom", message: `must be host:port or a URL, got "${v}"` });
+      return z.NEVER;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      ctx.addIssue({ code: "custom", message: `must be http or https, got "${v}"` });
+      return z.NEVER;
+    }
+    return raw.replace(/\/+$/, "").replace(/\/storage\/v1$/, "");
+  });
+
 /** The environment Quire reads, validated once at start. Each key is the variable's own name. */
 export const envSchema = z
   .object({
@@ -75,6 +100,7 @@ export const envSchema = z
     SVC_BLOB_BUCKET: optionalText,
     SVC_BLOB_THRESHOLD_BYTES: integer(1_048_576, 0, 2 ** 31),
     SVC_BLOB_LOCAL_DIR: z.string().trim().min(1).default("/tmp/svc-blobs"),
+    STORAGE_EMULATOR_HOST: emulatorUrl,
     SVC_MAX_BODY_BYTES: integer(32 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     SVC_DATA_DIR: z.string().trim().min(1).default(".data"),
     SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { type Authenticator, createAuthenticator } from "./auth/authenticate.ts";
 import { createIdTokenVerifier } from "./auth/idtoken.ts";
-import { gcsBlobStore } from "./blobs/gcs.ts";
+import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
 import type { Env } from "./config.ts";
@@ -28,7 +28,7 @@ export function createContext(config: Env, log: Logger, databaseUrl: string): Ap
     pool: createPool(databaseUrl),
     blobs:
       config.SVC_BLOB_STORE === "gcs"
-        ? gcsBlobStore(config.SVC_BLOB_BUCKET!)
+        ? gcsBlobStore(config.SVC_BLOB_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
     auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
   };

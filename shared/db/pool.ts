@@ -13,3 +13,21 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   pool.on("error", () => {});
   return pool;
 }
+
+/**
+ * True for errors that mean "the database is not there right now" rather than "the query is
+ * wrong": refused or dropped connections, the server shutting down or starting up, no free
+ * connection slots, a database not accepting connections. PostgreSQL reports every error that
+ * ends the session with severity FATAL. The dispatcher answers these with 503 so clients retry.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
+  if (e?.severity === "FATAL") return true;
+  if (typeof e?.message === "string" && /^Connection terminated/.test(e.message)) return true;
+  const code = e?.code;
+  if (typeof code !== "string") return false;
+  return (
+    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "57P01", "57P02", "57P03", "53300"].includes(code) ||
+    code.startsWith("08")
+  );
+}

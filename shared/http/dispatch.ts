@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { requireRepoRole } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { AppContext } from "../context.ts";
+import { isDatabaseUnavailable } from "../db/pool.ts";
 import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
 import { matchPath } from "./match.ts";
 import type { AnyRoute, Reply } from "./route.ts";
@@ -125,12 +126,10 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         if (err.status >= 500) out.error = err.cause ?? err;
         return out;
       }
-      return {
-        reply: errorReply(new DomainError("INTERNAL", "internal error"), requestId),
-        actor,
-        requestId,
-        error: err,
-      };
+      const fault = isDatabaseUnavailable(err)
+        ? new DomainError("UNAVAILABLE", "the database is not available; try again")
+        : new DomainError("INTERNAL", "internal error");
+      return { reply: errorReply(fault, requestId), actor, requestId, error: err };
     }
   };
 }

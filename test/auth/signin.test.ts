@@ -30,7 +30,10 @@ describe("ID token sign-in", () => {
   });
 
   it("refuses a token signed with the provider's own key but naming another issuer", async () => {
-    const res = await whoami(app, await app.idp.token("ann@example.com", { issuer: "https://evil.example.com" }));
+    const res = await whoami(
+      app,
+      await app.idp.token("ann@example.com", { issuer: "https://evil.example.com" }),
+    );
     expect(res.status).toBe(401);
     expect(res.body.error).toMatch(/iss/);
   });

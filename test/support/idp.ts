@@ -9,11 +9,8 @@ import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "
  */
 export interface TestIdp {
   issuer: string;
-  /** An ID token for `email`; `claims` override or add claims, `expiresIn` in seconds (negative: already expired). */
-  token(
-    email: string,
-    opts?: { claims?: JWTPayload; expiresIn?: number; audience?: string },
-  ): Promise<string>;
+  /** An ID token for `email`, signed with the published key. */
+  token(email: string, opts?: TokenOptions): Promise<string>;
   /** Replaces the signing key with a new one (new kid), as a provider does when it rotates. */
   rotate(): Promise<void>;
   /** Signs with a key the JWKS does not publish. */
@@ -68,11 +65,7 @@ export async function startTestIdp(opts: { audience?: string } = {}): Promise<Te
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
 
-  const sign = (
-    k: SigningKey,
-    email: string,
-    o: { claims?: JWTPayload; expiresIn?: number; audience?: string } = {},
-  ) => {
+  const sign = (k: SigningKey, email: string, o: TokenOptions = {}) => {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ email, email_verified: true, ...o.claims })
       .setProtectedHeader({ alg: "RS256", kid: k.kid, typ: "JWT" })
