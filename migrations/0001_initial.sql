@@ -7,6 +7,9 @@ CREATE TABLE orgs (
   created_by  text NOT NULL
 );
 
+-- Names differing only in case would be confusing twins: one of them is enough.
+CREATE UNIQUE INDEX orgs_name_unique_ci ON orgs (lower(name));
+
 CREATE TABLE org_members (
   org         text NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
   identity    text NOT NULL,
@@ -45,6 +48,7 @@ CREATE TABLE repos (
   last_sequence  bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX repos_by_owner ON repos (owner, name);
+CREATE UNIQUE INDEX repos_name_unique_ci ON repos (lower(name));
 
 CREATE TABLE repo_roles (
   repo_id     bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,

@@ -19,8 +19,11 @@ export interface AppContext {
 
 /** The composition root: picks each adapter (local or cloud) from configuration. */
 export function createContext(config: Env, log: Logger, databaseUrl: string): AppContext {
-  const globalAdmins = new Set(config.GLOBAL_ADMINS);
-  if (config.BOOTSTRAP_ADMIN) globalAdmins.add(config.BOOTSTRAP_ADMIN);
+  const globalAdmins = new Set(
+    [...config.GLOBAL_ADMINS, config.BOOTSTRAP_ADMIN ?? ""]
+      .filter((a) => a !== "")
+      .map((a) => a.toLowerCase()),
+  );
   const verifier = createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID });
   return {
     config,

@@ -37,7 +37,8 @@ export const identity = z
   .string()
   .min(3, "must be at least 3 characters")
   .max(254, "must be at most 254 characters")
-  .regex(/^[^\s/\\\p{Cc}]+$/u, "must not contain spaces, slashes or control characters");
+  .regex(/^[^\s/\\\p{Cc}]+$/u, "must not contain spaces, slashes or control characters")
+  .transform((s) => s.toLowerCase());
 
 export const email = z.email("must be an email address").max(254);
 

@@ -17,7 +17,11 @@ export function createAuthenticator(opts: {
   devIdentity?: string | undefined;
   globalAdmins: ReadonlySet<string>;
 }): Authenticator {
-  const actorFor = (identity: string): Actor => ({ identity, globalAdmin: opts.globalAdmins.has(identity) });
+  // Identities are emails and compare case-insensitively: Quire keeps them in lower case.
+  const actorFor = (email: string): Actor => {
+    const identity = email.toLowerCase();
+    return { identity, globalAdmin: opts.globalAdmins.has(identity) };
+  };
   return {
     async authenticate(headers) {
       if (opts.devIdentity) return actorFor(opts.devIdentity);

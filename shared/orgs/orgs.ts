@@ -8,7 +8,7 @@ import { type OrgRow, requireOrg } from "./access.ts";
 
 const org_insert = `
   INSERT INTO orgs (name, created_by) VALUES ($1, $2)
-  ON CONFLICT (name) DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING name, created_at, created_by`;
 const org_member_insert_owner = `INSERT INTO org_members (org, identity, role, added_by) VALUES ($1, $2, 'owner', $2)`;
 const org_select_visible = `

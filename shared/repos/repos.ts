@@ -24,7 +24,7 @@ export const toRepoRecord = ({ name, owner, created_at, created_by }: RepoRow): 
 
 const repo_insert = `
   INSERT INTO repos (name, owner, created_by) VALUES ($1, $2, $3)
-  ON CONFLICT (name) DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING id, name, owner, created_at, created_by`;
 const branch_insert_main = `INSERT INTO branches (repo_id, name, base_sequence, head_sequence, created_by) VALUES ($1, 'main', 0, 0, $2)`;
 const role_insert_admin = `INSERT INTO repo_roles (repo_id, identity, role, granted_by) VALUES ($1, $2, 'admin', $2)`;

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { expectRefusedWithoutChange, makeOrg, makeRepo, person, unique } from "./fixtures.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+describe("letter case", () => {
+  it("treats identities as emails: the same address in any case is one person", async () => {
+    const dana = person("dana");
+    const org = await makeOrg(app, dana.toUpperCase());
+    const members = await app.as(dana).get(`/orgs/${org}/members`);
+    expect(members.status).toBe(200);
+    expect(members.body.members).toEqual([expect.objectContaining({ identity: dana, role: "owner" })]);
+    const repo = await makeRepo(app, dana, org);
+    const granted = await app
+      .as(dana)
+      .put(`/repos/${repo}/-/roles/${encodeURIComponent(`Eve.${dana}`.toUpperCase())}`, { role: "reader" });
+    expect(granted.body.identity).toBe(`eve.${dana}`);
+    expect((await app.as(`eve.${dana}`).get(`/repos/${repo}`)).status).toBe(200);
+  });
+
+  it("refuses an org or repo name that differs from a taken one only in case", async () => {
+    const owner = person("owner");
+    const org = await makeOrg(app, owner, unique("casey"));
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(owner).post("/orgs", { name: org.toUpperCase() }),
+      409,
+      "ORG_EXISTS",
+    );
+    const repo = await makeRepo(app, owner, org, "Docs");
+    const twin = repo.replace("/Docs", "/docs");
+    await expectRefusedWithoutChange(
+      app,
+      () => app.as(owner).post("/repos", { owner: org, name: twin }),
+      409,
+      "REPO_EXISTS",
+    );
+  });
+});
