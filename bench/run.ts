@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { type QuireClient, quireClient } from "./client.ts";
+import { othersShare, sampleCpu } from "./cpu.ts";
 import { checkpoint, serverVersion } from "./database.ts";
 import { buildRepo, createOrg } from "./fixtures.ts";
 import { progress } from "./log.ts";
@@ -30,11 +31,12 @@ async function main(): Promise<number> {
     options: { json: { type: "string" }, quick: { type: "boolean", default: false } },
   });
   const plan = values.quick ? QUICK : FULL;
+  const loadAtStart = os.loadavg()[0]!; // before anything of ours runs: the machine's own business
   progress(`plan ${plan.name}: starting quire with a fresh embedded PostgreSQL`);
   const server = await startQuire();
   stopOnSignal(server);
   try {
-    const results = await measureAll(server, plan);
+    const results = await measureAll(server, plan, loadAtStart);
     const rows = rowsOf(results);
     process.stdout.write(`\n${machineLine(results)}\n\n${markdownTable(rows)}\n`);
     if (values.json) await writeFile(values.json, `${JSON.stringify({ ...results, rows }, null, 2)}\n`);
@@ -46,20 +48,22 @@ async function main(): Promise<number> {
   }
 }
 
-async function measureAll(server: QuireProcess, plan: Plan): Promise<BenchResults> {
+async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number): Promise<BenchResults> {
   const q = quireClient(server.url);
   const idle = await server.memory();
   const phases: PhaseRecord[] = [];
-  /** Runs one phase after a CHECKPOINT and records how long it took, the load, and the peak RSS so far. */
+  /** Runs one phase after a CHECKPOINT and records its duration, the CPU others took meanwhile, and the peak RSS so far. */
   const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
     await checkpoint(server.databaseUrl);
-    const loadAverage1m = os.loadavg()[0]!;
-    if (loadAverage1m > os.cpus().length / 2)
-      progress(`warning: load average ${loadAverage1m.toFixed(1)} before ${name}: figures will be noisy`);
-    const start = performance.now();
+    const [start, cpuBefore] = [performance.now(), await sampleCpu()];
     const result = await work();
-    const peakRssMiB = mib((await server.memory()).peakKiB);
-    phases.push({ name, seconds: (performance.now() - start) / 1000, loadAverage1m, peakRssMiB });
+    const seconds = (performance.now() - start) / 1000;
+    const othersCpuShare = othersShare(cpuBefore, await sampleCpu(), seconds, os.cpus().length);
+    if (othersCpuShare > 0.1)
+      progress(
+        `warning: other processes used ${pct(othersCpuShare)} of the CPUs during ${name}: figures are skewed`,
+      );
+    phases.push({ name, seconds, othersCpuShare, peakRssMiB: mib((await server.memory()).peakKiB) });
     return result;
   };
   const baseline = await phase("baseline", () => measureBaseline(server.databaseUrl, plan.baseline));
@@ -83,7 +87,7 @@ async function measureAll(server: QuireProcess, plan: Plan): Promise<BenchResult
   const end = await server.memory();
   return {
     date: new Date().toISOString(),
-    machine: await machine(server.databaseUrl),
+    machine: await machine(server.databaseUrl, loadAtStart),
     plan,
     baseline,
     baselineEnd,
@@ -109,7 +113,7 @@ async function build(q: QuireClient, name: string, commits: number, plan: Plan) 
   return { fixture, summary };
 }
 
-async function machine(databaseUrl: string): Promise<Record<string, string | number>> {
+async function machine(databaseUrl: string, loadAtStart: number): Promise<Record<string, string | number>> {
   const release = readFileSync("/etc/os-release", "utf8").match(/^PRETTY_NAME="?([^"\n]*)"?/m)?.[1];
   return {
     cpus: os.cpus().length,
@@ -118,10 +122,12 @@ async function machine(databaseUrl: string): Promise<Record<string, string | num
     os: release ?? `${os.type()} ${os.release()}`,
     node: process.versions.node,
     postgres: await serverVersion(databaseUrl),
+    loadAverageAtStart: loadAtStart,
   };
 }
 
 const mib = (kib: number) => kib / 1024;
+const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
 
 /** Ctrl-C or a kill must not leave the server and its PostgreSQL running, nor their temp dir. */
 function stopOnSignal(server: QuireProcess): void {
