@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { commit, expectError, type RepoFixture, repoWithOwner } from "./fixtures.ts";
+
+let app: TestApp;
+let fx: RepoFixture;
+beforeAll(async () => {
+  app = await startTestApp();
+  fx = await repoWithOwner(app);
+  await commit(fx, "main", { "a.md": "a" });
+});
+afterAll(() => app.close());
+
+const chain = (q: string) => fx.client.get(`${fx.base}/chain${q}`);
+
+describe("a chain request", () => {
+  it("without `to` is refused with 400 naming query.to", async () => {
+    expect(expectError(await chain("?from=1"), 400, "VALIDATION_FAILED")).toContain("query.to");
+  });
+
+  it("with from or to that is not a number is refused with 400", async () => {
+    expect(expectError(await chain("?from=abc&to=2"), 400, "VALIDATION_FAILED")).toContain("query.from");
+    expect(expectError(await chain("?from=1&to=-2"), 400, "VALIDATION_FAILED")).toContain("query.to");
+    expect(expectError(await chain("?from=1&to=2.5"), 400, "VALIDATION_FAILED")).toContain("query.to");
+  });
+
+  it("with to before from is refused with 400", async () => {
+    expect(expectError(await chain("?from=5&to=2"), 400, "VALIDATION_FAILED")).toContain("query.to");
+  });
+
+  it("spanning more than 1,000 commits is refused with 400", async () => {
+    expect(expectError(await chain("?from=1&to=1001"), 400, "VALIDATION_FAILED")).toContain("1000");
+    expect((await chain("?from=1&to=1000")).status).toBe(200);
+  });
+
+  it("of an unknown repo answers 404 REPO_NOT_FOUND", async () => {
+    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/chain?to=1`), 404, "REPO_NOT_FOUND");
+  });
+});
