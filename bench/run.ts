@@ -71,6 +71,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
   const httpFloor = await phase("http floor", () => measureHttpFloor(q, plan.httpFloor));
   await createOrg(q);
   const commits = {
+    single: await phase("commits single", () => measureCommits(q, "single", plan.commits)),
     main: await phase("commits main", () => measureCommits(q, "main", plan.commits)),
     branches: await phase("commits branches", () => measureCommits(q, "branches", plan.commits)),
     repos: await phase("commits repos", () => measureCommits(q, "repos", plan.commits)),

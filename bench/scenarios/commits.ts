@@ -5,10 +5,15 @@ import { progress } from "../log.ts";
 
 export const COMMIT_CLIENTS = 16;
 
-/** Where each of the 16 clients commits: the three layouts differ only in what they contend on. */
-export type CommitLayout = "main" | "branches" | "repos";
+/**
+ * Where the clients commit. The three 16-client layouts differ only in what they contend on; the
+ * single client shows what one commit costs when nothing waits, which the 16-client rates are
+ * compared with to see how much the locks serialize.
+ */
+export type CommitLayout = "single" | "main" | "branches" | "repos";
 
 export const LAYOUT_LABELS: Record<CommitLayout, string> = {
+  single: "1 client on main of one repo",
   main: "16 clients, all on main of one repo",
   branches: "16 clients, each on its own branch of one repo",
   repos: "16 clients, each on main of its own repo",
@@ -20,10 +25,12 @@ interface Target {
   branch: string;
 }
 
+const clientsOf = (layout: CommitLayout) => (layout === "single" ? 1 : COMMIT_CLIENTS);
+
 async function targetsFor(q: QuireClient, layout: CommitLayout): Promise<Target[]> {
-  const clients = Array.from({ length: COMMIT_CLIENTS }, (_, w) => String(w).padStart(2, "0"));
-  if (layout === "main") {
-    const repo = await createRepo(q, "load-main");
+  const clients = Array.from({ length: clientsOf(layout) }, (_, w) => String(w).padStart(2, "0"));
+  if (layout === "main" || layout === "single") {
+    const repo = await createRepo(q, `load-${layout}`);
     return clients.map(() => ({ repo, branch: "main" }));
   }
   if (layout === "branches") {
@@ -37,7 +44,7 @@ async function targetsFor(q: QuireClient, layout: CommitLayout): Promise<Target[
 }
 
 /**
- * 1-file commits from 16 concurrent clients. Each client rewrites its own 50 paths with new bytes
+ * 1-file commits from concurrent clients. Each client rewrites its own 50 paths with new bytes
  * each time, so every commit inserts a content row, a file change and a commit, as a real edit does.
  */
 export async function measureCommits(
@@ -49,8 +56,8 @@ export async function measureCommits(
   const targets = await targetsFor(q, layout);
   return runLoad({
     label: `commits (${layout})`,
-    concurrency: COMMIT_CLIENTS,
-    warmup: 4 * COMMIT_CLIENTS,
+    concurrency: targets.length,
+    warmup: 4 * targets.length,
     ...budget,
     send: async (i, w) => {
       const { repo, branch } = targets[w]!;
