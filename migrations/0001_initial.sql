@@ -1,8 +1,9 @@
 -- Up Migration
 
 -- Orgs own repos. Names are validated in shared/names.ts; the database keeps them unique.
+-- Names use the "C" collation so every list is in byte order, whatever the server's locale.
 CREATE TABLE orgs (
-  name        text PRIMARY KEY,
+  name        text COLLATE "C" PRIMARY KEY,
   created_at  timestamptz NOT NULL DEFAULT now(),
   created_by  text NOT NULL
 );
@@ -11,8 +12,8 @@ CREATE TABLE orgs (
 CREATE UNIQUE INDEX orgs_name_unique_ci ON orgs (lower(name));
 
 CREATE TABLE org_members (
-  org         text NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
-  identity    text NOT NULL,
+  org         text COLLATE "C" NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
+  identity    text COLLATE "C" NOT NULL,
   role        text NOT NULL CHECK (role IN ('owner', 'member')),
   added_at    timestamptz NOT NULL DEFAULT now(),
   added_by    text NOT NULL,
@@ -23,7 +24,7 @@ CREATE INDEX org_members_by_identity ON org_members (identity);
 -- The token itself is shown once; only its SHA-256 is kept.
 CREATE TABLE org_invites (
   id            uuid PRIMARY KEY,
-  org           text NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
+  org           text COLLATE "C" NOT NULL REFERENCES orgs (name) ON DELETE CASCADE,
   email         text NOT NULL,
   role          text NOT NULL CHECK (role IN ('owner', 'member')),
   token_sha256  bytea NOT NULL UNIQUE,
@@ -41,8 +42,8 @@ CREATE INDEX org_invites_by_org ON org_invites (org, created_at);
 -- branch row is already locked, so sequences are gap-free and in commit order on every branch.
 CREATE TABLE repos (
   id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  name           text NOT NULL UNIQUE,
-  owner          text NOT NULL REFERENCES orgs (name),
+  name           text COLLATE "C" NOT NULL UNIQUE,
+  owner          text COLLATE "C" NOT NULL REFERENCES orgs (name),
   created_at     timestamptz NOT NULL DEFAULT now(),
   created_by     text NOT NULL,
   last_sequence  bigint NOT NULL DEFAULT 0
@@ -52,7 +53,7 @@ CREATE UNIQUE INDEX repos_name_unique_ci ON repos (lower(name));
 
 CREATE TABLE repo_roles (
   repo_id     bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
-  identity    text NOT NULL,
+  identity    text COLLATE "C" NOT NULL,
   role        text NOT NULL CHECK (role IN ('reader', 'writer', 'maintainer', 'admin')),
   granted_at  timestamptz NOT NULL DEFAULT now(),
   granted_by  text NOT NULL,
@@ -65,7 +66,7 @@ CREATE INDEX repo_roles_by_identity ON repo_roles (identity);
 CREATE TABLE branches (
   id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   repo_id        bigint NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
-  name           text NOT NULL,
+  name           text COLLATE "C" NOT NULL,
   status         text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'merged', 'abandoned')),
   draft          boolean NOT NULL DEFAULT false,
   base_sequence  bigint NOT NULL,
@@ -141,9 +142,11 @@ CREATE FUNCTION tree_page(p_branch bigint, at bigint, p_parent bigint, parent_at
 RETURNS TABLE (path text, content_sha256 bytea, content_type text, is_binary boolean)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-  next_own text;
-  next_parent text;
-  current text;
+  -- "C" like the column: least() and the `after` cursor must agree with the index's byte order,
+  -- whatever the database's default collation is.
+  next_own text COLLATE "C";
+  next_parent text COLLATE "C";
+  current text COLLATE "C";
   emitted int := 0;
 BEGIN
   SELECT f.path INTO next_own FROM file_changes f

@@ -69,7 +69,8 @@ export async function diffBranch(ctx: AppContext, access: RepoAccess, branchName
     }
     changes.push({ path: r.path as string, status, binary, diff });
   }
-  const touched = rows.map((r) => r.path as string);
+  // Only a net change on the branch can conflict: a path changed and changed back did not change.
+  const touched = changes.map((c) => c.path);
   const clash = await ctx.pool.query(conflicts_select, [
     main.id,
     branch.base_sequence,
