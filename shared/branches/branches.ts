@@ -21,34 +21,10 @@ export interface BranchRow {
   created_at: Date;
 }
 
-/** The wire shape of a branch. */
-export interface BranchRecord {
-  name: string;
-  head_sequence: number;
-  base_sequence: number;
-  status: BranchStatus;
-  draft: boolean;
-  created_by: string;
-  created_at: Date;
-}
+/** The wire shape of a branch: the row without its internal id and chain head. */
+export type BranchRecord = Omit<BranchRow, "id" | "head_hash">;
 
-export const toBranchRecord = ({
-  name,
-  head_sequence,
-  base_sequence,
-  status,
-  draft,
-  created_by,
-  created_at,
-}: BranchRow): BranchRecord => ({
-  name,
-  head_sequence,
-  base_sequence,
-  status,
-  draft,
-  created_by,
-  created_at,
-});
+export const toBranchRecord = ({ id: _id, head_hash: _hash, ...record }: BranchRow): BranchRecord => record;
 
 const branch_columns =
   "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at";

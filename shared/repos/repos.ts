@@ -7,20 +7,10 @@ import { fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { requireOrg } from "../orgs/access.ts";
 
-/** The wire shape of a repo. */
-export interface RepoRecord {
-  name: string;
-  owner: string;
-  created_at: Date;
-  created_by: string;
-}
+/** The wire shape of a repo: the row without its internal id. */
+export type RepoRecord = Omit<RepoRow, "id">;
 
-export const toRepoRecord = ({ name, owner, created_at, created_by }: RepoRow): RepoRecord => ({
-  name,
-  owner,
-  created_at,
-  created_by,
-});
+export const toRepoRecord = ({ id: _id, ...record }: RepoRow): RepoRecord => record;
 
 const repo_insert = `
   INSERT INTO repos (name, owner, created_by) VALUES ($1, $2, $3)
