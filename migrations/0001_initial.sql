@@ -79,6 +79,19 @@ CREATE TABLE branches (
 );
 CREATE INDEX branches_by_status ON branches (repo_id, status, name);
 
+-- A branch's base over time. A read of the branch at N uses the epoch with the greatest from_at
+-- at or below N: the branch's own rows from own_from up to N, laid over main up to
+-- least(base_sequence, N). Creating a branch opens epoch (from_at 0, own_from 0); a rebase onto
+-- main's head H opens (from_at H, own_from H + 1), so reads at sequences before the rebase
+-- answer exactly as they did.
+CREATE TABLE branch_epochs (
+  branch_id      bigint NOT NULL REFERENCES branches (id) ON DELETE CASCADE,
+  from_at        bigint NOT NULL,
+  base_sequence  bigint NOT NULL,
+  own_from       bigint NOT NULL,
+  PRIMARY KEY (branch_id, from_at)
+);
+
 -- Content-addressed file bodies, stored once per repo. Small bodies live inline; bodies above the
 -- blob threshold live in the blob store under blob_key.
 CREATE TABLE contents (
@@ -133,12 +146,13 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_repo ON events (repo, position);
 
--- A page of the tree of a branch at `at`, laid over its parent (main) at `parent_at`. This is a
+-- A page of the tree of a branch at `at` (its own rows from `own_from`), laid over its parent (main)
+-- at `parent_at`. This is a
 -- skip scan: each step jumps to the next changed path through the (branch_id, path, sequence)
 -- index and resolves it with one more probe, so a page costs about limit x log(rows) however long
 -- the history is. Deleted paths are skipped. With no parent, pass NULL for p_parent. The queries
 -- are written inline (not as helper functions) so PL/pgSQL caches their plans.
-CREATE FUNCTION tree_page(p_branch bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size int)
+CREATE FUNCTION tree_page(p_branch bigint, own_from bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size int)
 RETURNS TABLE (path text, content_sha256 bytea, content_type text, is_binary boolean)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -150,7 +164,7 @@ DECLARE
   emitted int := 0;
 BEGIN
   SELECT f.path INTO next_own FROM file_changes f
-  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at ORDER BY f.path LIMIT 1;
+  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence BETWEEN own_from AND at ORDER BY f.path LIMIT 1;
   SELECT f.path INTO next_parent FROM file_changes f
   WHERE f.branch_id = p_parent AND f.path > after_path AND f.sequence <= parent_at ORDER BY f.path LIMIT 1;
   WHILE emitted < page_size LOOP
@@ -158,10 +172,10 @@ BEGIN
     EXIT WHEN current IS NULL;
     IF current = next_own THEN
       SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
-      FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence <= at
+      FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence BETWEEN own_from AND at
       ORDER BY f.sequence DESC LIMIT 1;
       SELECT f.path INTO next_own FROM file_changes f
-      WHERE f.branch_id = p_branch AND f.path > current AND f.sequence <= at ORDER BY f.path LIMIT 1;
+      WHERE f.branch_id = p_branch AND f.path > current AND f.sequence BETWEEN own_from AND at ORDER BY f.path LIMIT 1;
     ELSE
       SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
       FROM file_changes f WHERE f.branch_id = p_parent AND f.path = current AND f.sequence <= parent_at
@@ -182,4 +196,4 @@ $$;
 
 -- Down Migration
 DROP FUNCTION tree_page;
-DROP TABLE events, file_changes, commits, contents, branches, repo_roles, repos, org_invites, org_members, orgs;
+DROP TABLE events, file_changes, commits, contents, branch_epochs, branches, repo_roles, repos, org_invites, org_members, orgs;

@@ -33,11 +33,17 @@ const branch_select_list = `
   SELECT ${branch_columns} FROM branches
   WHERE repo_id = $1 AND status = $2 AND (draft = $3 OR $4::boolean)
   ORDER BY name`;
+// A new branch with its first epoch: its own rows from the start, over main at its base.
 const branch_insert = `
-  INSERT INTO branches (repo_id, name, draft, base_sequence, head_sequence, created_by)
-  VALUES ($1, $2, $3, $4, $4, $5)
-  ON CONFLICT (repo_id, name) DO NOTHING
-  RETURNING ${branch_columns}`;
+  WITH branch AS (
+    INSERT INTO branches (repo_id, name, draft, base_sequence, head_sequence, created_by)
+    VALUES ($1, $2, $3, $4, $4, $5)
+    ON CONFLICT (repo_id, name) DO NOTHING
+    RETURNING ${branch_columns}),
+  epoch AS (
+    INSERT INTO branch_epochs (branch_id, from_at, base_sequence, own_from)
+    SELECT id, 0, base_sequence, 0 FROM branch)
+  SELECT * FROM branch`;
 const branch_update_draft = `UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING ${branch_columns}`;
 const branch_update_abandoned = `UPDATE branches SET status = 'abandoned', updated_at = now() WHERE id = $1`;
 

@@ -12,7 +12,7 @@ export interface TreeEntry {
   binary: boolean;
 }
 
-const tree_page_select = `SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6)`;
+const tree_page_select = `SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7)`;
 
 /** One page of the tree at (branch, at), paths after `after` in byte order. */
 export async function readTree(
@@ -23,6 +23,7 @@ export async function readTree(
   const view = await resolveView(db, access.repo.id, q.branch, q.at);
   const { rows } = await db.query(tree_page_select, [
     view.branch.id,
+    view.ownFrom,
     view.at,
     view.parentId,
     view.parentAt,
@@ -63,7 +64,7 @@ const file_history_select = `
   JOIN commits c ON c.repo_id = $1 AND c.sequence = f.sequence
   JOIN branches b ON b.id = f.branch_id
   WHERE f.path = $2 AND f.sequence < $7
-    AND ((f.branch_id = $3 AND f.sequence <= $4) OR (f.branch_id = $5 AND f.sequence <= $6))
+    AND ((f.branch_id = $3 AND f.sequence BETWEEN $9 AND $4) OR (f.branch_id = $5 AND f.sequence <= $6))
   ORDER BY f.sequence DESC
   LIMIT $8`;
 
@@ -82,6 +83,7 @@ export async function readFileHistory(
     view.parentAt,
     q.after ?? Number.MAX_SAFE_INTEGER,
     q.limit,
+    view.ownFrom,
   ]);
   return rows.map((r) => ({
     sequence: r.sequence,

@@ -3,35 +3,53 @@ import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 
 /**
- * What a read at (branch, at) sees: the branch's own changes up to `at`, laid over `main` up to
- * the branch's base (or up to `at`, for an `at` before the base). `main` has no parent. A view is
- * immutable: every row it reads was committed before `at` was the head.
+ * What a read at (branch, at) sees: the branch's own changes from `ownFrom` up to `at`, laid over
+ * `main` up to `parentAt` — the base of the branch's epoch at `at` (see `branch_epochs`), or
+ * `at` itself when that is lower. `main` has no parent. A view is immutable: every row it reads
+ * was committed before `at` was the head, and a rebase opens a new epoch instead of rewriting one.
  */
 export interface View {
   branch: BranchRow;
   at: number;
+  ownFrom: number;
   parentId: number | null;
   parentAt: number;
 }
 
-/** Resolves a view, refusing an `at` beyond the branch head. */
+const epoch_select_at = `
+  SELECT base_sequence, own_from FROM branch_epochs
+  WHERE branch_id = $1 AND from_at <= $2 ORDER BY from_at DESC LIMIT 1`;
+
+/** The view of a branch row at `at` (default: its head), refusing an `at` beyond the head. */
+export async function viewOf(db: Queryable, repoId: number, branch: BranchRow, at?: number): Promise<View> {
+  const seq = at ?? branch.head_sequence;
+  if (seq > branch.head_sequence) {
+    fail(
+      "SEQUENCE_OUT_OF_RANGE",
+      `query.at: ${seq} is beyond the head of '${branch.name}' (${branch.head_sequence})`,
+    );
+  }
+  if (branch.name === MAIN) return { branch, at: seq, ownFrom: 0, parentId: null, parentAt: 0 };
+  const main = await requireBranch(db, repoId, MAIN);
+  const { rows } = await db.query(epoch_select_at, [branch.id, seq]);
+  const epoch = rows[0] as { base_sequence: number; own_from: number };
+  return {
+    branch,
+    at: seq,
+    ownFrom: epoch.own_from,
+    parentId: main.id,
+    parentAt: Math.min(epoch.base_sequence, seq),
+  };
+}
+
+/** The view of the branch named `branchName` at `at` (default: its head). */
 export async function resolveView(
   db: Queryable,
   repoId: number,
   branchName: string,
   at: number | undefined,
 ): Promise<View> {
-  const branch = await requireBranch(db, repoId, branchName);
-  const seq = at ?? branch.head_sequence;
-  if (seq > branch.head_sequence) {
-    fail(
-      "SEQUENCE_OUT_OF_RANGE",
-      `query.at: ${seq} is beyond the head of '${branchName}' (${branch.head_sequence})`,
-    );
-  }
-  if (branch.name === MAIN) return { branch, at: seq, parentId: null, parentAt: 0 };
-  const main = await requireBranch(db, repoId, MAIN);
-  return { branch, at: seq, parentId: main.id, parentAt: Math.min(branch.base_sequence, seq) };
+  return viewOf(db, repoId, await requireBranch(db, repoId, branchName), at);
 }
 
 // The newest change of the path `p.path` in a view: the branch's own, else the parent's. Used as a
@@ -39,7 +57,7 @@ export async function resolveView(
 const newest_change_in_view = `
   LATERAL (
     (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-     WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence <= $2 ORDER BY f.sequence DESC LIMIT 1)
+     WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
     UNION ALL
     (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
      WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
@@ -67,6 +85,7 @@ export async function filesInView(
     view.parentId,
     view.parentAt,
     paths,
+    view.ownFrom,
   ]);
   return new Map(rows.map((r) => [r.path as string, r as FileVersion]));
 }
