@@ -15,6 +15,41 @@ export interface EventPayloads {
   };
   "com.svc.branch.created": { repo: string; branch: string; base_sequence: number; created_by: string };
   "com.svc.branch.abandoned": { repo: string; branch: string; abandoned_by: string };
+  "com.svc.branch.merged": { repo: string; branch: string; sequence: number; merged_by: string };
+  "com.svc.branch.rebased": {
+    repo: string;
+    branch: string;
+    new_base_sequence: number;
+    new_head_sequence: number;
+    commits_replayed: number;
+    rebased_by: string;
+  };
+  "com.svc.check.reported": {
+    repo: string;
+    branch: string;
+    sequence: number;
+    check_name: string;
+    status: string;
+    reporter: string;
+  };
+  "com.svc.merge.blocked": { repo: string; branch: string; actor: string; policies: string[] };
+  "com.svc.proposal.opened": {
+    repo: string;
+    branch: string;
+    base_branch: string;
+    proposal_id: string;
+    author: string;
+    sequence: number;
+  };
+  "com.svc.proposal.closed": { repo: string; branch: string; proposal_id: string };
+  "com.svc.proposal.merged": { repo: string; branch: string; base_branch: string; proposal_id: string };
+  "com.svc.review.submitted": {
+    repo: string;
+    branch: string;
+    sequence: number;
+    reviewer: string;
+    status: string;
+  };
   "com.svc.org.created": { org: string; created_by: string };
   "com.svc.org.deleted": { org: string; deleted_by: string };
   "com.svc.role.changed": { repo: string; identity: string; role: string; changed_by: string };
