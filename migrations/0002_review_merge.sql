@@ -1,5 +1,9 @@
 -- Up Migration
 
+-- Which file changes use a content row: purge's orphan check, and the foreign key's own checks
+-- when content rows are deleted.
+CREATE INDEX file_changes_by_content ON file_changes (repo_id, content_sha256);
+
 ALTER TABLE branches ADD COLUMN merged_at timestamptz, ADD COLUMN merged_by text, ADD COLUMN merge_sequence bigint;
 
 CREATE TABLE reviews (

@@ -34,5 +34,8 @@ export function gcsBlobStore(bucketName: string, storage: Storage): BlobStore {
       const [data] = await bucket.file(key).download();
       return data;
     },
+    async delete(key) {
+      await bucket.file(key).delete({ ignoreNotFound: true });
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { BlobStore } from "./store.ts";
 
@@ -15,5 +15,6 @@ export function localBlobStore(dir: string): BlobStore {
       await rename(tmp, file);
     },
     get: (key) => readFile(fileOf(key)),
+    delete: (key) => rm(fileOf(key), { force: true }),
   };
 }

@@ -68,7 +68,7 @@ const content_insert_batch = `
   INSERT INTO contents (repo_id, sha256, size, data, blob_key)
   SELECT $1, s.sha256, s.size, s.data, s.blob_key
   FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
-  ON CONFLICT (repo_id, sha256) DO NOTHING`;
+  ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size`;
 
 /**
  * Puts bodies above `threshold` bytes into the blob store. Run it before the transaction: keys are
@@ -85,7 +85,11 @@ export async function uploadLargeBodies(
   await Promise.all(large.map((b) => blobs.put(blobKey(repoId, b.sha256), b.data)));
 }
 
-/** Records the bodies (inline, or by blob key above the threshold); identical bytes are stored once. */
+/**
+ * Records the bodies (inline, or by blob key above the threshold); identical bytes are stored once.
+ * A body that is already stored is updated in place (to itself) so that its row is locked until
+ * this commit ends: purge skips locked rows, so it cannot remove content a commit is about to use.
+ */
 export async function insertBodies(
   tx: Queryable,
   repoId: number,

@@ -31,14 +31,15 @@ const branch_update_head = `UPDATE branches SET head_sequence = $2, head_hash = 
  * Writes one commit onto a branch whose row the caller has locked FOR UPDATE: the next repo
  * sequence, the commit row chained to the branch's previous hash, its file changes, the new
  * branch head, and its `commit.created` event. Every commit — from the API, a merge or a rebase —
- * is written here. Lock order: the branch row(s) first, then the repo counter row.
+ * is written here. Lock order: the branch row(s) first, then the repo counter row. A rebase passes
+ * `announce: false`: its replayed commits are announced by its own `branch.rebased` event.
  * `branch.head_sequence` and `head_hash` are updated in place for a caller writing several.
  */
 export async function writeCommit(
   tx: Queryable,
   repo: { id: number; name: string },
   branch: BranchRow,
-  commit: { author: string; message: string; changes: WrittenChange[] },
+  commit: { author: string; message: string; changes: WrittenChange[]; announce?: boolean },
 ): Promise<number> {
   const { rows } = await tx.query(repo_next_sequence, [repo.id]);
   const { sequence, created_at } = rows[0] as { sequence: number; created_at: Date };
@@ -72,19 +73,20 @@ export async function writeCommit(
     commit.changes.map((c) => c.binary),
   ]);
   await tx.query(branch_update_head, [branch.id, sequence, hash]);
-  await recordEvent(
-    tx,
-    "com.svc.commit.created",
-    {
-      repo: repo.name,
-      branch: branch.name,
-      sequence,
-      author: commit.author,
-      message: commit.message,
-      file_count: commit.changes.length,
-    },
-    { repo: repo.name },
-  );
+  if (commit.announce !== false)
+    await recordEvent(
+      tx,
+      "com.svc.commit.created",
+      {
+        repo: repo.name,
+        branch: branch.name,
+        sequence,
+        author: commit.author,
+        message: commit.message,
+        file_count: commit.changes.length,
+      },
+      { repo: repo.name },
+    );
   branch.head_sequence = sequence;
   branch.head_hash = hash;
   return sequence;

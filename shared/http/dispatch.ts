@@ -6,7 +6,7 @@ import type { Actor } from "../auth/actor.ts";
 import type { AppContext } from "../context.ts";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
-import { matchPath } from "./match.ts";
+import { matchPath, segmentsOf } from "./match.ts";
 import type { AnyRoute, Reply } from "./route.ts";
 
 export interface RawRequest {
@@ -64,14 +64,24 @@ function parseJsonBody(body: Buffer | undefined): unknown {
   }
 }
 
+/** How literal a pattern is: `/branch/:branch*\/status` (3) beats `/branch/:branch*` (2). */
+const literalSegments = (pattern: string) => segmentsOf(pattern).filter((s) => !s.startsWith(":")).length;
+
+/**
+ * The route for a request. When patterns of several routes match a path, the most literal one
+ * decides what the path means, whatever the order of the tables: `/branch/x/status` is the status
+ * of `x`, not a branch named `x/status` (which a client writes as `x%2Fstatus`).
+ */
 function findRoute(routes: readonly AnyRoute[], method: string, pathname: string) {
-  const allowed = new Set<string>();
-  for (const r of routes) {
-    const params = matchPath(r.path, pathname);
-    if (!params) continue;
-    if (r.method === method) return { route: r, params };
-    allowed.add(r.method);
-  }
+  const matches = routes.flatMap((route) => {
+    const params = matchPath(route.path, pathname);
+    return params ? [{ route, params, rank: literalSegments(route.path) }] : [];
+  });
+  const best = Math.max(...matches.map((m) => m.rank));
+  const candidates = matches.filter((m) => m.rank === best);
+  const found = candidates.find((m) => m.route.method === method);
+  if (found) return found;
+  const allowed = new Set(candidates.map((m) => m.route.method));
   if (allowed.size > 0) {
     const allow = [...allowed].sort().join(", ");
     throw new DomainError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allow}`, {
@@ -117,6 +127,7 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         repo,
         requestId,
         log,
+        headers: raw.headers,
       });
       reply.headers = { ...reply.headers, "x-request-id": requestId };
       return { reply, actor, requestId };
