@@ -1,0 +1,102 @@
+import type { RepoAccess } from "../access/roles.ts";
+import type { Actor } from "../auth/actor.ts";
+import { MAIN, requireActive, requireBranch } from "../branches/branches.ts";
+import { writeCommit } from "../commits/write.ts";
+import type { AppContext } from "../context.ts";
+import { withTx } from "../db/tx.ts";
+import { DomainError, fail } from "../errors.ts";
+import { recordEvent } from "../events/record.ts";
+import { markOpenProposalMerged } from "../proposals/proposals.ts";
+import { allPass, assessMerge, preparePolicies } from "./assess.ts";
+
+export interface MergeResult {
+  /** The new head of `main` (unchanged when the branch changed nothing). */
+  sequence: number;
+  branch: string;
+  merged_by: string;
+  proposal_id: string | null;
+}
+
+const branch_mark_merged = `
+  UPDATE branches SET status = 'merged', merged_at = now(), merged_by = $2, merge_sequence = $3, updated_at = now()
+  WHERE id = $1`;
+
+export function refuseMain(name: string, verb: string): void {
+  if (name === MAIN)
+    fail("VALIDATION_FAILED", `body.branch: 'main' cannot be ${verb} into itself; name another branch`);
+}
+
+/**
+ * Merges a branch into `main` in one transaction. Lock order: `main`, then the branch, both FOR
+ * UPDATE, so two merges, or a merge and a commit, on either branch never interleave. Under those
+ * locks it finds conflicts (409 MERGE_CONFLICT), evaluates the policies against exactly the head
+ * being merged (403 POLICY_DENIED, recording `merge.blocked` and nothing else), then writes the
+ * branch's net changes as one commit on `main`, marks the branch and its open proposal merged,
+ * and records `commit.created`, `branch.merged` and `proposal.merged`.
+ */
+export async function mergeBranch(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  name: string,
+): Promise<MergeResult> {
+  refuseMain(name, "merged");
+  await preparePolicies(ctx, access.repo.id, await requireBranch(ctx.pool, access.repo.id, MAIN));
+  const outcome = await withTx(ctx.pool, async (tx) => {
+    const main = await requireBranch(tx, access.repo.id, MAIN, "update");
+    const branch = await requireBranch(tx, access.repo.id, name, "update");
+    requireActive(branch);
+    if (branch.draft)
+      fail(
+        "BRANCH_DRAFT",
+        `branch '${name}' is a draft; promote it with PATCH {"draft": false} before merging`,
+      );
+    const { changes, conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
+    if (conflicts.length > 0)
+      return {
+        refused: new DomainError("MERGE_CONFLICT", `'${name}' conflicts with main`, {
+          details: { conflicts },
+        }),
+      };
+    if (!allPass(policies)) {
+      const failing = policies.filter((p) => !p.pass).map((p) => p.name);
+      await recordEvent(
+        tx,
+        "com.svc.merge.blocked",
+        { repo: access.repo.name, branch: name, actor: actor.identity, policies: failing },
+        { repo: access.repo.name },
+      );
+      return {
+        refused: new DomainError("POLICY_DENIED", `merge blocked by ${failing.join(", ")}`, {
+          details: { policies },
+        }),
+      };
+    }
+    const sequence =
+      changes.length === 0
+        ? main.head_sequence
+        : await writeCommit(tx, access.repo, main, {
+            author: actor.identity,
+            message: `Merge branch '${name}'`,
+            changes: changes.map((c) => ({
+              path: c.path,
+              sha256: c.branchSha,
+              contentType: c.contentType,
+              binary: c.branchBinary,
+            })),
+          });
+    await tx.query(branch_mark_merged, [branch.id, actor.identity, sequence]);
+    const proposal = await markOpenProposalMerged(tx, access.repo, branch);
+    await recordEvent(
+      tx,
+      "com.svc.branch.merged",
+      { repo: access.repo.name, branch: name, sequence, merged_by: actor.identity },
+      { repo: access.repo.name },
+    );
+    return {
+      merged: { sequence, branch: name, merged_by: actor.identity, proposal_id: proposal?.id ?? null },
+    };
+  });
+  if ("refused" in outcome) throw outcome.refused;
+  return outcome.merged;
+}

@@ -1,0 +1,134 @@
+import type { RepoAccess } from "../access/roles.ts";
+import type { Actor } from "../auth/actor.ts";
+import { type BranchRow, MAIN, requireActive, requireBranch } from "../branches/branches.ts";
+import { conflictsWithMain, netChanges } from "../commits/changes.ts";
+import { viewOf } from "../commits/view.ts";
+import { type WrittenChange, writeCommit } from "../commits/write.ts";
+import type { AppContext } from "../context.ts";
+import type { Queryable } from "../db/pool.ts";
+import { withTx } from "../db/tx.ts";
+import { DomainError } from "../errors.ts";
+import { recordEvent } from "../events/record.ts";
+import { refuseMain } from "./merge.ts";
+
+export interface RebaseResult {
+  branch: string;
+  new_base_sequence: number;
+  new_head_sequence: number;
+  commits_replayed: number;
+}
+
+// The branch's commits in its current epoch with their changes to `paths`, in commit order.
+const epoch_commits_select = `
+  SELECT c.sequence, c.author, c.message,
+         array_agg(f.path ORDER BY f.path) AS paths, array_agg(f.content_sha256 ORDER BY f.path) AS shas,
+         array_agg(f.content_type ORDER BY f.path) AS content_types, array_agg(f.is_binary ORDER BY f.path) AS binaries
+  FROM commits c JOIN file_changes f ON f.branch_id = c.branch_id AND f.sequence = c.sequence
+  WHERE c.branch_id = $1 AND c.sequence BETWEEN $2 AND $3 AND f.path = ANY ($4::text[])
+  GROUP BY c.sequence, c.author, c.message
+  ORDER BY c.sequence`;
+const epoch_insert = `INSERT INTO branch_epochs (branch_id, from_at, base_sequence, own_from) VALUES ($1, $2, $3, $2)`;
+const branch_update_base = `UPDATE branches SET base_sequence = $2, updated_at = now() WHERE id = $1`;
+
+interface Replay {
+  author: string;
+  message: string;
+  changes: WrittenChange[];
+}
+
+/**
+ * The branch's commits to replay, each keeping its author and message but only its changes to
+ * paths the branch really changes: a path changed and changed back is left to `main`, as it
+ * would be after a merge.
+ */
+async function replays(
+  db: Queryable,
+  branch: BranchRow,
+  ownFrom: number,
+  paths: string[],
+): Promise<Replay[]> {
+  const { rows } = await db.query(epoch_commits_select, [branch.id, ownFrom, branch.head_sequence, paths]);
+  return rows.map((r) => ({
+    author: r.author,
+    message: r.message,
+    changes: (r.paths as string[]).map((path, i) => ({
+      path,
+      sha256: r.shas[i],
+      contentType: r.content_types[i],
+      binary: r.binaries[i],
+    })),
+  }));
+}
+
+/**
+ * Replays a branch's changes onto the current head H of `main`, in one transaction. Locks `main`
+ * FOR SHARE (its head cannot move) and the branch FOR UPDATE. With conflicts it changes nothing
+ * (409 REBASE_CONFLICT). Otherwise the replayed commits get new sequences and a new epoch opens
+ * at the first of them, over `main` at H; reads at earlier sequences keep their answers. A branch
+ * with nothing to replay gets one empty commit marking the new base. Records `branch.rebased`
+ * (the replayed commits record no `commit.created` of their own).
+ */
+export async function rebaseBranch(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  name: string,
+): Promise<RebaseResult> {
+  refuseMain(name, "rebased");
+  const outcome = await withTx(ctx.pool, async (tx) => {
+    const main = await requireBranch(tx, access.repo.id, MAIN, "share");
+    const branch = await requireBranch(tx, access.repo.id, name, "update");
+    requireActive(branch);
+    const base = main.head_sequence;
+    if (branch.base_sequence === base) {
+      return {
+        rebased: {
+          branch: name,
+          new_base_sequence: base,
+          new_head_sequence: branch.head_sequence,
+          commits_replayed: 0,
+        },
+      };
+    }
+    const view = await viewOf(tx, access.repo.id, branch);
+    const changes = await netChanges(tx, view);
+    const conflicts = await conflictsWithMain(tx, view, base, changes);
+    if (conflicts.length > 0)
+      return {
+        refused: new DomainError("REBASE_CONFLICT", `'${name}' conflicts with main`, {
+          details: { conflicts },
+        }),
+      };
+
+    const work = await replays(
+      tx,
+      branch,
+      view.ownFrom,
+      changes.map((c) => c.path),
+    );
+    if (work.length === 0)
+      work.push({ author: actor.identity, message: `Rebase '${name}' onto main at ${base}`, changes: [] });
+    let first: number | undefined;
+    for (const commit of work) {
+      const sequence = await writeCommit(tx, access.repo, branch, { ...commit, announce: false });
+      first ??= sequence;
+    }
+    await tx.query(epoch_insert, [branch.id, first, base]);
+    await tx.query(branch_update_base, [branch.id, base]);
+    const result = {
+      branch: name,
+      new_base_sequence: base,
+      new_head_sequence: branch.head_sequence,
+      commits_replayed: changes.length === 0 ? 0 : work.length,
+    };
+    await recordEvent(
+      tx,
+      "com.svc.branch.rebased",
+      { repo: access.repo.name, ...result, rebased_by: actor.identity },
+      { repo: access.repo.name },
+    );
+    return { rebased: result };
+  });
+  if ("refused" in outcome) throw outcome.refused;
+  return outcome.rebased;
+}
