@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commit, createBranch, repoWithOwner, snapshot } from "../commits/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+describe("purge refusals", () => {
+  it.each(["", "30", "d30", "-5h", "1w", "5 h", "0h", "0d0h", "abc", "200000d"])(
+    "refuses older_than %j with 400 and changes nothing",
+    async (older_than) => {
+      const fx = await repoWithOwner(app);
+      await createBranch(fx, "b");
+      await commit(fx, "b", { "a.md": "a" });
+      await app.sql(
+        "UPDATE branches SET status = 'abandoned', updated_at = now() - interval '900 days' WHERE repo_id = $1 AND name = 'b'",
+        [fx.repoId],
+      );
+      const before = await snapshot(app, fx);
+      const res = await fx.client.post(`${fx.base}/purge`, { older_than });
+      expect(res.status).toBe(400);
+      expect(["INVALID_DURATION", "VALIDATION_FAILED"]).toContain(res.body.code);
+      expect(res.body.error).toContain("body.older_than");
+      expect(await snapshot(app, fx)).toEqual(before);
+    },
+  );
+
+  it("accepts compound durations such as 1h30m", async () => {
+    const fx = await repoWithOwner(app);
+    const res = await fx.client.post(`${fx.base}/purge`, { older_than: "1h30m" });
+    expect(res.status).toBe(200);
+    expect(new Date(res.body.cutoff).getTime()).toBeLessThan(Date.now() - 89 * 60_000);
+  });
+
+  it("needs the admin role", async () => {
+    const fx = await repoWithOwner(app);
+    await fx.client.put(`/repos/${fx.repo}/-/roles/maint@example.com`, { role: "maintainer" });
+    const res = await app.as("maint@example.com").post(`${fx.base}/purge`, { older_than: "1d" });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe("FORBIDDEN");
+  });
+});
