@@ -3,21 +3,53 @@ import { readdir, readFile } from "node:fs/promises";
 /** Linux reports CPU time in USER_HZ ticks, 100 per second on every platform Node supports. */
 const TICKS_PER_SECOND = 100;
 
-/** CPU seconds so far: the whole machine's busy time, and the part this bench's processes used. */
+/**
+ * CPU seconds so far: the whole machine's busy time, and what the bench's own processes used,
+ * split by role. The split shows what a request costs where (Node's event loop is one thread);
+ * the machine total shows how much other processes took, which on 2 cores skews every figure.
+ */
 export interface CpuSample {
   machineBusy: number;
-  ours: number;
+  /** The bench client process. */
+  client: number;
+  /** The Quire server process (its own threads, not its children). */
+  server: number;
+  /** Everything under the server: its PostgreSQL, including backends that have exited. */
+  postgres: number;
 }
 
-/**
- * The bench shares its machine with whatever else runs there, and on 2 cores any other busy
- * process skews every figure. Sampling before and after a phase tells how much CPU others took.
- * "Ours" is the process tree under this process (the bench, Quire, its PostgreSQL), each with the
- * time of its exited children (`cutime`), so PostgreSQL backends that came and went still count.
- */
-export async function sampleCpu(): Promise<CpuSample> {
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  /** utime + stime, in seconds. */
+  own: number;
+  /** cutime + cstime: children that exited and were waited for, so short-lived backends count. */
+  children: number;
+}
+
+export async function sampleCpu(serverPid: number): Promise<CpuSample> {
   const [machineBusy, processes] = await Promise.all([machineBusySeconds(), readProcesses()]);
-  const tree = new Set([process.pid]);
+  const byPid = new Map(processes.map((p) => [p.pid, p]));
+  const underServer = descendants(processes, serverPid);
+  return {
+    machineBusy,
+    client: byPid.get(process.pid)?.own ?? 0,
+    server: byPid.get(serverPid)?.own ?? 0,
+    postgres: underServer.reduce((sum, p) => sum + p.own + p.children, 0),
+  };
+}
+
+/** CPU seconds between two samples: by role, and other processes' share of all CPUs. */
+export function cpuBetween(before: CpuSample, after: CpuSample, seconds: number, cpus: number) {
+  const client = after.client - before.client;
+  const server = after.server - before.server;
+  const postgres = after.postgres - before.postgres;
+  const others = after.machineBusy - before.machineBusy - client - server - postgres;
+  return { client, server, postgres, othersShare: Math.max(0, others / (seconds * cpus)) };
+}
+
+function descendants(processes: ProcStat[], root: number): ProcStat[] {
+  const tree = new Set([root]);
   let grew = true;
   while (grew) {
     grew = false;
@@ -27,27 +59,18 @@ export async function sampleCpu(): Promise<CpuSample> {
         grew = true;
       }
   }
-  const ours = processes.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + p.cpuSeconds, 0);
-  return { machineBusy, ours };
-}
-
-/** The share of the machine's capacity (all CPUs) that other processes used between two samples. */
-export function othersShare(before: CpuSample, after: CpuSample, seconds: number, cpus: number): number {
-  const others = after.machineBusy - before.machineBusy - (after.ours - before.ours);
-  return Math.max(0, others / (seconds * cpus));
+  return processes.filter((p) => p.pid !== root && tree.has(p.pid));
 }
 
 /** Busy time from the first line of /proc/stat: everything but idle and iowait; steal counts as busy. */
 async function machineBusySeconds(): Promise<number> {
   const first = (await readFile("/proc/stat", "utf8")).split("\n")[0]!;
   const [user, nice, system, , , irq, softirq, steal] = first.split(/\s+/).slice(1).map(Number);
-  return (
-    ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) /
-    TICKS_PER_SECOND
-  );
+  const ticks = (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+  return ticks / TICKS_PER_SECOND;
 }
 
-async function readProcesses(): Promise<{ pid: number; ppid: number; cpuSeconds: number }[]> {
+async function readProcesses(): Promise<ProcStat[]> {
   const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
   const stats = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/stat`, "utf8").catch(() => "")));
   return stats.flatMap((stat, k) => {
@@ -55,7 +78,13 @@ async function readProcesses(): Promise<{ pid: number; ppid: number; cpuSeconds:
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (fields.length < 15) return [];
     const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number);
-    const ticks = (utime ?? 0) + (stime ?? 0) + (cutime ?? 0) + (cstime ?? 0);
-    return [{ pid: Number(pids[k]), ppid: Number(fields[1]), cpuSeconds: ticks / TICKS_PER_SECOND }];
+    return [
+      {
+        pid: Number(pids[k]),
+        ppid: Number(fields[1]),
+        own: ((utime ?? 0) + (stime ?? 0)) / TICKS_PER_SECOND,
+        children: ((cutime ?? 0) + (cstime ?? 0)) / TICKS_PER_SECOND,
+      },
+    ];
   });
 }

@@ -1,6 +1,5 @@
 import type { QuireClient } from "./client.ts";
 import { type LoadResult, runLoad } from "./load.ts";
-import { progress } from "./log.ts";
 
 /** Most files one commit may carry (MAX_FILES_PER_COMMIT): the tree is written in commits of this size. */
 export const BULK_FILES = 1_000;
@@ -72,27 +71,31 @@ export async function headOf(q: QuireClient, repo: string, branch = "main"): Pro
   return (await q.get<{ head_sequence: number }>(`/repos/${repo}/-/branch/${branch}`)).head_sequence;
 }
 
-/**
- * Builds a repo through the real API: the tree in commits of BULK_FILES files, then 1-file edits
- * with `concurrency` clients until main has `commits` commits. Returns the fixture and the rate of
- * the edits, which is one more commits-per-second figure (main, on a growing repo).
- */
-export async function buildRepo(
-  q: QuireClient,
-  opts: { name: string; files: number; commits: number; concurrency: number; maxSeconds: number },
-): Promise<{ fixture: RepoFixture; edits: LoadResult }> {
-  const repo = await createRepo(q, opts.name);
-  const bulkCommits = Math.ceil(opts.files / BULK_FILES);
+/** Writes files 0..files-1 to main of `repo` in commits of BULK_FILES files; returns the commits made. */
+export async function writeTree(q: QuireClient, repo: string, files: number): Promise<number> {
+  const bulkCommits = Math.ceil(files / BULK_FILES);
   for (let c = 0; c < bulkCommits; c++) {
-    const indexes = range(c * BULK_FILES, Math.min(opts.files, (c + 1) * BULK_FILES));
-    const files = indexes.map((i) => ({ path: fixturePath(i), text: `# file ${i}\n\nversion 0\n` }));
-    await commit(q, repo, "main", `bulk ${c + 1} of ${bulkCommits}`, files);
+    const indexes = range(c * BULK_FILES, Math.min(files, (c + 1) * BULK_FILES));
+    const changes = indexes.map((i) => ({ path: fixturePath(i), text: `# file ${i}\n\nversion 0\n` }));
+    await commit(q, repo, "main", `bulk ${c + 1} of ${bulkCommits}`, changes);
   }
-  progress(`${repo}: ${opts.files} files in ${bulkCommits} commits; now ${opts.commits - bulkCommits} edits`);
+  return bulkCommits;
+}
+
+/**
+ * 1-file edits to main of `repo` from `concurrency` clients, as many as `edits`. Their rate is one
+ * more commits-per-second figure (main, on a growing repo); any failure stops the run, since the
+ * read scenarios need the whole history.
+ */
+export async function editRepo(
+  q: QuireClient,
+  repo: string,
+  opts: { files: number; edits: number; concurrency: number; maxSeconds: number },
+): Promise<LoadResult> {
   const edits = await runLoad({
     label: `${repo} edits`,
     concurrency: opts.concurrency,
-    maxRequests: opts.commits - bulkCommits,
+    maxRequests: opts.edits,
     maxSeconds: opts.maxSeconds,
     send: async (k) => {
       const i = editedFile(k, opts.files);
@@ -103,22 +106,14 @@ export async function buildRepo(
   });
   if (edits.errors > 0)
     throw new Error(`building ${repo}: ${edits.errors} commits failed: ${edits.firstError}`);
-  const branch = await addBranch(q, repo);
-  const fixture = {
-    name: repo,
-    files: opts.files,
-    commits: await headOf(q, repo),
-    treeComplete: bulkCommits,
-    branch,
-  };
-  return { fixture, edits };
+  return edits;
 }
 
 /**
  * A branch off the head of main with 5 commits: 3 edits and a new file on the first page, and a
  * deletion, so that a branch page really lays the branch's own rows over main's.
  */
-async function addBranch(q: QuireClient, repo: string): Promise<string> {
+export async function addBranch(q: QuireClient, repo: string): Promise<string> {
   const branch = "feature";
   await createBranch(q, repo, branch);
   for (const i of [1, 2, 3])

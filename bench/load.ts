@@ -20,7 +20,9 @@ export interface Budget {
 }
 
 export interface LoadResult {
+  /** Requests answered in the measured loop; failed ones are in `errors`, warmup ones in `warmup`. */
   requests: number;
+  warmup: number;
   errors: number;
   firstError?: string;
   seconds: number;
@@ -42,10 +44,14 @@ export function percentile(sorted: number[], p: number): number {
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const warmup = opts.warmup ?? 0;
   if (warmup > 0) await loop({ ...opts, maxRequests: warmup }, 0, false);
-  return loop(opts, warmup, true);
+  return { ...(await loop(opts, warmup, true)), warmup };
 }
 
-async function loop(opts: LoadOptions, firstIndex: number, report: boolean): Promise<LoadResult> {
+async function loop(
+  opts: LoadOptions,
+  firstIndex: number,
+  report: boolean,
+): Promise<Omit<LoadResult, "warmup">> {
   const latencies: number[] = [];
   let next = 0;
   let errors = 0;

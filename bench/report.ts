@@ -1,4 +1,5 @@
 import type { LoadResult } from "./load.ts";
+import type { PhaseRecord } from "./phases.ts";
 import type { Plan } from "./plan.ts";
 import { type CommitLayout, LAYOUT_LABELS } from "./scenarios/commits.ts";
 import { READ_CASES } from "./scenarios/reads.ts";
@@ -26,16 +27,6 @@ export interface BenchResults {
   reads: { id: string; label: string; big: LoadResult; small: LoadResult }[];
   memory: { idleRssMiB: number; peakRssMiB: number };
   phases: PhaseRecord[];
-}
-
-/** One step of the run, with how much of the machine other processes took meanwhile. */
-export interface PhaseRecord {
-  name: string;
-  seconds: number;
-  /** CPU time of processes outside the bench's tree, as a share of all CPUs over the phase. */
-  othersCpuShare: number;
-  /** The server's VmHWM when the phase ended, to see which phase raised it. */
-  peakRssMiB: number;
 }
 
 export interface RepoBuild {
@@ -190,6 +181,24 @@ export function markdownTable(rows: Row[]): string {
     const errors = r.errors > 0 ? ` **${r.errors} errors**` : "";
     return `| ${cell(r.scenario)} | ${r.result}${errors} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${cell(ratio)} | ${cell(r.target ?? "")} | ${met} |`;
   });
+  return [head, ...lines].join("\n");
+}
+
+/**
+ * Where the CPU went, per request, in each phase that is one request loop: the server is one Node
+ * event loop, so its CPU per request bounds the whole service's rate at 1000 / ms requests per second.
+ */
+export function cpuTable(phases: PhaseRecord[]): string {
+  const head =
+    "| Phase | Requests | Quire CPU ms/req | PostgreSQL CPU ms/req | Bench client CPU ms/req | CPU taken by others |\n|---|---:|---:|---:|---:|---:|";
+  const perRequest = (seconds: number, n: number) => ((seconds * 1000) / n).toFixed(2);
+  const lines = phases.flatMap((p) =>
+    p.requests
+      ? [
+          `| ${p.name} | ${p.requests} | ${perRequest(p.cpuSeconds.server, p.requests)} | ${perRequest(p.cpuSeconds.postgres, p.requests)} | ${perRequest(p.cpuSeconds.client, p.requests)} | ${(p.othersCpuShare * 100).toFixed(0)}% |`,
+        ]
+      : [],
+  );
   return [head, ...lines].join("\n");
 }
 

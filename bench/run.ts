@@ -3,27 +3,28 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { type QuireClient, quireClient } from "./client.ts";
-import { othersShare, sampleCpu } from "./cpu.ts";
-import { checkpoint, serverVersion } from "./database.ts";
-import { buildRepo, createOrg } from "./fixtures.ts";
-import { progress } from "./log.ts";
-import { FULL, type Plan, QUICK } from "./plan.ts";
+import { analyze, serverVersion } from "./database.ts";
 import {
-  type BenchResults,
-  machineLine,
-  markdownTable,
-  type PhaseRecord,
-  type RepoBuild,
-  rowsOf,
-} from "./report.ts";
+  addBranch,
+  createOrg,
+  createRepo,
+  editRepo,
+  headOf,
+  type RepoFixture,
+  writeTree,
+} from "./fixtures.ts";
+import { progress } from "./log.ts";
+import { phaseRunner, sentBy } from "./phases.ts";
+import { FULL, type Plan, QUICK } from "./plan.ts";
+import { type BenchResults, cpuTable, machineLine, markdownTable, type RepoBuild, rowsOf } from "./report.ts";
 import { measureBaseline } from "./scenarios/baseline.ts";
-import { measureCommits } from "./scenarios/commits.ts";
+import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { type QuireProcess, startQuire } from "./server.ts";
 
 /**
  * `npm run bench [-- --json <file>] [-- --quick]`: starts Quire with its own embedded PostgreSQL,
- * measures a pg baseline and every scenario against that one server, prints a markdown table to
+ * measures a pg baseline and every scenario against that one server, prints markdown tables to
  * stdout and stops the server. Exits 1 if any measured request failed.
  */
 async function main(): Promise<number> {
@@ -38,7 +39,9 @@ async function main(): Promise<number> {
   try {
     const results = await measureAll(server, plan, loadAtStart);
     const rows = rowsOf(results);
-    process.stdout.write(`\n${machineLine(results)}\n\n${markdownTable(rows)}\n`);
+    process.stdout.write(
+      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n${cpuTable(results.phases)}\n`,
+    );
     if (values.json) await writeFile(values.json, `${JSON.stringify({ ...results, rows }, null, 2)}\n`);
     const failed = rows.filter((r) => r.errors > 0);
     for (const r of failed) progress(`FAILED requests in "${r.scenario}"`);
@@ -51,40 +54,41 @@ async function main(): Promise<number> {
 async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number): Promise<BenchResults> {
   const q = quireClient(server.url);
   const idle = await server.memory();
-  const phases: PhaseRecord[] = [];
-  /** Runs one phase after a CHECKPOINT and records its duration, the CPU others took meanwhile, and the peak RSS so far. */
-  const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
-    await checkpoint(server.databaseUrl);
-    const [start, cpuBefore] = [performance.now(), await sampleCpu()];
-    const result = await work();
-    const seconds = (performance.now() - start) / 1000;
-    const othersCpuShare = othersShare(cpuBefore, await sampleCpu(), seconds, os.cpus().length);
-    if (othersCpuShare > 0.1)
-      progress(
-        `warning: other processes used ${pct(othersCpuShare)} of the CPUs during ${name}: figures are skewed`,
-      );
-    phases.push({ name, seconds, othersCpuShare, peakRssMiB: mib((await server.memory()).peakKiB) });
-    return result;
-  };
-  const baseline = await phase("baseline", () => measureBaseline(server.databaseUrl, plan.baseline));
+  const phases = phaseRunner(server);
+  const baseline = await phases.run(
+    "baseline",
+    () => measureBaseline(server.databaseUrl, plan.baseline),
+    sentBy,
+  );
   progress(`baseline: ${baseline.perSecond.toFixed(0)} transactions/s`);
-  const httpFloor = await phase("http floor", () => measureHttpFloor(q, plan.httpFloor));
+  const httpFloor = await phases.run("http floor", () => measureHttpFloor(q, plan.httpFloor), sentBy);
   await createOrg(q);
+  const commitsOn = (layout: CommitLayout) =>
+    phases.run(`commits ${layout}`, () => measureCommits(q, layout, plan.commits), sentBy);
   const commits = {
-    single: await phase("commits single", () => measureCommits(q, "single", plan.commits)),
-    main: await phase("commits main", () => measureCommits(q, "main", plan.commits)),
-    branches: await phase("commits branches", () => measureCommits(q, "branches", plan.commits)),
-    repos: await phase("commits repos", () => measureCommits(q, "repos", plan.commits)),
+    single: await commitsOn("single"),
+    main: await commitsOn("main"),
+    branches: await commitsOn("branches"),
+    repos: await commitsOn("repos"),
   };
-  const small = await phase("build small", () => build(q, "small", plan.smallCommits, plan));
-  const big = await phase("build big", () => build(q, "big", plan.bigCommits, plan));
+  const small = await buildFixture(q, phases.run, "small", plan.smallCommits, plan);
+  const big = await buildFixture(q, phases.run, "big", plan.bigCommits, plan);
+  await analyze(server.databaseUrl);
   const reads = [];
   for (const c of READ_CASES) {
-    const onBig = await phase(`read ${c.id} big`, () => measureRead(q, c, big.fixture, plan.reads));
-    const onSmall = await phase(`read ${c.id} small`, () => measureRead(q, c, small.fixture, plan.reads));
+    const onBig = await phases.run(`${c.id} big`, () => measureRead(q, c, big.fixture, plan.reads), sentBy);
+    const onSmall = await phases.run(
+      `${c.id} small`,
+      () => measureRead(q, c, small.fixture, plan.reads),
+      sentBy,
+    );
     reads.push({ id: c.id, label: c.label, big: onBig, small: onSmall });
   }
-  const baselineEnd = await phase("baseline again", () => measureBaseline(server.databaseUrl, plan.baseline));
+  const baselineEnd = await phases.run(
+    "baseline again",
+    () => measureBaseline(server.databaseUrl, plan.baseline),
+    sentBy,
+  );
   const end = await server.memory();
   return {
     date: new Date().toISOString(),
@@ -96,22 +100,39 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     commits,
     repos: { small: small.summary, big: big.summary },
     reads,
-    memory: { idleRssMiB: mib(idle.rssKiB), peakRssMiB: mib(end.peakKiB) },
-    phases,
+    memory: { idleRssMiB: idle.rssKiB / 1024, peakRssMiB: end.peakKiB / 1024 },
+    phases: phases.records,
   };
 }
 
-async function build(q: QuireClient, name: string, commits: number, plan: Plan) {
+/** A read fixture: the tree in bulk commits, the edits (a phase of their own), then the branch. */
+async function buildFixture(
+  q: QuireClient,
+  run: ReturnType<typeof phaseRunner>["run"],
+  name: string,
+  commits: number,
+  plan: Plan,
+): Promise<{ fixture: RepoFixture; summary: RepoBuild }> {
   progress(`building repo ${name}: ${plan.treeFiles} files, ${commits} commits`);
-  const { fixture, edits } = await buildRepo(q, {
-    name,
-    files: plan.treeFiles,
-    commits,
-    concurrency: plan.buildConcurrency,
-    maxSeconds: plan.buildMaxSeconds,
-  });
-  const summary: RepoBuild = { repo: fixture.name, files: fixture.files, commits: fixture.commits, edits };
-  return { fixture, summary };
+  const repo = await createRepo(q, name);
+  const bulk = await run(`tree ${name}`, () => writeTree(q, repo, plan.treeFiles));
+  const edits = await run(
+    `edits ${name}`,
+    () =>
+      editRepo(q, repo, {
+        files: plan.treeFiles,
+        edits: commits - bulk,
+        concurrency: plan.buildConcurrency,
+        maxSeconds: plan.buildMaxSeconds,
+      }),
+    sentBy,
+  );
+  const branch = await addBranch(q, repo);
+  const made = await headOf(q, repo);
+  return {
+    fixture: { name: repo, files: plan.treeFiles, commits: made, treeComplete: bulk, branch },
+    summary: { repo, files: plan.treeFiles, commits: made, edits },
+  };
 }
 
 async function machine(databaseUrl: string, loadAtStart: number): Promise<Record<string, string | number>> {
@@ -126,9 +147,6 @@ async function machine(databaseUrl: string, loadAtStart: number): Promise<Record
     loadAverageAtStart: loadAtStart,
   };
 }
-
-const mib = (kib: number) => kib / 1024;
-const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
 
 /** Ctrl-C or a kill must not leave the server and its PostgreSQL running, nor their temp dir. */
 function stopOnSignal(server: QuireProcess): void {
