@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { branchName, sequenceParam } from "../../shared/api/names.ts";
+import { listCheckRuns, reportCheck } from "../../shared/checks/checks.ts";
+import { checkName, checkStatuses, logUrl } from "../../shared/checks/names.ts";
+import { created, ok, route } from "../../shared/http/route.ts";
+
+export const checkRoutes = [
+  route({
+    method: "POST",
+    path: "/repos/:repo*/-/check",
+    access: { repo: "writer" },
+    summary:
+      "Report a check run for a branch at a sequence (default: its head); replaces an earlier report of the same check there",
+    body: z.object({
+      branch: branchName,
+      check_name: checkName,
+      status: z.enum(checkStatuses, "must be passed, failed or pending"),
+      log_url: logUrl.nullable().optional(),
+      sequence: z.int("must be a whole number").optional(),
+    }),
+    handler: async ({ ctx, actor, repo, body }) => created(await reportCheck(ctx.pool, actor!, repo!, body)),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/branch/:branch*/checks",
+    access: { repo: "reader" },
+    summary: "The check runs of a branch at sequences at or before a sequence, by sequence then name",
+    params: z.object({ repo: z.string(), branch: branchName }),
+    query: z.object({ at: sequenceParam.optional() }),
+    handler: async ({ ctx, repo, params, query }) =>
+      ok({ check_runs: await listCheckRuns(ctx.pool, repo!, { branch: params.branch, at: query.at }) }),
+  }),
+];

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { branchName, filePath } from "../../shared/api/names.ts";
+import { addComment, deleteComment, listComments, MAX_COMMENT_BODY } from "../../shared/comments/comments.ts";
+import { created, noContent, ok, route } from "../../shared/http/route.ts";
+
+export const commentRoutes = [
+  route({
+    method: "POST",
+    path: "/repos/:repo*/-/comment",
+    access: { repo: "writer" },
+    summary: "Comment on a file of a branch, at the branch's current head",
+    body: z.object({
+      branch: branchName,
+      path: filePath,
+      body: z
+        .string()
+        .min(1, "must not be empty")
+        .max(MAX_COMMENT_BODY, `must be at most ${MAX_COMMENT_BODY} characters`),
+    }),
+    handler: async ({ ctx, actor, repo, body }) => created(await addComment(ctx.pool, actor!, repo!, body)),
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/branch/:branch*/comments",
+    access: { repo: "reader" },
+    summary: "The comments on a branch, optionally on one file, oldest first",
+    params: z.object({ repo: z.string(), branch: branchName }),
+    query: z.object({ path: filePath.optional() }),
+    handler: async ({ ctx, repo, params, query }) =>
+      ok({ comments: await listComments(ctx.pool, repo!, { branch: params.branch, path: query.path }) }),
+  }),
+  route({
+    method: "DELETE",
+    path: "/repos/:repo*/-/comment/:id",
+    access: { repo: "writer" },
+    summary: "Delete a comment: writers their own, maintainers any",
+    params: z.object({ repo: z.string(), id: z.guid("must be a comment id (a UUID)") }),
+    handler: async ({ ctx, actor, repo, params }) => {
+      await deleteComment(ctx.pool, actor!, repo!, params.id);
+      return noContent();
+    },
+  }),
+];

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectError } from "../commits/fixtures.ts";
+import { branch, commitAs, eventData, state, type Team, team } from "../reviews/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+
+let app: TestApp;
+let t: Team;
+beforeAll(async () => {
+  app = await startTestApp();
+  t = await team(app);
+  await branch(t, "feat");
+  await commitAs(t, t.writer, "feat");
+});
+afterAll(() => app.close());
+
+const body = { branch: "feat", check_name: "ci/test", status: "passed" };
+
+describe("who may report a check run", () => {
+  it("needs writer: a reader gets 403, a stranger 404, no credentials 401; nothing changes", async () => {
+    const before = await state(t);
+    expectError(await t.as(t.reader).post(`${t.base}/check`, body), 403, "FORBIDDEN");
+    expectError(await t.as(t.stranger).post(`${t.base}/check`, body), 404, "REPO_NOT_FOUND");
+    expectError(await app.anonymous.post(`${t.base}/check`, body), 401, "UNAUTHENTICATED");
+    const forged = await app.anonymous.raw("POST", `${t.base}/check`, {
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json", authorization: "Bearer not-a-token" },
+    });
+    expectError(forged, 401, "UNAUTHENTICATED");
+    expect(await state(t)).toEqual(before);
+    expect(await eventData(t, "com.svc.check.reported")).toEqual([]);
+  });
+
+  it("lets a reader list check runs; a stranger gets 404 and no credentials 401", async () => {
+    expect((await t.as(t.reader).get(`${t.base}/branch/feat/checks`)).status).toBe(200);
+    expectError(await t.as(t.stranger).get(`${t.base}/branch/feat/checks`), 404, "REPO_NOT_FOUND");
+    expectError(await app.anonymous.get(`${t.base}/branch/feat/checks`), 401, "UNAUTHENTICATED");
+  });
+
+  it("the reporter is always the caller: a reporter in the body is ignored", async () => {
+    const res = await t.as(t.writer).post(`${t.base}/check`, {
+      ...body,
+      check_name: "forged",
+      reporter: "ci-job:1234",
+      id: "00000000-0000-0000-0000-000000000000",
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.reporter).toBe(t.writer);
+    expect(res.body.id).not.toBe("00000000-0000-0000-0000-000000000000");
+    const events = await eventData(t, "com.svc.check.reported");
+    expect(events.at(-1)).toMatchObject({ check_name: "forged", reporter: t.writer });
+  });
+
+  it("a check run on one repo's branch is not visible on another repo's branch of the same name", async () => {
+    const u = await team(app);
+    await branch(u, "feat");
+    expect((await t.as(t.writer).post(`${t.base}/check`, { ...body, check_name: "mine" })).status).toBe(201);
+    expect((await u.client.get(`${u.base}/branch/feat/checks`)).body).toEqual({ check_runs: [] });
+    // t's writer has no role on u.
+    expectError(await t.as(t.writer).post(`${u.base}/check`, body), 404, "REPO_NOT_FOUND");
+  });
+});

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  branch,
+  commitAs,
+  markMerged,
+  state,
+  type Team,
+  TIMESTAMP,
+  team,
+  UUID,
+} from "../reviews/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const comment = (t: Team, who: string, body: Record<string, unknown>) =>
+  t.as(who).post(`${t.base}/comment`, body);
+
+describe("adding a comment", () => {
+  it("answers 201 with the comment, attached to the branch head, authored by the caller", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const head = await commitAs(t, t.writer, "feat", "docs/guide.md");
+    const res = await comment(t, t.writer2, {
+      branch: "feat",
+      path: "docs/guide.md",
+      body: "typo on line 3",
+    });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual([
+      "author",
+      "body",
+      "branch",
+      "created_at",
+      "id",
+      "path",
+      "sequence",
+    ]);
+    expect(res.body).toMatchObject({
+      branch: "feat",
+      path: "docs/guide.md",
+      body: "typo on line 3",
+      author: t.writer2,
+      sequence: head,
+    });
+    expect(res.body.id).toMatch(UUID);
+    expect(res.body.created_at).toMatch(TIMESTAMP);
+  });
+
+  it("records no event (the spec has no event type for comments)", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    await commitAs(t, t.writer, "feat");
+    const before = (await state(t))["events"];
+    expect((await comment(t, t.writer, { branch: "feat", path: "a.md", body: "x" })).status).toBe(201);
+    expect((await state(t))["events"]).toBe(before);
+  });
+
+  it("accepts a path that does not exist on the branch, and comments on main", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    expect(
+      (await comment(t, t.writer, { branch: "feat", path: "not/there.md", body: "add this?" })).status,
+    ).toBe(201);
+    const onMain = await comment(t, t.writer, { branch: "main", path: "README.md", body: "hm" });
+    expect(onMain.status).toBe(201);
+    expect(onMain.body).toMatchObject({ branch: "main", sequence: 0 });
+  });
+
+  it("follows the head: a comment after a commit is attached to the new head", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const s1 = await commitAs(t, t.writer, "feat");
+    const a = await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "one" });
+    const s2 = await commitAs(t, t.writer, "feat", "a.md", "y");
+    const b = await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "two" });
+    expect([a.body.sequence, b.body.sequence]).toEqual([s1, s2]);
+  });
+
+  it("accepts a body of 65,536 characters and any text in it", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    for (const body of ["z".repeat(65_536), "line 1\nline 2\t✓ ünïcode"]) {
+      const res = await comment(t, t.writer, { branch: "feat", path: "a.md", body });
+      expect(res.status).toBe(201);
+      expect(res.body.body).toBe(body);
+    }
+  });
+});
+
+describe("listing comments", () => {
+  let t: Team;
+  beforeAll(async () => {
+    t = await team(app);
+    await branch(t, "feat");
+    await commitAs(t, t.writer, "feat");
+    for (const [path, body, who] of [
+      ["b.md", "first", t.writer],
+      ["a.md", "second", t.writer2],
+      ["b.md", "third", t.maintainer],
+      ["dir/c.md", "fourth", t.writer],
+    ] as const)
+      expect((await comment(t, who, { branch: "feat", path, body })).status).toBe(201);
+  });
+
+  it("returns {comments: [...]} oldest first", async () => {
+    const res = await t.as(t.reader).get(`${t.base}/branch/feat/comments`);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(["comments"]);
+    expect(res.body.comments.map((c: any) => [c.body, c.path, c.author])).toEqual([
+      ["first", "b.md", t.writer],
+      ["second", "a.md", t.writer2],
+      ["third", "b.md", t.maintainer],
+      ["fourth", "dir/c.md", t.writer],
+    ]);
+  });
+
+  it("with path, returns only the comments on that file", async () => {
+    const bodies = async (path: string) =>
+      (
+        await t.client.get(`${t.base}/branch/feat/comments?path=${encodeURIComponent(path)}`)
+      ).body.comments.map((c: any) => c.body);
+    expect(await bodies("b.md")).toEqual(["first", "third"]);
+    expect(await bodies("dir/c.md")).toEqual(["fourth"]);
+    expect(await bodies("dir")).toEqual([]);
+    expect(await bodies("nothing.md")).toEqual([]);
+  });
+
+  it("returns an empty list for a branch without comments", async () => {
+    expect((await t.client.get(`${t.base}/branch/main/comments`)).body).toEqual({ comments: [] });
+  });
+
+  it("still lists the comments of a merged branch", async () => {
+    const u = await team(app);
+    await branch(u, "done");
+    expect((await comment(u, u.writer, { branch: "done", path: "a.md", body: "x" })).status).toBe(201);
+    await markMerged(u, "done");
+    expect((await u.client.get(`${u.base}/branch/done/comments`)).body.comments).toHaveLength(1);
+  });
+
+  it("works for branch names with slashes", async () => {
+    const u = await team(app);
+    await branch(u, "feature/x");
+    expect((await comment(u, u.writer, { branch: "feature/x", path: "a.md", body: "x" })).status).toBe(201);
+    for (const seg of ["feature/x", "feature%2Fx"])
+      expect((await u.client.get(`${u.base}/branch/${seg}/comments`)).body.comments[0].branch).toBe(
+        "feature/x",
+      );
+  });
+});
+
+describe("deleting a comment", () => {
+  it("lets a writer delete their own: 204, gone from the list, no event", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const c = await comment(t, t.writer, { branch: "feat", path: "a.md", body: "oops" });
+    const keep = await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "keep" });
+    const events = (await state(t))["events"];
+    const res = await t.as(t.writer).delete(`${t.base}/comment/${c.body.id}`);
+    expect(res.status).toBe(204);
+    expect(res.body).toBe("");
+    expect(
+      (await t.client.get(`${t.base}/branch/feat/comments`)).body.comments.map((x: any) => x.id),
+    ).toEqual([keep.body.id]);
+    expect((await state(t))["events"]).toBe(events);
+  });
+
+  it("lets a maintainer, an admin and a global admin delete anyone's", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    for (const who of [t.maintainer, t.owner, "admin@quire.test"]) {
+      const c = await comment(t, t.writer, { branch: "feat", path: "a.md", body: "x" });
+      expect((await t.as(who).delete(`${t.base}/comment/${c.body.id}`)).status).toBe(204);
+    }
+    expect((await t.client.get(`${t.base}/branch/feat/comments`)).body).toEqual({ comments: [] });
+  });
+
+  it("works on comments of merged and abandoned branches", async () => {
+    const t = await team(app);
+    await branch(t, "done");
+    await branch(t, "gone");
+    const a = await comment(t, t.writer, { branch: "done", path: "a.md", body: "x" });
+    const b = await comment(t, t.writer, { branch: "gone", path: "a.md", body: "x" });
+    await markMerged(t, "done");
+    expect((await t.client.delete(`${t.base}/branch/gone`)).status).toBe(204);
+    expect((await t.as(t.writer).delete(`${t.base}/comment/${a.body.id}`)).status).toBe(204);
+    expect((await t.as(t.writer).delete(`${t.base}/comment/${b.body.id}`)).status).toBe(204);
+  });
+});

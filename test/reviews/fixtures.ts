@@ -1,0 +1,102 @@
+import { randomBytes } from "node:crypto";
+import { expect } from "vitest";
+import { type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import type { TestApp } from "../support/app.ts";
+import { b64, type Client } from "../support/client.ts";
+
+/**
+ * Fixtures shared by the review, check-run and comment tests: a repo whose owner (admin) granted a
+ * writer, a second writer, a maintainer and a reader through PUT /repos/{name}/-/roles/{identity},
+ * and a stranger with no access.
+ */
+export interface Team extends RepoFixture {
+  app: TestApp;
+  writer: string;
+  writer2: string;
+  maintainer: string;
+  reader: string;
+  stranger: string;
+  as(identity: string): Client;
+}
+
+export async function team(app: TestApp): Promise<Team> {
+  const fx = await repoWithOwner(app);
+  const tag = randomBytes(3).toString("hex");
+  const t: Team = {
+    ...fx,
+    app,
+    writer: `writer-${tag}@example.com`,
+    writer2: `writer2-${tag}@example.com`,
+    maintainer: `maintainer-${tag}@example.com`,
+    reader: `reader-${tag}@example.com`,
+    stranger: `stranger-${tag}@example.com`,
+    as: (identity) => app.as(identity),
+  };
+  await grant(t, t.writer, "writer");
+  await grant(t, t.writer2, "writer");
+  await grant(t, t.maintainer, "maintainer");
+  await grant(t, t.reader, "reader");
+  return t;
+}
+
+/** Grants (or changes) a repo role, as the repo's owner. */
+export async function grant(t: Team, identity: string, role: string): Promise<void> {
+  const res = await t.client.put(`${t.base}/roles/${identity}`, { role });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+}
+
+/** Creates a branch as the owner (maintainer+ is needed) and returns its head. */
+export async function branch(t: Team, name: string, draft = false): Promise<number> {
+  const res = await t.client.post(`${t.base}/branch`, { name, draft });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.head_sequence as number;
+}
+
+/** Commits one file as `who` and returns the new sequence. */
+export async function commitAs(t: Team, who: string, onBranch: string, path = "a.md", text = "x") {
+  const res = await t.as(who).post(`${t.base}/commit`, {
+    branch: onBranch,
+    message: `edit ${path}`,
+    files: [{ path, content: b64(text) }],
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.sequence as number;
+}
+
+/** Marks a branch merged directly (the merge endpoint is another issue's). */
+export async function markMerged(t: Team, name: string): Promise<void> {
+  await t.app.sql("UPDATE branches SET status = 'merged' WHERE repo_id = $1 AND name = $2", [t.repoId, name]);
+}
+
+/** The payloads of this repo's events of `type`, oldest first; asserts their source. */
+export async function eventData(t: Team, type: string): Promise<Record<string, unknown>[]> {
+  const rows = await t.app.sql<{ data: Record<string, unknown>; source: string }>(
+    "SELECT data, source FROM events WHERE repo = $1 AND type = $2 ORDER BY position",
+    [t.repo, type],
+  );
+  for (const r of rows) expect(r.source).toBe(`/repos/${t.repo}`);
+  return rows.map((r) => r.data);
+}
+
+/**
+ * Everything a refused review, check or comment request must leave alone: every row of the repo's
+ * reviews, check runs and comments, its branches' heads and statuses, and its events.
+ */
+export async function state(t: Team) {
+  const [row] = await t.app.sql(
+    `SELECT
+       (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM reviews r WHERE repo_id = $1) AS reviews,
+       (SELECT coalesce(json_agg(c ORDER BY c.id), '[]') FROM check_runs c WHERE repo_id = $1) AS check_runs,
+       (SELECT coalesce(json_agg(m ORDER BY m.id), '[]') FROM comments m WHERE repo_id = $1) AS comments,
+       (SELECT json_agg(json_build_array(b.name, b.status, b.head_sequence) ORDER BY b.name)
+          FROM branches b WHERE repo_id = $1) AS branches,
+       (SELECT count(*)::int FROM events WHERE repo = $2) AS events`,
+    [t.repoId, t.repo],
+  );
+  return row!;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** An RFC 3339 UTC timestamp with milliseconds, as every Quire timestamp is rendered. */
+export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

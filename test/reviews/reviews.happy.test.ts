@@ -1,0 +1,225 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { branch, commitAs, eventData, markMerged, type Team, TIMESTAMP, team, UUID } from "./fixtures.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const review = (t: Team, who: string, body: Record<string, unknown>) =>
+  t.as(who).post(`${t.base}/review`, body);
+
+describe("submitting a review", () => {
+  it("approves a branch at its current head: 201 with the review record", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const head = await commitAs(t, t.writer, "feat");
+    const res = await review(t, t.writer2, { branch: "feat", status: "approved", body: "looks good" });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual([
+      "body",
+      "branch",
+      "created_at",
+      "id",
+      "reviewer",
+      "sequence",
+      "status",
+    ]);
+    expect(res.body).toMatchObject({
+      branch: "feat",
+      status: "approved",
+      body: "looks good",
+      reviewer: t.writer2,
+      sequence: head,
+    });
+    expect(res.body.id).toMatch(UUID);
+    expect(res.body.created_at).toMatch(TIMESTAMP);
+    expect(Math.abs(Date.parse(res.body.created_at) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it("records com.svc.review.submitted once, with exactly the spec's fields", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const head = await commitAs(t, t.writer, "feat");
+    expect((await review(t, t.maintainer, { branch: "feat", status: "rejected", body: "no" })).status).toBe(
+      201,
+    );
+    expect(await eventData(t, "com.svc.review.submitted")).toEqual([
+      { repo: t.repo, branch: "feat", sequence: head, reviewer: t.maintainer, status: "rejected" },
+    ]);
+  });
+
+  it("lets the author of the branch's commits reject it", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    await commitAs(t, t.writer, "feat");
+    const res = await review(t, t.writer, { branch: "feat", status: "rejected", body: "not ready yet" });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ reviewer: t.writer, status: "rejected" });
+  });
+
+  it("lets someone who committed only to main approve a branch rooted on it", async () => {
+    const t = await team(app);
+    await commitAs(t, t.owner, "main");
+    await branch(t, "feat");
+    await commitAs(t, t.writer, "feat");
+    const res = await review(t, t.owner, { branch: "feat", status: "approved", body: "" });
+    expect(res.status).toBe(201);
+    expect(res.body.body).toBe("");
+  });
+
+  it("accepts a review of a branch with no commits of its own, at its base", async () => {
+    const t = await team(app);
+    const base = await commitAs(t, t.owner, "main");
+    await branch(t, "empty");
+    const res = await review(t, t.writer, { branch: "empty", status: "approved", body: "" });
+    expect(res.status).toBe(201);
+    expect(res.body.sequence).toBe(base);
+  });
+
+  it("accepts a review of a draft branch", async () => {
+    const t = await team(app);
+    await branch(t, "wip", true);
+    await commitAs(t, t.writer, "wip");
+    expect((await review(t, t.writer2, { branch: "wip", status: "approved", body: "ok" })).status).toBe(201);
+  });
+
+  it("keeps every review, including several by one reviewer", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    await commitAs(t, t.writer, "feat");
+    for (const status of ["rejected", "approved", "approved"])
+      expect((await review(t, t.writer2, { branch: "feat", status, body: status })).status).toBe(201);
+    const list = await t.client.get(`${t.base}/branch/feat/reviews`);
+    expect(list.body.reviews.map((r: { status: string }) => r.status)).toEqual([
+      "rejected",
+      "approved",
+      "approved",
+    ]);
+    expect(await eventData(t, "com.svc.review.submitted")).toHaveLength(3);
+  });
+
+  it("waits for a commit in progress and attaches to the head that commit leaves", async () => {
+    const t = await team(app);
+    await branch(t, "busy");
+    const first = await commitAs(t, t.writer, "busy");
+    // Hold the branch row as a commit does (FOR UPDATE) and move its head inside that transaction.
+    const locker = new pg.Client({ connectionString: app.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query("SELECT 1 FROM branches WHERE repo_id = $1 AND name = 'busy' FOR UPDATE", [
+        t.repoId,
+      ]);
+      let settled = false;
+      const pending = review(t, t.writer2, { branch: "busy", status: "approved", body: "" }).then((r) => {
+        settled = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false);
+      await locker.query(
+        "UPDATE branches SET head_sequence = head_sequence + 100 WHERE repo_id = $1 AND name = 'busy'",
+        [t.repoId],
+      );
+      await locker.query("COMMIT");
+      const res = await pending;
+      expect(res.status).toBe(201);
+      expect(res.body.sequence).toBe(first + 100);
+    } finally {
+      await locker.end();
+    }
+  });
+});
+
+describe("listing reviews", () => {
+  let t: Team;
+  let s1: number;
+  let s2: number;
+  beforeAll(async () => {
+    t = await team(app);
+    await branch(t, "feat");
+    s1 = await commitAs(t, t.writer, "feat");
+    expect((await review(t, t.writer2, { branch: "feat", status: "rejected", body: "one" })).status).toBe(
+      201,
+    );
+    expect((await review(t, t.maintainer, { branch: "feat", status: "approved", body: "two" })).status).toBe(
+      201,
+    );
+    s2 = await commitAs(t, t.writer, "feat", "b.md");
+    expect((await review(t, t.writer2, { branch: "feat", status: "approved", body: "three" })).status).toBe(
+      201,
+    );
+  });
+
+  it("returns {reviews: [...]} oldest first, each attached to the head it was submitted at", async () => {
+    const res = await t.as(t.reader).get(`${t.base}/branch/feat/reviews`);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(["reviews"]);
+    expect(res.body.reviews.map((r: any) => [r.body, r.sequence, r.reviewer, r.status])).toEqual([
+      ["one", s1, t.writer2, "rejected"],
+      ["two", s1, t.maintainer, "approved"],
+      ["three", s2, t.writer2, "approved"],
+    ]);
+    for (const r of res.body.reviews) {
+      expect(r.branch).toBe("feat");
+      expect(r.id).toMatch(UUID);
+    }
+    const times = res.body.reviews.map((r: any) => Date.parse(r.created_at));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+  });
+
+  it("with at, returns only reviews at or before that sequence", async () => {
+    const atS1 = await t.client.get(`${t.base}/branch/feat/reviews?at=${s1}`);
+    expect(atS1.body.reviews.map((r: any) => r.body)).toEqual(["one", "two"]);
+    const atS2 = await t.client.get(`${t.base}/branch/feat/reviews?at=${s2}`);
+    expect(atS2.body.reviews.map((r: any) => r.body)).toEqual(["one", "two", "three"]);
+    const before = await t.client.get(`${t.base}/branch/feat/reviews?at=${s1 - 1}`);
+    expect(before.body).toEqual({ reviews: [] });
+  });
+
+  it("returns an empty list for a branch nobody reviewed, and for main", async () => {
+    await branch(t, "quiet");
+    expect((await t.client.get(`${t.base}/branch/quiet/reviews`)).body).toEqual({ reviews: [] });
+    expect((await t.client.get(`${t.base}/branch/main/reviews`)).body).toEqual({ reviews: [] });
+  });
+
+  it("still lists the reviews of a branch once it is merged", async () => {
+    const u = await team(app);
+    await branch(u, "done");
+    await commitAs(u, u.writer, "done");
+    expect((await review(u, u.writer2, { branch: "done", status: "approved", body: "" })).status).toBe(201);
+    await markMerged(u, "done");
+    expect((await u.client.get(`${u.base}/branch/done/reviews`)).body.reviews).toHaveLength(1);
+  });
+});
+
+describe("branch names with slashes", () => {
+  it("review and list work for feature/x, and GET /branch/feature/x is still the branch", async () => {
+    const t = await team(app);
+    await branch(t, "feature/x");
+    await commitAs(t, t.writer, "feature/x");
+    expect((await review(t, t.writer2, { branch: "feature/x", status: "approved", body: "" })).status).toBe(
+      201,
+    );
+    for (const seg of ["feature/x", "feature%2Fx"]) {
+      const list = await t.client.get(`${t.base}/branch/${seg}/reviews`);
+      expect(list.status).toBe(200);
+      expect(list.body.reviews.map((r: any) => r.branch)).toEqual(["feature/x"]);
+    }
+    expect((await t.client.get(`${t.base}/branch/feature/x`)).body.name).toBe("feature/x");
+  });
+
+  it("a branch whose last segment is 'reviews' is reached with %2F", async () => {
+    const t = await team(app);
+    await branch(t, "x/reviews");
+    const res = await t.client.get(`${t.base}/branch/x%2Freviews`);
+    expect(res.status).toBe(200);
+    expect(res.body.name).toBe("x/reviews");
+    const list = await t.client.get(`${t.base}/branch/x%2Freviews/reviews`);
+    expect(list.body).toEqual({ reviews: [] });
+  });
+});
