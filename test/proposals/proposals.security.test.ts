@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import type { Client, Res } from "../support/client.ts";
+import { branchWithProposal, grant, open, state, uniqueBranch } from "./fixtures.ts";
+
+let app: TestApp;
+let fx: RepoFixture;
+const who = (role: string) => `${role}@people.test`;
+beforeAll(async () => {
+  app = await startTestApp();
+  fx = await repoWithOwner(app);
+  await commit(fx, "main", { "a.md": "hello" });
+  for (const role of ["reader", "writer", "maintainer"]) await grant(fx, who(role), role);
+  await grant(fx, who("author"), "writer");
+});
+afterAll(() => app.close());
+
+async function refused(request: () => Promise<Res>, status: number, code: string) {
+  const before = await state(app, fx);
+  expectError(await request(), status, code);
+  expect(await state(app, fx)).toEqual(before);
+}
+
+/** Every proposal request, against proposal `id` on branch `branch`. */
+const requests = (c: Client, id: string, branch: string) => [
+  () => c.post(`${fx.base}/proposals`, { branch, title: "t" }),
+  () => c.get(`${fx.base}/proposals`),
+  () => c.get(`${fx.base}/proposals/${id}`),
+  () => c.patch(`${fx.base}/proposals/${id}`, { title: "x" }),
+  () => c.post(`${fx.base}/proposals/${id}/close`),
+];
+
+describe("callers who may not see the repo", () => {
+  it("anonymous: 401 UNAUTHENTICATED on every proposal endpoint, nothing changes", async () => {
+    const p = await branchWithProposal(fx);
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    for (const r of requests(app.anonymous, p.id, branch)) await refused(r, 401, "UNAUTHENTICATED");
+  });
+
+  it("a stranger: 404 REPO_NOT_FOUND on every proposal endpoint, as if the repo did not exist", async () => {
+    const p = await branchWithProposal(fx);
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    for (const r of requests(app.as("stranger@people.test"), p.id, branch))
+      await refused(r, 404, "REPO_NOT_FOUND");
+  });
+});
+
+describe("a reader", () => {
+  it("lists and reads proposals but may not open, patch or close one (403)", async () => {
+    const p = await branchWithProposal(fx);
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    const reader = app.as(who("reader"));
+    expect((await reader.get(`${fx.base}/proposals`)).status).toBe(200);
+    expect((await reader.get(`${fx.base}/proposals/${p.id}`)).body).toEqual(p);
+    await refused(() => reader.post(`${fx.base}/proposals`, { branch, title: "t" }), 403, "FORBIDDEN");
+    await refused(() => reader.patch(`${fx.base}/proposals/${p.id}`, { title: "x" }), 403, "FORBIDDEN");
+    await refused(() => reader.post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+  });
+
+  it("an org member (a reader through the org) reads proposals", async () => {
+    const member = "member@people.test";
+    expect((await fx.client.post(`/orgs/${fx.org}/members/${member}`, { role: "member" })).status).toBe(201);
+    const p = await branchWithProposal(fx);
+    expect((await app.as(member).get(`${fx.base}/proposals/${p.id}`)).status).toBe(200);
+    await refused(() => app.as(member).post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+  });
+});
+
+describe("author or maintainer", () => {
+  it("a writer who is not the author may neither patch nor close (403), and nothing changes", async () => {
+    const p = await branchWithProposal(fx);
+    const writer = app.as(who("writer"));
+    await refused(
+      () => writer.patch(`${fx.base}/proposals/${p.id}`, { title: "mine now" }),
+      403,
+      "FORBIDDEN",
+    );
+    await refused(() => writer.post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body).toEqual(p);
+  });
+
+  it("the author (a writer) patches and closes their own proposal", async () => {
+    const author = app.as(who("author"));
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    const p = await open(fx, { branch, title: "mine" }, author);
+    expect(p.author).toBe(who("author"));
+    const patched = await author.patch(`${fx.base}/proposals/${p.id}`, { description: "details" });
+    expect(patched.status).toBe(200);
+    expect(patched.body.description).toBe("details");
+    const closed = await author.post(`${fx.base}/proposals/${p.id}/close`);
+    expect(closed.status).toBe(200);
+    expect(closed.body.state).toBe("closed");
+  });
+
+  it("a maintainer who is not the author patches and closes it", async () => {
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    const p = await open(fx, { branch, title: "by the author" }, app.as(who("author")));
+    const maintainer = app.as(who("maintainer"));
+    const patched = await maintainer.patch(`${fx.base}/proposals/${p.id}`, {
+      title: "edited by a maintainer",
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ title: "edited by a maintainer", author: who("author") });
+    const closed = await maintainer.post(`${fx.base}/proposals/${p.id}/close`);
+    expect(closed.status).toBe(200);
+    expect(closed.body).toMatchObject({ state: "closed", author: who("author") });
+  });
+
+  it("an admin (the org owner) and a global admin close proposals they did not open", async () => {
+    const a = await open(
+      fx,
+      { branch: (await createBranch(fx, uniqueBranch())).name, title: "a" },
+      app.as(who("author")),
+    );
+    expect((await fx.client.post(`${fx.base}/proposals/${a.id}/close`)).status).toBe(200);
+    const b = await open(
+      fx,
+      { branch: (await createBranch(fx, uniqueBranch())).name, title: "b" },
+      app.as(who("author")),
+    );
+    expect((await app.as("admin@quire.test").post(`${fx.base}/proposals/${b.id}/close`)).status).toBe(200);
+  });
+
+  it("an author demoted to reader may no longer change their proposal", async () => {
+    const demoted = "demoted@people.test";
+    await grant(fx, demoted, "writer");
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    const p = await open(fx, { branch, title: "before" }, app.as(demoted));
+    await grant(fx, demoted, "reader");
+    await refused(
+      () => app.as(demoted).patch(`${fx.base}/proposals/${p.id}`, { title: "after" }),
+      403,
+      "FORBIDDEN",
+    );
+    await refused(() => app.as(demoted).post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+  });
+
+  it("identities compare case-insensitively: the author signed in with upper case is still the author", async () => {
+    const branch = uniqueBranch();
+    await createBranch(fx, branch);
+    const p = await open(fx, { branch, title: "case" }, app.as(who("author")));
+    const res = await app.as(who("author").toUpperCase()).post(`${fx.base}/proposals/${p.id}/close`);
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("a proposal id from another repo", () => {
+  it("cannot be reached through a repo the caller administers", async () => {
+    const mine = await repoWithOwner(app);
+    const p = await branchWithProposal(fx);
+    await refused(() => mine.client.post(`${mine.base}/proposals/${p.id}/close`), 404, "PROPOSAL_NOT_FOUND");
+    await refused(
+      () => mine.client.patch(`${mine.base}/proposals/${p.id}`, { title: "x" }),
+      404,
+      "PROPOSAL_NOT_FOUND",
+    );
+    expectError(await mine.client.get(`${mine.base}/proposals/${p.id}`), 404, "PROPOSAL_NOT_FOUND");
+  });
+});

@@ -1,0 +1,25 @@
+import { expect } from "vitest";
+import type { RepoFixture } from "../commits/fixtures.ts";
+import type { TestApp } from "../support/app.ts";
+import type { Client } from "../support/client.ts";
+
+export const releaseKeys = ["created_at", "created_by", "name", "notes", "sequence"];
+
+/** Creates a release as `as` (the repo owner by default) and returns it; fails unless 201. */
+export async function release(
+  fx: RepoFixture,
+  body: Record<string, unknown>,
+  as: Client = fx.client,
+): Promise<Record<string, any>> {
+  const res = await as.post(`${fx.base}/releases`, body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** The repo's release rows and event count: what a refused request must leave alone. */
+export async function releaseState(app: TestApp, fx: RepoFixture) {
+  return {
+    releases: await app.sql("SELECT * FROM releases WHERE repo_id = $1 ORDER BY name", [fx.repoId]),
+    events: await app.sql("SELECT count(*)::int AS n FROM events WHERE repo = $1", [fx.repo]),
+  };
+}
