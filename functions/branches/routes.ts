@@ -1,12 +1,7 @@
 import { z } from "zod";
 import { booleanParam, branchName } from "../../shared/api/names.ts";
-import {
-  abandonBranch,
-  createBranch,
-  getBranch,
-  listBranches,
-  promoteBranch,
-} from "../../shared/branches/branches.ts";
+import { abandonBranch } from "../../shared/branches/abandon.ts";
+import { createBranch, getBranch, listBranches, promoteBranch } from "../../shared/branches/branches.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
 
 const branchParams = z.object({ repo: z.string(), branch: branchName });

@@ -45,7 +45,6 @@ const branch_insert = `
     SELECT id, 0, base_sequence, 0 FROM branch)
   SELECT * FROM branch`;
 const branch_update_draft = `UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING ${branch_columns}`;
-const branch_update_abandoned = `UPDATE branches SET status = 'abandoned', updated_at = now() WHERE id = $1`;
 
 /** A branch by name, or BRANCH_NOT_FOUND. `lock` takes the row FOR UPDATE (or FOR SHARE). */
 export async function requireBranch(
@@ -139,26 +138,5 @@ export async function promoteBranch(
     requireActive(branch);
     const { rows } = await tx.query(branch_update_draft, [branch.id]);
     return toBranchRecord(rows[0]);
-  });
-}
-
-/** Marks a branch abandoned; `main` cannot be. Merged and abandoned are final. */
-export async function abandonBranch(
-  pool: pg.Pool,
-  actor: Actor,
-  access: RepoAccess,
-  name: string,
-): Promise<void> {
-  if (name === MAIN) fail("MAIN_BRANCH_PROTECTED", "'main' cannot be deleted");
-  await withTx(pool, async (tx) => {
-    const branch = await requireBranch(tx, access.repo.id, name, "update");
-    requireActive(branch);
-    await tx.query(branch_update_abandoned, [branch.id]);
-    await recordEvent(
-      tx,
-      "com.svc.branch.abandoned",
-      { repo: access.repo.name, branch: name, abandoned_by: actor.identity },
-      { repo: access.repo.name },
-    );
   });
 }
