@@ -2,7 +2,7 @@
 # Builds every `tool` of emulators/go.mod into .tools/bin/ of the project (git-ignored).
 #
 # Idempotent: the build is stamped with a hash of go.mod and go.sum, and skipped while the stamp
-# matches and every binary is present, so `npm test` pays for it once (about a minute cold, well
+# matches and every binary is present, so `npm test` pays for it once (about two minutes cold, well
 # under a second after). To add a tool (opa, another emulator), run in emulators/:
 #   go get -tool <module/path/to/main>@<version>
 # and commit go.mod and go.sum; nothing here needs to change.
