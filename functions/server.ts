@@ -85,6 +85,7 @@ export async function startServer(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.policies.close();
       await ctx.pool.end();
       await embedded?.stop();
     },

@@ -7,6 +7,7 @@ import type { BlobStore } from "./blobs/store.ts";
 import type { Env } from "./config.ts";
 import { createPool } from "./db/pool.ts";
 import type { Logger } from "./log.ts";
+import { createPolicyEngine, type PolicyEngine } from "./policy/engine.ts";
 
 /** Everything an operation may use, built once per process from validated configuration. */
 export interface AppContext {
@@ -15,6 +16,7 @@ export interface AppContext {
   pool: pg.Pool;
   blobs: BlobStore;
   auth: Authenticator;
+  policies: PolicyEngine;
 }
 
 /** The composition root: picks each adapter (local or cloud) from configuration. */
@@ -34,5 +36,6 @@ export function createContext(config: Env, log: Logger, databaseUrl: string): Ap
         ? gcsBlobStore(config.SVC_BLOB_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
     auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
+    policies: createPolicyEngine({ log }),
   };
 }

@@ -1,0 +1,106 @@
+import type { Queryable } from "../db/pool.ts";
+import type { Logger } from "../log.ts";
+import { type CompileFn, opaCompiler } from "./compile.ts";
+import { PolicyRunner, policyResult } from "./evaluate.ts";
+import { ModuleCache } from "./modules.ts";
+
+/** The `input` document every merge policy is evaluated against (see docs/policies.md). */
+export interface PolicyInput {
+  actor: string;
+  actor_roles: string[];
+  action: "merge";
+  repo: string;
+  branch: string;
+  draft: boolean;
+  changed_paths: string[];
+  reviews: { reviewer: string; status: string; sequence: number }[];
+  check_runs: { check_name: string; status: string; sequence: number }[];
+  head_sequence: number;
+  base_sequence: number;
+  proposal: null | { id: string; branch: string; base_branch: string; title: string; state: string };
+}
+
+/** One policy's verdict, as the branch status and merge endpoints report it. */
+export interface PolicyResult {
+  name: string;
+  pass: boolean;
+  reason: string;
+}
+
+/** One policy file: its name (the file name without `.rego`), its bytes and their SHA-256. */
+export interface PolicySource {
+  name: string;
+  source: Buffer;
+  /** SHA-256 of `source`: the compile cache key (the file's content address, its version_id). */
+  sha256: Buffer;
+}
+
+/** Compiles Rego with the real opa and evaluates it with opa-wasm; fails closed on every error. */
+export interface PolicyEngine {
+  /** Compiles what is not compiled yet (shared cache). Call OUTSIDE transactions: compiling takes time and must not hold row locks. */
+  prepare(db: Queryable, sources: PolicySource[]): Promise<void>;
+  /** Results in the order of `sources`; compiles on a cache miss; never throws for a bad policy. */
+  evaluate(db: Queryable, sources: PolicySource[], input: PolicyInput): Promise<PolicyResult[]>;
+  close(): Promise<void>;
+}
+
+/** Options of `createPolicyEngine`; the defaults are what the service runs with. */
+export interface PolicyEngineOptions {
+  /** The opa binary; default the pinned one in `.tools/bin/opa` (emulators/README.md). */
+  opaPath?: string;
+  /** Replaces the opa compiler, for tests that count or break compilations. */
+  compile?: CompileFn;
+  /** Time limit of one policy's evaluation, default 250 ms. */
+  timeoutMs?: number;
+  log?: Logger;
+}
+
+/** The time limit of one policy's evaluation unless configured otherwise. */
+export const DEFAULT_TIMEOUT_MS = 250;
+
+/**
+ * The policy engine: a shared compile cache (table `policy_modules` behind an in-process LRU)
+ * and one worker thread that evaluates with a time limit. The worker starts on first use, so an
+ * instance that never evaluates a policy never starts one.
+ */
+export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine {
+  const cache = new ModuleCache({
+    compile: opts.compile ?? opaCompiler(opts.opaPath === undefined ? {} : { opaPath: opts.opaPath }),
+    log: opts.log,
+  });
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const runner = new PolicyRunner({ timeoutMs });
+  const modulesOf = (db: Queryable, sources: PolicySource[]) =>
+    Promise.all(sources.map((s) => cache.get(db, s.sha256, s.source)));
+
+  return {
+    async prepare(db, sources) {
+      if (sources.length === 0) return;
+      await Promise.all([modulesOf(db, sources), runner.warm()]);
+    },
+
+    async evaluate(db, sources, input) {
+      if (sources.length === 0) return [];
+      const modules = await modulesOf(db, sources);
+      // One JSON encoding for all of a merge's policies; the worker hands it to opa-wasm as is.
+      const json = JSON.stringify(input);
+      // Queued together, run one after another on the worker, each under its own time limit.
+      return Promise.all(
+        sources.map(async (s, i) => {
+          const m = modules[i]!;
+          if (!m.ok) return policyResult(s.name, { ok: false, compileError: m.error });
+          const outcome = await runner.run({
+            key: s.sha256.toString("hex"),
+            module: m.module,
+            allow: m.allow,
+            reason: m.reason,
+            input: json,
+          });
+          return policyResult(s.name, outcome);
+        }),
+      );
+    },
+
+    close: () => runner.close(),
+  };
+}
