@@ -1,4 +1,5 @@
 import type { AnyRoute } from "../shared/http/route.ts";
+import { archiveRoutes } from "./archives/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
 import { commentRoutes } from "./comments/routes.ts";
@@ -27,6 +28,7 @@ export const groups: Record<string, AnyRoute[]> = {
   comments: commentRoutes,
   branches: branchRoutes,
   commits: commitRoutes,
+  archives: archiveRoutes,
   repos: repoRoutes,
   proposals: proposalRoutes,
   releases: releaseRoutes,

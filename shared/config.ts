@@ -86,6 +86,32 @@ const emulatorUrl = z
     return raw.replace(/\/+$/, "").replace(/\/storage\/v1$/, "");
   });
 
+/**
+ * SVC_ARCHIVE_SIGNING_KEY: the presigned-archive HMAC key, at least 32 bytes, as hex (an even
+ * number of hex digits) or else base64 / base64url. Unset: a key generated once and kept in the
+ * database (docs/archives.md).
+ */
+const signingKey = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const raw = v?.trim() ?? "";
+    if (raw === "") return undefined;
+    let key: Buffer | undefined;
+    if (/^([0-9a-fA-F]{2})+$/.test(raw)) key = Buffer.from(raw, "hex");
+    else if (/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || /^[A-Za-z0-9_-]+$/.test(raw))
+      key = Buffer.from(raw, /[_-]/.test(raw) ? "base64url" : "base64");
+    if (key === undefined) {
+      ctx.addIssue({ code: "custom", message: "must be hex or base64" });
+      return z.NEVER;
+    }
+    if (key.length < 32) {
+      ctx.addIssue({ code: "custom", message: `must decode to at least 32 bytes, got ${key.length}` });
+      return z.NEVER;
+    }
+    return key;
+  });
+
 /** The environment Quire reads, validated once at start. Each key is the variable's own name. */
 export const envSchema = z
   .object({
@@ -106,6 +132,7 @@ export const envSchema = z
     SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
     OIDC_ISSUER: issuerUrl,
     OIDC_CLIENT_ID: optionalText,
+    SVC_ARCHIVE_SIGNING_KEY: signingKey,
   })
   .superRefine((env, ctx) => {
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {

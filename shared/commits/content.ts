@@ -96,14 +96,16 @@ export async function insertBodies(
   bodies: Body[],
   threshold: number,
 ): Promise<void> {
-  if (bodies.length === 0) return;
+  // One row per distinct body: an upsert may not touch the same row twice in one statement.
+  const distinct = [...new Map(bodies.map((b) => [b.sha256.toString("hex"), b])).values()];
+  if (distinct.length === 0) return;
   const large = (b: Body) => b.data.length > threshold;
   await tx.query(content_insert_batch, [
     repoId,
-    bodies.map((b) => b.sha256),
-    bodies.map((b) => b.data.length),
-    bodies.map((b) => (large(b) ? null : b.data)),
-    bodies.map((b) => (large(b) ? blobKey(repoId, b.sha256) : null)),
+    distinct.map((b) => b.sha256),
+    distinct.map((b) => b.data.length),
+    distinct.map((b) => (large(b) ? null : b.data)),
+    distinct.map((b) => (large(b) ? blobKey(repoId, b.sha256) : null)),
   ]);
 }
 

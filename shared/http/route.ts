@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import type { z } from "zod";
 import type { RepoAccess, Role } from "../access/roles.ts";
@@ -24,6 +25,8 @@ export interface Call<P, Q, B> {
   repo: RepoAccess | undefined;
   requestId: string;
   log: Logger;
+  /** The request headers, for a public route that decides about credentials itself. */
+  headers: IncomingHttpHeaders;
 }
 
 export type Reply =

@@ -1,0 +1,240 @@
+import { randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import http from "node:http";
+import { createGunzip } from "node:zlib";
+import { extract } from "tar-stream";
+import { type QuireClient, quireClient } from "../client.ts";
+import { analyze } from "../database.ts";
+import { BULK_FILES, commit, fixturePath } from "../fixtures.ts";
+import { progress } from "../log.ts";
+import { type QuireProcess, startQuire } from "../server.ts";
+
+/**
+ * The archive endpoint: throughput and the server's memory while it streams the `.tar.gz` of a
+ * large tree. Standalone (not wired into bench/run.ts); run it with
+ * `node --import tsx -e 'import("./bench/scenarios/archive.ts").then((m) => m.main())'`
+ * or call measureArchive() with a running server.
+ *
+ * Memory is read from /proc/<pid>/status of the server process. Its peak (VmHWM) is reset through
+ * /proc/<pid>/clear_refs right before each download where the kernel allows it, so the peak is the
+ * download's own and not that of building the fixture; a 10 ms VmRSS sampler runs as well, as a
+ * cross-check and as the fallback. A smaller tree is measured the same way: if memory is constant
+ * in the tree's size, both peaks are about the same.
+ */
+
+export interface ArchiveRun {
+  files: number;
+  /** Bytes of file content in the tree. */
+  contentBytes: number;
+  /** Bytes of the `.tar.gz`. */
+  archiveBytes: number;
+  seconds: number;
+  /** Content MB (10^6 bytes) per second, the figure to compare. */
+  contentMBps: number;
+  archiveMBps: number;
+  /** Server VmRSS just before the download, KiB. */
+  rssBeforeKiB: number;
+  /** Highest server VmRSS during the download, KiB: VmHWM after a reset, else the sampled maximum. */
+  peakRssKiB: number;
+  /** peakRssKiB - rssBeforeKiB. */
+  growthKiB: number;
+  /** "hwm" when the kernel's peak counter could be reset, "sampled" otherwise. */
+  peakSource: "hwm" | "sampled";
+}
+
+export interface ArchiveResult {
+  /** Per tree size, the best (fastest) of `repeats` downloads, with the highest peak of them. */
+  trees: { files: number; runs: ArchiveRun[]; best: ArchiveRun; worstPeakRssKiB: number }[];
+}
+
+export interface ArchiveOptions {
+  /** A running server; without one, one is started and stopped. */
+  server?: QuireProcess;
+  /** Tree sizes to measure; the last is the headline (10,000 files). */
+  sizes?: number[];
+  /** Bytes per file (default 4 KiB of base64 text: compresses about as well as prose). */
+  fileBytes?: number;
+  /** Timed downloads per tree, after one untimed download that also checks the archive. */
+  repeats?: number;
+}
+
+const ORG = "archive-bench";
+
+/** Builds each tree, downloads its archive and measures the server while it streams. */
+export async function measureArchive(opts: ArchiveOptions = {}): Promise<ArchiveResult> {
+  const server = opts.server ?? (await startQuire());
+  try {
+    const q = quireClient(server.url);
+    const org = `${ORG}-${randomBytes(3).toString("hex")}`;
+    await q.post("/orgs", { name: org });
+    const trees: ArchiveResult["trees"] = [];
+    for (const files of opts.sizes ?? [1_000, 10_000]) {
+      const repo = `${org}/tree-${files}`;
+      await q.post("/repos", { owner: org, name: repo });
+      progress(`archive: writing ${files} files to ${repo}`);
+      const contentBytes = await writeFiles(q, repo, files, opts.fileBytes ?? 4096);
+      // As autovacuum would within a minute, and as bench/run.ts does before its reads: without
+      // statistics tree_page is planned far worse (docs/benchmarks.md).
+      await analyze(server.databaseUrl);
+      const path = `/repos/${repo}/-/archive`;
+      const check = await fetchArchive(server, path, { countEntries: true });
+      if (check.entries !== files)
+        throw new Error(`${repo}: archive has ${check.entries} entries, not ${files}`);
+      const runs: ArchiveRun[] = [];
+      for (let r = 0; r < (opts.repeats ?? 3); r++) {
+        const m = await fetchArchive(server, path, { countEntries: false });
+        const run: ArchiveRun = {
+          files,
+          contentBytes,
+          archiveBytes: m.bytes,
+          seconds: m.seconds,
+          contentMBps: contentBytes / 1e6 / m.seconds,
+          archiveMBps: m.bytes / 1e6 / m.seconds,
+          rssBeforeKiB: m.rssBeforeKiB,
+          peakRssKiB: m.peakKiB,
+          growthKiB: m.peakKiB - m.rssBeforeKiB,
+          peakSource: m.peakSource,
+        };
+        progress(
+          `archive: ${files} files, ${(m.bytes / 1e6).toFixed(1)} MB in ${m.seconds.toFixed(2)} s ` +
+            `(${run.contentMBps.toFixed(1)} MB/s of content); server RSS ${kib(run.rssBeforeKiB)} -> peak ${kib(run.peakRssKiB)} (${run.peakSource})`,
+        );
+        runs.push(run);
+      }
+      const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+      trees.push({ files, runs, best, worstPeakRssKiB: Math.max(...runs.map((r) => r.peakRssKiB)) });
+    }
+    return { trees };
+  } finally {
+    if (!opts.server) await server.stop();
+  }
+}
+
+/** A markdown table of the results. */
+export function archiveTable(result: ArchiveResult): string {
+  const lines = [
+    "| tree | archive | best time | content MB/s | archive MB/s | server RSS before | peak while streaming | growth |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const t of result.trees) {
+    const b = t.best;
+    lines.push(
+      `| ${t.files.toLocaleString("en")} files, ${(b.contentBytes / 1e6).toFixed(1)} MB | ${(b.archiveBytes / 1e6).toFixed(1)} MB | ` +
+        `${b.seconds.toFixed(2)} s | ${b.contentMBps.toFixed(1)} | ${b.archiveMBps.toFixed(1)} | ${kib(b.rssBeforeKiB)} | ` +
+        `${kib(t.worstPeakRssKiB)} (${b.peakSource}) | ${kib(t.worstPeakRssKiB - b.rssBeforeKiB)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** Files 0..files-1 (fixturePath names) of `fileBytes` each, in commits of BULK_FILES; returns the content bytes. */
+async function writeFiles(q: QuireClient, repo: string, files: number, fileBytes: number): Promise<number> {
+  let total = 0;
+  for (let start = 0; start < files; start += BULK_FILES) {
+    const batch = [];
+    for (let i = start; i < Math.min(files, start + BULK_FILES); i++) {
+      // base64 of random bytes: text that gzip shrinks to about 3/4, unlike repeated filler.
+      const text = randomBytes(Math.ceil((fileBytes * 3) / 4))
+        .toString("base64")
+        .slice(0, fileBytes);
+      batch.push({ path: fixturePath(i), text });
+      total += Buffer.byteLength(text);
+    }
+    await commit(q, repo, "main", `archive bench ${start}`, batch);
+  }
+  return total;
+}
+
+interface Fetched {
+  bytes: number;
+  seconds: number;
+  entries: number;
+  rssBeforeKiB: number;
+  peakKiB: number;
+  peakSource: "hwm" | "sampled";
+}
+
+/**
+ * Downloads `path` (DEV_IDENTITY: no token needed), counting bytes without keeping them, while
+ * sampling the server's memory. With `countEntries` it also gunzips and walks the tar stream.
+ */
+async function fetchArchive(
+  server: QuireProcess,
+  path: string,
+  opts: { countEntries: boolean },
+): Promise<Fetched> {
+  const hwmReset = await resetPeak(server.pid);
+  const before = await server.memory();
+  let sampledPeak = before.rssKiB;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      sampledPeak = Math.max(sampledPeak, (await server.memory()).rssKiB);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  const started = performance.now();
+  let bytes = 0;
+  let entries = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(server.url + path, (res) => {
+        if (res.statusCode !== 200) {
+          reject(new Error(`GET ${path}: HTTP ${res.statusCode}`));
+          res.resume();
+          return;
+        }
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+        });
+        res.on("error", reject);
+        if (!opts.countEntries) {
+          res.on("end", () => resolve());
+          return;
+        }
+        const ex = extract();
+        ex.on("entry", (_header, stream, next) => {
+          entries++;
+          stream.on("end", next);
+          stream.resume();
+        });
+        ex.on("finish", () => resolve());
+        ex.on("error", reject);
+        res.pipe(createGunzip()).on("error", reject).pipe(ex);
+      });
+      req.on("error", reject);
+    });
+  } finally {
+    sampling = false;
+    await sampler;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const after = await server.memory();
+  const peakKiB = hwmReset ? Math.max(after.peakKiB, sampledPeak) : sampledPeak;
+  return {
+    bytes,
+    seconds,
+    entries,
+    rssBeforeKiB: before.rssKiB,
+    peakKiB,
+    peakSource: hwmReset ? "hwm" : "sampled",
+  };
+}
+
+/** Resets the process's VmHWM to its current RSS (Linux clear_refs "5"); false where not allowed. */
+async function resetPeak(pid: number): Promise<boolean> {
+  try {
+    await writeFile(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const kib = (k: number) => `${(k / 1024).toFixed(1)} MiB`;
+
+/** Runs the scenario on a fresh server and prints the table. */
+export async function main(): Promise<void> {
+  const result = await measureArchive();
+  process.stdout.write(`\n${archiveTable(result)}\n`);
+}

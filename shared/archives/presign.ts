@@ -1,0 +1,119 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { AppContext } from "../context.ts";
+import type { Queryable } from "../db/pool.ts";
+import { fail } from "../errors.ts";
+
+/**
+ * Presigned archive URLs (SPEC, Authentication 8): `sig` is the hex HMAC-SHA256, under a
+ * server-held key, of `repo + "\n" + branch + "\n" + sequence + "\n" + expires`. See
+ * docs/archives.md.
+ */
+
+/** How long a presigned URL is valid unless the caller asks otherwise (the spec's 1 hour). */
+export const ARCHIVE_URL_TTL_SECONDS = 3600;
+/** The row of `server_secrets` that holds the generated key when SVC_ARCHIVE_SIGNING_KEY is unset. */
+export const ARCHIVE_KEY_NAME = "archive_signing_key";
+const GENERATED_KEY_BYTES = 32;
+
+const secret_insert = `INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`;
+const secret_select = `SELECT secret FROM server_secrets WHERE name = $1`;
+
+/**
+ * The key stored in the database, created on first use. Concurrent instances may both insert: the
+ * first insert wins, the other does nothing, and both then read the winner's key.
+ */
+async function storedKey(db: Queryable): Promise<Buffer> {
+  await db.query(secret_insert, [ARCHIVE_KEY_NAME, randomBytes(GENERATED_KEY_BYTES)]);
+  const { rows } = await db.query(secret_select, [ARCHIVE_KEY_NAME]);
+  if (!rows[0]) throw new Error(`server secret '${ARCHIVE_KEY_NAME}' vanished after it was created`);
+  return rows[0].secret as Buffer;
+}
+
+// Per context (one per process in production; several in one test process), loaded once.
+const keys = new WeakMap<AppContext, Promise<Buffer>>();
+
+/** The signing key: SVC_ARCHIVE_SIGNING_KEY when set, else the one in `server_secrets`, cached in process. */
+export function archiveSigningKey(ctx: AppContext): Promise<Buffer> {
+  const configured = ctx.config.SVC_ARCHIVE_SIGNING_KEY;
+  if (configured) return Promise.resolve(configured);
+  let key = keys.get(ctx);
+  if (!key) {
+    key = storedKey(ctx.pool);
+    // A failed load (database down) is not cached: the next request tries again.
+    key.catch(() => keys.delete(ctx));
+    keys.set(ctx, key);
+  }
+  return key;
+}
+
+/** What a presigned URL grants: the archive of `repo` at (`branch`, `sequence`) until `expires`. */
+export interface ArchiveGrant {
+  repo: string;
+  branch: string;
+  sequence: number;
+  /** Unix time in seconds after which the URL is refused. */
+  expires: number;
+}
+
+/** The signed message: the four fields joined by newlines, numbers in decimal. */
+export function archiveSignatureMessage(g: ArchiveGrant): string {
+  return `${g.repo}\n${g.branch}\n${g.sequence}\n${g.expires}`;
+}
+
+/** The hex HMAC-SHA256 of a grant under `key`. */
+export function archiveSignature(key: Buffer, g: ArchiveGrant): string {
+  return createHmac("sha256", key).update(archiveSignatureMessage(g), "utf8").digest("hex");
+}
+
+const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Checks a presigned request: SIGNATURE_INVALID unless `sig` is the grant's signature (compared in
+ * constant time; a sig of the wrong length or not hex fails before any comparison), then
+ * URL_EXPIRED when `expires` is in the past. The signature comes first, so only a genuine URL is
+ * ever told that it expired. Nothing here looks the repo up: a forged URL gets the same answer
+ * whether or not its repo exists.
+ */
+export async function verifyArchiveSignature(
+  ctx: AppContext,
+  grant: ArchiveGrant & { sig: string },
+  now: number = Date.now(),
+): Promise<void> {
+  const key = await archiveSigningKey(ctx);
+  const expected = Buffer.from(archiveSignature(key, grant), "hex");
+  const given = HEX_SHA256.test(grant.sig) ? Buffer.from(grant.sig, "hex") : null;
+  if (given === null || given.length !== expected.length || !timingSafeEqual(given, expected))
+    fail("SIGNATURE_INVALID", "the archive URL's signature is not valid");
+  if (grant.expires < Math.floor(now / 1000)) fail("URL_EXPIRED", "the archive URL has expired");
+}
+
+/**
+ * A presigned archive URL: `{baseUrl}/repos/{repo}/-/archive?branch=&at=&expires=&sig=`, valid
+ * for `ttlSeconds` (default 1 hour). `baseUrl` is the service's public URL (a trailing slash is
+ * dropped). Anyone holding the URL can download that one archive until it expires.
+ */
+export async function presignArchiveUrl(
+  ctx: AppContext,
+  opts: { repo: string; branch: string; sequence: number; ttlSeconds?: number; baseUrl: string },
+  now: number = Date.now(),
+): Promise<string> {
+  const ttl = opts.ttlSeconds ?? ARCHIVE_URL_TTL_SECONDS;
+  if (!Number.isInteger(ttl) || ttl <= 0)
+    throw new Error(`ttlSeconds must be a positive integer, got ${ttl}`);
+  if (!Number.isSafeInteger(opts.sequence) || opts.sequence < 0)
+    throw new Error(`sequence must be a non-negative integer, got ${opts.sequence}`);
+  const grant: ArchiveGrant = {
+    repo: opts.repo,
+    branch: opts.branch,
+    sequence: opts.sequence,
+    expires: Math.floor(now / 1000) + ttl,
+  };
+  const sig = archiveSignature(await archiveSigningKey(ctx), grant);
+  const query = new URLSearchParams({
+    branch: grant.branch,
+    at: String(grant.sequence),
+    expires: String(grant.expires),
+    sig,
+  });
+  return `${opts.baseUrl.replace(/\/+$/, "")}/repos/${opts.repo}/-/archive?${query}`;
+}

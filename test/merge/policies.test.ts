@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commit, createBranch, repoWithOwner, snapshot } from "../commits/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { installPolicies, merge, policies } from "./fixtures.ts";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const REVIEWER = "reviewer@example.com";
+
+describe("merge policies", () => {
+  it("with no policy files, a branch is mergeable with policies []", async () => {
+    const fx = await repoWithOwner(app);
+    await createBranch(fx, "free");
+    const status = await fx.client.get(`${fx.base}/branch/free/status`);
+    expect(status.body).toEqual({ mergeable: true, policies: [], conflicts: [] });
+  });
+
+  it("require_review and ci_must_pass block until a review and a passing check at the head, then allow", async () => {
+    const fx = await repoWithOwner(app);
+    await installPolicies(fx, {
+      require_review: policies.require_review,
+      ci_must_pass: policies.ci_must_pass,
+    });
+    await fx.client.put(`/repos/${fx.repo}/-/roles/${REVIEWER}`, { role: "writer" });
+    await createBranch(fx, "gated");
+    const head = await commit(fx, "gated", { "g.md": "gated" });
+
+    const before = await snapshot(app, fx);
+    const denied = await fx.client.post(`${fx.base}/merge`, { branch: "gated" });
+    expect(denied.status).toBe(403);
+    expect(denied.body.code).toBe("POLICY_DENIED");
+    expect(denied.body.policies).toEqual([
+      { name: "ci_must_pass", pass: false, reason: "every check must pass at the head" },
+      { name: "require_review", pass: false, reason: "needs an approving review at the head" },
+    ]);
+    const after = await snapshot(app, fx);
+    expect({ ...after, events: after.events - 1 }).toEqual(before);
+    const [blocked] = await app.sql(
+      "SELECT data FROM events WHERE repo = $1 AND type = 'com.svc.merge.blocked'",
+      [fx.repo],
+    );
+    expect(blocked?.data).toEqual({
+      repo: fx.repo,
+      branch: "gated",
+      actor: fx.owner,
+      policies: ["ci_must_pass", "require_review"],
+    });
+
+    expect(
+      (await app.as(REVIEWER).post(`${fx.base}/review`, { branch: "gated", status: "approved", body: "ok" }))
+        .status,
+    ).toBe(201);
+    expect(
+      (
+        await fx.client.post(`${fx.base}/check`, {
+          branch: "gated",
+          check_name: "ci/test",
+          status: "passed",
+          sequence: head,
+        })
+      ).status,
+    ).toBe(201);
+    const status = await fx.client.get(`${fx.base}/branch/gated/status`);
+    expect(status.body.mergeable).toBe(true);
+    expect((await merge(fx, "gated")).status).toBe(200);
+  });
+
+  it("counts only reviews and checks at the current head: a new commit needs them again", async () => {
+    const fx = await repoWithOwner(app);
+    await installPolicies(fx, { require_review: policies.require_review });
+    await fx.client.put(`/repos/${fx.repo}/-/roles/${REVIEWER}`, { role: "writer" });
+    await createBranch(fx, "moving");
+    await commit(fx, "moving", { "m.md": "1" });
+    await app.as(REVIEWER).post(`${fx.base}/review`, { branch: "moving", status: "approved", body: "ok" });
+    await commit(fx, "moving", { "m.md": "2" });
+    const status = await fx.client.get(`${fx.base}/branch/moving/status`);
+    expect(status.body.mergeable).toBe(false);
+    expect(status.body.policies[0]).toMatchObject({ name: "require_review", pass: false });
+  });
+
+  it("a policy on input.proposal allows only with an open proposal", async () => {
+    const fx = await repoWithOwner(app);
+    await installPolicies(fx, { proposal_required: policies.proposal_required });
+    await createBranch(fx, "p");
+    expect((await merge(fx, "p")).status).toBe(403);
+    await fx.client.post(`${fx.base}/proposals`, { branch: "p", base_branch: "main", title: "Do p" });
+    const res = await merge(fx, "p");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+
+  it("fails closed: a policy that does not compile blocks the merge with a reason that says so", async () => {
+    const fx = await repoWithOwner(app);
+    await installPolicies(fx, { broken: "package svc.policy.broken\n\nallow if {" });
+    await createBranch(fx, "b");
+    const status = await fx.client.get(`${fx.base}/branch/b/status`);
+    expect(status.body.mergeable).toBe(false);
+    expect(status.body.policies).toEqual([
+      { name: "broken", pass: false, reason: expect.stringMatching(/compile/) },
+    ]);
+    expect((await merge(fx, "b")).status).toBe(403);
+  });
+
+  it("reports conflicts in the status without merging", async () => {
+    const fx = await repoWithOwner(app);
+    await commit(fx, "main", { "c.md": "base" });
+    await createBranch(fx, "c");
+    await commit(fx, "c", { "c.md": "branch" });
+    await commit(fx, "main", { "c.md": "main" });
+    const status = await fx.client.get(`${fx.base}/branch/c/status`);
+    expect(status.body).toMatchObject({ mergeable: false, policies: [], conflicts: [{ path: "c.md" }] });
+  });
+});
