@@ -5,6 +5,7 @@ import { checkRoutes } from "./checks/routes.ts";
 import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
+import { mergeRoutes } from "./merge/routes.ts";
 import { metaRoutes } from "./meta/routes.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { proposalRoutes } from "./proposals/routes.ts";
@@ -32,6 +33,7 @@ export const groups: Record<string, AnyRoute[]> = {
   repos: repoRoutes,
   proposals: proposalRoutes,
   releases: releaseRoutes,
+  merge: mergeRoutes,
   purge: purgeRoutes,
   meta: metaRoutes(() => allRoutes),
 };
