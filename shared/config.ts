@@ -132,6 +132,7 @@ export const envSchema = z
     SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
     OIDC_ISSUER: issuerUrl,
     OIDC_CLIENT_ID: optionalText,
+    SVC_OPA_PATH: optionalText,
     SVC_ARCHIVE_SIGNING_KEY: signingKey,
   })
   .superRefine((env, ctx) => {

@@ -36,6 +36,6 @@ export function createContext(config: Env, log: Logger, databaseUrl: string): Ap
         ? gcsBlobStore(config.SVC_BLOB_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
     auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
-    policies: createPolicyEngine({ log }),
+    policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
   };
 }
