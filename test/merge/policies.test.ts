@@ -38,7 +38,7 @@ describe("merge policies", () => {
       { name: "require_review", pass: false, reason: "needs an approving review at the head" },
     ]);
     const after = await snapshot(app, fx);
-    expect({ ...after, events: after.events - 1 }).toEqual(before);
+    expect({ ...after, events: Number(after.events) - 1 }).toEqual(before);
     const [blocked] = await app.sql(
       "SELECT data FROM events WHERE repo = $1 AND type = 'com.svc.merge.blocked'",
       [fx.repo],
