@@ -7,6 +7,17 @@ export class Rollback<T> extends Error {
   }
 }
 
+/** The channel on which a committed transaction that recorded events wakes the deliverers. */
+export const EVENTS_CHANNEL = "quire_events";
+
+// Transactions (by their client) that recorded events: after COMMIT they send one NOTIFY.
+const recordedEvents = new WeakSet<object>();
+
+/** Called by recordEvent: this transaction's commit must wake the deliverers. */
+export function markEventsRecorded(tx: object): void {
+  recordedEvents.add(tx);
+}
+
 /** Deadlock detected, serialization failure: the transaction lost a race and may simply run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
 const ATTEMPTS = 3;
@@ -36,8 +47,10 @@ async function once<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): 
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
+    if (recordedEvents.delete(client)) await wake(client);
     return result;
   } catch (err) {
+    recordedEvents.delete(client);
     try {
       await client.query("ROLLBACK");
     } catch {
@@ -47,5 +60,18 @@ async function once<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): 
     throw err;
   } finally {
     client.release(broken);
+  }
+}
+
+/**
+ * Wakes the deliverers after a commit. Sent outside the transaction on purpose: NOTIFY inside it
+ * would serialize every committing mutation on PostgreSQL's notify lock. A lost wake-up only
+ * delays delivery until the deliverers' next sweep, because they read the log, not the message.
+ */
+async function wake(client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]);
+  } catch {
+    // the commit stands; the sweep delivers
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
+import { markEventsRecorded } from "../db/tx.ts";
 
 /** Every event type Quire emits, with its payload fields (spec "Event types and payload fields"). */
 export interface EventPayloads {
@@ -67,17 +68,25 @@ export interface CloudEvent {
   data: Record<string, unknown>;
 }
 
-const event_insert = `
-  INSERT INTO events (id, type, source, repo, time, data)
-  VALUES ($1::uuid, $2, $3, $4, $5::timestamptz, $6::jsonb)`;
+// The event, and one outbox row for every subscription whose filters match it (suspended ones
+// too: their rows are held until resume), in one statement of the mutation's transaction.
+const event_insert_with_outbox = `
+  WITH event AS (
+    INSERT INTO events (id, type, source, repo, time, data)
+    VALUES ($1::uuid, $2, $3, $4, $5::timestamptz, $6::jsonb)
+    RETURNING id)
+  INSERT INTO webhook_outbox (subscription_id, event_id)
+  SELECT s.id, event.id FROM subscriptions s, event
+  WHERE (s.repo IS NULL OR s.repo = $4) AND (s.event_types IS NULL OR $2 = ANY (s.event_types))`;
 
 /** The CloudEvents `source` of a repo's events, and of an org's. */
 export const repoSource = (repo: string) => `/repos/${repo}`;
 export const orgSource = (org: string) => `/orgs/${org}`;
 
 /**
- * Records an event in the event log. Call it with the mutation's transaction, so the event exists
- * exactly when the mutation does; delivery (SSE, webhooks) reads the log afterwards.
+ * Records an event in the event log, with its webhook outbox rows. Call it with the mutation's
+ * transaction, so the event exists exactly when the mutation does. Once the transaction commits,
+ * `withTx` wakes the deliverers (SSE fan-out, webhook worker), which read the log and the outbox.
  */
 export async function recordEvent<T extends EventType>(
   tx: Queryable,
@@ -95,6 +104,14 @@ export async function recordEvent<T extends EventType>(
     data,
   };
   const repo = "repo" in scope ? scope.repo : null;
-  await tx.query(event_insert, [event.id, event.type, event.source, repo, event.time, JSON.stringify(data)]);
+  await tx.query(event_insert_with_outbox, [
+    event.id,
+    event.type,
+    event.source,
+    repo,
+    event.time,
+    JSON.stringify(data),
+  ]);
+  markEventsRecorded(tx);
   return event;
 }
