@@ -132,7 +132,10 @@ CREATE TABLE file_changes (
   PRIMARY KEY (branch_id, path, sequence),
   FOREIGN KEY (repo_id, content_sha256) REFERENCES contents (repo_id, sha256)
 );
-CREATE INDEX file_changes_by_commit ON file_changes (branch_id, sequence);
+-- A commit's changes, by (repo, sequence). Deliberately not (branch_id, sequence): with that index
+-- a planner without statistics (a fresh or fast-growing table) walks the tree through it and sorts
+-- every row of the branch, instead of probing the primary key; this one cannot serve those probes.
+CREATE INDEX file_changes_by_commit ON file_changes (repo_id, sequence);
 
 -- The event log: every mutation's CloudEvent, written in the mutation's transaction.
 CREATE TABLE events (

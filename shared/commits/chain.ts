@@ -13,7 +13,7 @@ const chain_commits_select = `
   ORDER BY c.sequence`;
 const chain_files_select = `
   SELECT f.sequence, f.path, f.content_sha256
-  FROM commits c JOIN file_changes f ON f.branch_id = c.branch_id AND f.sequence = c.sequence
+  FROM commits c JOIN file_changes f ON f.repo_id = c.repo_id AND f.sequence = c.sequence
   WHERE c.repo_id = $1 AND c.sequence BETWEEN $2 AND $3`;
 
 /**

@@ -97,18 +97,18 @@ export async function readFileHistory(
 }
 
 const commit_select = `
-  SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at, c.branch_id
+  SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at
   FROM commits c JOIN branches b ON b.id = c.branch_id
   WHERE c.repo_id = $1 AND c.sequence = $2`;
 const commit_files_select = `
-  SELECT path, content_sha256 FROM file_changes WHERE branch_id = $1 AND sequence = $2 ORDER BY path`;
+  SELECT path, content_sha256 FROM file_changes WHERE repo_id = $1 AND sequence = $2 ORDER BY path`;
 
 /** A commit by sequence, with the path and version of each file it changed (null version: deleted). */
 export async function readCommit(db: Queryable, access: RepoAccess, sequence: number) {
   const { rows } = await db.query(commit_select, [access.repo.id, sequence]);
   const c = rows[0];
   if (!c) fail("COMMIT_NOT_FOUND", `no commit ${sequence} in '${access.repo.name}'`);
-  const files = await db.query(commit_files_select, [c.branch_id, sequence]);
+  const files = await db.query(commit_files_select, [access.repo.id, sequence]);
   return {
     sequence: c.sequence,
     branch: c.branch,

@@ -23,7 +23,7 @@ const epoch_commits_select = `
   SELECT c.sequence, c.author, c.message,
          array_agg(f.path ORDER BY f.path) AS paths, array_agg(f.content_sha256 ORDER BY f.path) AS shas,
          array_agg(f.content_type ORDER BY f.path) AS content_types, array_agg(f.is_binary ORDER BY f.path) AS binaries
-  FROM commits c JOIN file_changes f ON f.branch_id = c.branch_id AND f.sequence = c.sequence
+  FROM commits c JOIN file_changes f ON f.repo_id = c.repo_id AND f.sequence = c.sequence
   WHERE c.branch_id = $1 AND c.sequence BETWEEN $2 AND $3 AND f.path = ANY ($4::text[])
   GROUP BY c.sequence, c.author, c.message
   ORDER BY c.sequence`;
