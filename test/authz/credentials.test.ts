@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
+import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
@@ -19,6 +20,13 @@ let world: World;
 beforeAll(async () => {
   [app, foreignIdp] = await Promise.all([startTestApp(), startTestIdp()]);
   world = await World.create(app);
+  const url = await presignArchiveUrl(app.server.ctx, {
+    repo: world.repo,
+    branch: "main",
+    sequence: world.sequence,
+    baseUrl: "",
+  });
+  presignedArchiveQuery = url.slice(url.indexOf("?"));
 });
 afterAll(async () => {
   await foreignIdp?.close();
@@ -27,12 +35,22 @@ afterAll(async () => {
 
 const ctx = (): CommonAuthContext => ({ app, foreignIdp });
 
-/** Per route: its query string and body; `public` marks the routes that need no credentials. */
+/**
+ * Per route: its query string, body and the path parameters that differ from the shared ones;
+ * `public` marks the routes that need no credentials. A public route whose handler authenticates
+ * another form of the request itself names that form's query in `authenticatedQuery`, and that
+ * form gets the common credential checks too.
+ */
 interface Probe {
-  query?: string;
+  query?: string | (() => string);
   body?: (w: World) => unknown;
+  params?: (w: World) => Record<string, string>;
   public?: true;
+  authenticatedQuery?: string;
 }
+
+/** The query of a genuine presigned archive URL for the fixture repo, made once the app runs. */
+let presignedArchiveQuery = "";
 
 const probes: Record<string, Probe> = {
   "GET /healthz": { public: true },
@@ -66,6 +84,37 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/file/:path*": {},
   "GET /repos/:repo*/-/diff": { query: "?branch=feature" },
   "GET /repos/:repo*/-/chain": { query: "?from=1&to=1" },
+  "POST /repos/:repo*/-/review": { body: (w) => ({ branch: w.branch, status: "rejected", body: "" }) },
+  "GET /repos/:repo*/-/branch/:branch*/reviews": {},
+  "POST /repos/:repo*/-/check": {
+    body: (w) => ({ branch: w.branch, check_name: "probe/check", status: "passed" }),
+  },
+  "GET /repos/:repo*/-/branch/:branch*/checks": {},
+  "POST /repos/:repo*/-/comment": { body: (w) => ({ branch: w.branch, path: w.file, body: "probe" }) },
+  "GET /repos/:repo*/-/branch/:branch*/comments": {},
+  "DELETE /repos/:repo*/-/comment/:id": { params: (w) => ({ id: w.comment }) },
+  "POST /repos/:repo*/-/proposals": { body: (w) => ({ branch: w.branch, title: "probe" }) },
+  "GET /repos/:repo*/-/proposals": {},
+  "GET /repos/:repo*/-/proposals/:id": { params: (w) => ({ id: w.proposal }) },
+  "PATCH /repos/:repo*/-/proposals/:id": {
+    params: (w) => ({ id: w.proposal }),
+    body: () => ({ title: "probe" }),
+  },
+  "POST /repos/:repo*/-/proposals/:id/close": { params: (w) => ({ id: w.proposal }) },
+  "POST /repos/:repo*/-/releases": { body: (w) => ({ name: w.unique("probe-rel"), sequence: w.sequence }) },
+  "GET /repos/:repo*/-/releases": {},
+  "GET /repos/:repo*/-/releases/:release_name": {},
+  "DELETE /repos/:repo*/-/releases/:release_name": {},
+  "POST /repos/:repo*/-/merge": { body: (w) => ({ branch: w.branch }) },
+  "POST /repos/:repo*/-/rebase": { body: (w) => ({ branch: w.branch }) },
+  "GET /repos/:repo*/-/branch/:branch*/status": {},
+  "POST /repos/:repo*/-/purge": { body: () => ({ older_than: "1d" }) },
+  // Public for its presigned form; the ordinary form (no sig, no expires) authenticates itself.
+  "GET /repos/:repo*/-/archive": {
+    public: true,
+    query: () => presignedArchiveQuery,
+    authenticatedQuery: "?branch=main&at=1",
+  },
   "POST /repos": { body: (w) => ({ owner: w.org, name: `${w.org}/${w.unique("probe-repo")}` }) },
   "GET /repos": {},
   "GET /repos/:repo*": {},
@@ -73,7 +122,7 @@ const probes: Record<string, Probe> = {
 };
 
 /** The real request of a route, against the shared fixtures. */
-function callFor(method: Call["method"], pattern: string, probe: Probe): Call {
+function callFor(method: Call["method"], pattern: string, probe: Probe, query = probe.query): Call {
   const path = concretePath(pattern, {
     org: world.org,
     repo: world.repo,
@@ -83,8 +132,19 @@ function callFor(method: Call["method"], pattern: string, probe: Probe): Call {
     id: world.invite.id,
     sequence: String(world.sequence),
     path: world.file,
+    release_name: world.release,
+    ...probe.params?.(world),
   });
-  return { method, path: path + (probe.query ?? ""), body: probe.body?.(world) };
+  const q = typeof query === "function" ? query() : (query ?? "");
+  return { method, path: path + q, body: probe.body?.(world) };
+}
+
+/** Sends the route's request with this Authorization header value (none when undefined). */
+function sendProbe(call: Call, authorization: string | undefined) {
+  const headers: Record<string, string> = authorization ? { authorization } : {};
+  if (call.body === undefined) return app.anonymous.raw(call.method, call.path, { headers });
+  headers["content-type"] = "application/json";
+  return app.anonymous.raw(call.method, call.path, { headers, body: JSON.stringify(call.body) });
 }
 
 let covered = 0;
@@ -104,22 +164,23 @@ for (const route of allRoutes) {
         expect(route.access).toBe("public");
         for (const authorization of [undefined, "Basic x", "Bearer not-a-token"]) {
           const call = callFor(route.method, route.path, probe);
-          const res = await app.anonymous.raw(call.method, call.path, {
-            headers: authorization ? { authorization } : {},
-          });
-          expect(res.status).toBe(200);
+          const res = await sendProbe(call, authorization);
+          expect(res.status, `${authorization}: ${JSON.stringify(res.body)}`).toBe(200);
         }
       });
+      const authenticated = probe.authenticatedQuery;
+      if (authenticated !== undefined)
+        describe(`its authenticated form (${authenticated})`, () => {
+          runCommonAuthTests(ctx, (authorization) =>
+            sendProbe(callFor(route.method, route.path, probe, authenticated), authorization),
+          );
+        });
       return;
     }
     it("is not public in its route table", () => expect(route.access).not.toBe("public"));
-    runCommonAuthTests(ctx, (authorization) => {
-      const call = callFor(route.method, route.path, probe);
-      const headers: Record<string, string> = authorization ? { authorization } : {};
-      if (call.body === undefined) return app.anonymous.raw(call.method, call.path, { headers });
-      headers["content-type"] = "application/json";
-      return app.anonymous.raw(call.method, call.path, { headers, body: JSON.stringify(call.body) });
-    });
+    runCommonAuthTests(ctx, (authorization) =>
+      sendProbe(callFor(route.method, route.path, probe), authorization),
+    );
   });
 }
 

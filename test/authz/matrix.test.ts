@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
+import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
@@ -10,6 +11,7 @@ import {
   type Persona,
   personas,
   routeKey,
+  type SignedIn,
   send,
   World,
 } from "./world.ts";
@@ -22,8 +24,9 @@ import {
  * row to `matrix` and its request to `requests`; the coverage tests fail until both exist.
  *
  * Every request goes over HTTP to the real server. Cells whose request mutates build their own
- * fresh object first (branch, repo, org, invitation, member, grant), so no cell depends on another
- * or on the order they run in.
+ * fresh object first (branch, repo, org, invitation, member, grant, proposal, comment, release),
+ * so no cell depends on another or on the order they run in. `[own]` and `[another's]` rows
+ * split the routes whose rule depends on who authored the object (author or maintainer).
  */
 
 type Statuses = Record<Persona, number>;
@@ -73,6 +76,38 @@ const matrix: Record<string, Statuses> = {
   "GET /repos/:repo*/-/diff":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200),
   "GET /repos/:repo*/-/chain":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200),
 
+  "POST /repos/:repo*/-/review":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201),
+  "POST /repos/:repo*/-/review [approving own commits]":  s(401,       404,      403,    403,    403,        403,   403,      403,       403),
+  "GET /repos/:repo*/-/branch/:branch*/reviews":          s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "POST /repos/:repo*/-/check":                           s(401,       404,      403,    201,    201,        201,   201,      403,       201),
+  "GET /repos/:repo*/-/branch/:branch*/checks":           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "POST /repos/:repo*/-/comment":                         s(401,       404,      403,    201,    201,        201,   201,      403,       201),
+  "GET /repos/:repo*/-/branch/:branch*/comments":         s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "DELETE /repos/:repo*/-/comment/:id [another's]":       s(401,       404,      403,    403,    204,        204,   204,      403,       204),
+  "DELETE /repos/:repo*/-/comment/:id [own]":             s(401,       404,      403,    204,    204,        204,   204,      403,       204),
+
+  "POST /repos/:repo*/-/proposals":                       s(401,       404,      403,    201,    201,        201,   201,      403,       201),
+  "GET /repos/:repo*/-/proposals":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/proposals/:id":                    s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "PATCH /repos/:repo*/-/proposals/:id [another's]":      s(401,       404,      403,    403,    200,        200,   200,      403,       200),
+  "PATCH /repos/:repo*/-/proposals/:id [own]":            s(401,       404,      403,    200,    200,        200,   200,      403,       200),
+  "POST /repos/:repo*/-/proposals/:id/close [another's]": s(401,       404,      403,    403,    200,        200,   200,      403,       200),
+  "POST /repos/:repo*/-/proposals/:id/close [own]":       s(401,       404,      403,    200,    200,        200,   200,      403,       200),
+
+  "POST /repos/:repo*/-/releases":                        s(401,       404,      403,    403,    201,        201,   201,      403,       201),
+  "GET /repos/:repo*/-/releases":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/releases/:release_name":           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "DELETE /repos/:repo*/-/releases/:release_name":        s(401,       404,      403,    403,    403,        204,   204,      403,       204),
+
+  "POST /repos/:repo*/-/merge":                           s(401,       404,      403,    403,    200,        200,   200,      403,       200),
+  "POST /repos/:repo*/-/rebase":                          s(401,       404,      403,    403,    200,        200,   200,      403,       200),
+  "GET /repos/:repo*/-/branch/:branch*/status":           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "POST /repos/:repo*/-/purge":                           s(401,       404,      403,    403,    403,        200,   200,      403,       200),
+
+  "GET /repos/:repo*/-/archive [ordinary]":               s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/archive [presigned]":              s(200,       200,      200,    200,    200,        200,   200,      200,       200),
+  "GET /repos/:repo*/-/archive [forged signature]":       s(403,       403,      403,    403,    403,        403,   403,      403,       403),
+
   "POST /repos":                                          s(401,       404,      403,    403,    403,        403,   201,      403,       201),
   "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200),
   "GET /repos/:repo*":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200),
@@ -84,7 +119,8 @@ interface Request {
   /** Runs before the cell's request: creates what the cell needs (fresh when the request mutates). */
   build: (w: World, p: Persona) => Promise<Call>;
   notFound: ErrorCode;
-  forbidden?: ErrorCode;
+  /** FORBIDDEN unless given; a function when the code depends on the caller. */
+  forbidden?: ErrorCode | ((p: Persona) => ErrorCode);
 }
 
 const repoRoute = (build: Request["build"]): Request => ({ build, notFound: "REPO_NOT_FOUND" });
@@ -96,6 +132,19 @@ const commitTo = (branch: string, path: string) => ({
   message: "authz",
   files: [{ path, content: b64("x") }],
 });
+
+/** The personas who may write to the fixture repo (writer or higher, directly or through the org or globally). */
+const writers: readonly Persona[] = ["writer", "maintainer", "admin", "orgOwner", "globalAdmin"];
+/**
+ * Who authors the object of an `[own]` cell: the caller when it can write, otherwise (it could not
+ * have authored one) the colleague, so those cells still show the route's refusal.
+ */
+const authorFor = (w: World, p: Persona): string =>
+  writers.includes(p) ? identities[p as SignedIn] : w.colleague;
+
+/** A path with a genuine presigned archive query for `main` at the fixture sequence of the fixture repo. */
+const presignedArchive = (w: World) =>
+  presignArchiveUrl(w.app.server.ctx, { repo: w.repo, branch: "main", sequence: w.sequence, baseUrl: "" });
 
 const requests: Record<string, Request> = {
   "GET /healthz": plainRoute(async () => ({ method: "GET", path: "/healthz" })),
@@ -217,6 +266,151 @@ const requests: Record<string, Request> = {
     path: `/repos/${w.repo}/-/chain?from=1&to=${w.sequence}`,
   })),
 
+  // Approving: the branch's only commit is the colleague's, so no persona is refused for
+  // self-approval (docs/reviews.md); the access rule alone decides.
+  "POST /repos/:repo*/-/review": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/review`,
+    body: { branch: await w.freshBranchWithCommit(), status: "approved", body: "authz" },
+  })),
+  // Approving a branch one has committed to is refused whatever the role (SELF_APPROVAL); the
+  // personas who cannot commit get the colleague's branch and are refused by their role.
+  "POST /repos/:repo*/-/review [approving own commits]": {
+    build: async (w, p) => ({
+      method: "POST",
+      path: `/repos/${w.repo}/-/review`,
+      body: { branch: await w.freshBranchWithCommit(authorFor(w, p)), status: "approved", body: "authz" },
+    }),
+    notFound: "REPO_NOT_FOUND",
+    forbidden: (p) => (writers.includes(p) ? "SELF_APPROVAL" : "FORBIDDEN"),
+  },
+  "GET /repos/:repo*/-/branch/:branch*/reviews": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/branch/${w.branch}/reviews`,
+  })),
+  // A check name of its own per cell, so no report replaces another cell's.
+  "POST /repos/:repo*/-/check": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/check`,
+    body: { branch: w.branch, check_name: `authz/${w.unique("check")}`, status: "passed" },
+  })),
+  "GET /repos/:repo*/-/branch/:branch*/checks": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/branch/${w.branch}/checks`,
+  })),
+  "POST /repos/:repo*/-/comment": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/comment`,
+    body: { branch: w.branch, path: w.file, body: "authz" },
+  })),
+  "GET /repos/:repo*/-/branch/:branch*/comments": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/branch/${w.branch}/comments`,
+  })),
+  "DELETE /repos/:repo*/-/comment/:id [another's]": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/comment/${await w.freshComment(w.colleague)}`,
+  })),
+  // The caller's own comment where it can write one; the others get the colleague's.
+  "DELETE /repos/:repo*/-/comment/:id [own]": repoRoute(async (w, p) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/comment/${await w.freshComment(authorFor(w, p))}`,
+  })),
+
+  // One open proposal per branch, so each cell opens on a new branch.
+  "POST /repos/:repo*/-/proposals": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/proposals`,
+    body: { branch: await w.freshBranch(w.repo), title: "authz" },
+  })),
+  "GET /repos/:repo*/-/proposals": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/proposals`,
+  })),
+  "GET /repos/:repo*/-/proposals/:id": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/proposals/${w.proposal}`,
+  })),
+  "PATCH /repos/:repo*/-/proposals/:id [another's]": repoRoute(async (w) => ({
+    method: "PATCH",
+    path: `/repos/${w.repo}/-/proposals/${await w.freshProposal(w.colleague)}`,
+    body: { title: "patched" },
+  })),
+  "PATCH /repos/:repo*/-/proposals/:id [own]": repoRoute(async (w, p) => ({
+    method: "PATCH",
+    path: `/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}`,
+    body: { title: "patched" },
+  })),
+  "POST /repos/:repo*/-/proposals/:id/close [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/proposals/${await w.freshProposal(w.colleague)}/close`,
+  })),
+  "POST /repos/:repo*/-/proposals/:id/close [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/close`,
+  })),
+
+  "POST /repos/:repo*/-/releases": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/releases`,
+    body: { name: w.unique("rel"), sequence: w.sequence },
+  })),
+  "GET /repos/:repo*/-/releases": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/releases`,
+  })),
+  "GET /repos/:repo*/-/releases/:release_name": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/releases/${w.release}`,
+  })),
+  "DELETE /repos/:repo*/-/releases/:release_name": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/releases/${await w.freshRelease()}`,
+  })),
+
+  // An active, non-draft branch whose one commit touches a path of its own (no conflicts); the
+  // fixture repo has no policy files, so nothing but the role decides.
+  "POST /repos/:repo*/-/merge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/merge`,
+    body: { branch: await w.freshBranchWithCommit() },
+  })),
+  "POST /repos/:repo*/-/rebase": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/rebase`,
+    body: { branch: await w.freshBranchWithCommit() },
+  })),
+  "GET /repos/:repo*/-/branch/:branch*/status": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/branch/${w.branch}/status`,
+  })),
+  // Nothing in the fixture repo was closed a day ago, so a real purge removes nothing.
+  "POST /repos/:repo*/-/purge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/purge`,
+    body: { older_than: "1d" },
+  })),
+
+  // The route is public in its table: the ordinary form authenticates itself (reader or higher),
+  // the presigned form ignores any credentials and is decided by its signature alone. The body is
+  // a gzip stream (read as text here); only the status and error code are checked.
+  "GET /repos/:repo*/-/archive [ordinary]": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/archive?branch=main&at=${w.sequence}`,
+  })),
+  "GET /repos/:repo*/-/archive [presigned]": repoRoute(async (w) => ({
+    method: "GET",
+    path: await presignedArchive(w),
+  })),
+  "GET /repos/:repo*/-/archive [forged signature]": {
+    build: async (w) => ({
+      method: "GET",
+      path: (await presignedArchive(w)).replace(/sig=[0-9a-f]+/, `sig=${"0".repeat(64)}`),
+    }),
+    notFound: "REPO_NOT_FOUND",
+    forbidden: "SIGNATURE_INVALID",
+  },
+
   // The body names the org; an org the caller cannot see answers ORG_NOT_FOUND.
   "POST /repos": orgRoute(async (w) => ({
     method: "POST",
@@ -232,9 +426,10 @@ const requests: Record<string, Request> = {
 };
 
 /** The error code a refused cell must carry; none for a success. */
-function expectedCode(status: number, req: Request): ErrorCode | undefined {
+function expectedCode(status: number, req: Request, p: Persona): ErrorCode | undefined {
   if (status === 401) return "UNAUTHENTICATED";
-  if (status === 403) return req.forbidden ?? "FORBIDDEN";
+  if (status === 403)
+    return (typeof req.forbidden === "function" ? req.forbidden(p) : req.forbidden) ?? "FORBIDDEN";
   if (status === 404) return req.notFound;
   return undefined;
 }
@@ -260,7 +455,7 @@ for (const [row, statuses] of Object.entries(matrix)) {
       expect(
         { status: res.status, code },
         `${persona}: ${call.method} ${call.path} → ${JSON.stringify(res.body)}`,
-      ).toEqual({ status, code: expectedCode(status, req) });
+      ).toEqual({ status, code: expectedCode(status, req, persona) });
     });
   });
 }

@@ -77,8 +77,10 @@ async function must(res: Promise<Res>, status: number, what: string): Promise<Re
 /**
  * The shared fixtures of one test app: org `acme` (owned by orgOwner, with orgMember as member),
  * repo `acme/docs` created by the global admin (so orgOwner has no explicit repo role there) with
- * the four repo roles granted, one commit on main, a branch `feature` and a pending invitation.
- * The `fresh*` helpers make new objects for cells whose request mutates.
+ * the four repo roles granted, one commit on main, a branch `feature`, a pending invitation, and
+ * (by `colleague`, a writer who is none of the personas) a proposal on branch `proposed` and a
+ * comment on `feature`, plus a release of sequence 1. The `fresh*` helpers make new objects for
+ * cells whose request mutates.
  */
 export class World {
   readonly org = "acme";
@@ -86,7 +88,18 @@ export class World {
   readonly branch = "feature";
   readonly file = "docs/a.md";
   readonly sequence = 1;
+  /**
+   * A writer on the fixture repo who is none of the personas: authors the commits, proposals and
+   * comments that must be someone else's for every persona (self-approval, author-or-maintainer).
+   */
+  readonly colleague = "colleague@authz.test";
   invite!: { id: string; token: string };
+  /** Id of an open proposal by `colleague` on branch `proposed`. */
+  proposal!: string;
+  /** Id of a comment by `colleague` on `feature`. */
+  comment!: string;
+  /** Name of a release of sequence 1. */
+  release!: string;
   private counter = 0;
 
   private constructor(readonly app: TestApp) {}
@@ -113,11 +126,22 @@ export class World {
     expect(seq).toEqual({ sequence: w.sequence });
     await w.freshBranch(w.repo, { name: w.branch });
     w.invite = await w.freshInvite(w.org, "invitee@authz.test");
+    await must(
+      w.as("globalAdmin").put(`/repos/${w.repo}/-/roles/${w.colleague}`, { role: "writer" }),
+      200,
+      "grant colleague",
+    );
+    w.proposal = await w.freshProposal(w.colleague, {
+      branch: await w.freshBranch(w.repo, { name: "proposed" }),
+    });
+    w.comment = await w.freshComment(w.colleague);
+    w.release = await w.freshRelease();
     return w;
   }
 
-  /** A client for a persona; anonymous sends no Authorization header. */
-  as(p: Persona): Client {
+  /** A client for a persona, or for any other identity; anonymous sends no Authorization header. */
+  as(p: Persona | { identity: string }): Client {
+    if (typeof p === "object") return this.app.as(p.identity);
     return p === "anonymous" ? this.app.anonymous : this.app.as(identities[p]);
   }
 
@@ -195,5 +219,59 @@ export class World {
       "grant role",
     );
     return identity;
+  }
+
+  /**
+   * A new branch of the fixture repo off `main` with one commit by `author` (default `colleague`;
+   * a writer or higher) on a path of its own, so it conflicts with nothing.
+   */
+  async freshBranchWithCommit(author: string = this.colleague): Promise<string> {
+    const branch = await this.freshBranch(this.repo);
+    await must(
+      this.as({ identity: author }).post(`/repos/${this.repo}/-/commit`, {
+        branch,
+        message: "colleague's change",
+        files: [{ path: `authz/${branch}.md`, content: b64(branch) }],
+      }),
+      201,
+      `commit on ${branch}`,
+    );
+    return branch;
+  }
+
+  /** An open proposal on the fixture repo by `author`, on a new branch unless `branch` is given; its id. */
+  async freshProposal(author: string, opts: { branch?: string } = {}): Promise<string> {
+    const branch = opts.branch ?? (await this.freshBranch(this.repo));
+    const body = await must(
+      this.as({ identity: author }).post(`/repos/${this.repo}/-/proposals`, { branch, title: "authz" }),
+      201,
+      `open proposal on ${branch}`,
+    );
+    return body.id;
+  }
+
+  /** A comment by `author` on the fixture file of `feature`; its id. */
+  async freshComment(author: string): Promise<string> {
+    const body = await must(
+      this.as({ identity: author }).post(`/repos/${this.repo}/-/comment`, {
+        branch: this.branch,
+        path: this.file,
+        body: "authz",
+      }),
+      201,
+      "add comment",
+    );
+    return body.id;
+  }
+
+  /** A release of sequence 1 of the fixture repo, created by the global admin; its name. */
+  async freshRelease(): Promise<string> {
+    const name = this.unique("rel");
+    await must(
+      this.as("globalAdmin").post(`/repos/${this.repo}/-/releases`, { name, sequence: this.sequence }),
+      201,
+      `create release ${name}`,
+    );
+    return name;
   }
 }
