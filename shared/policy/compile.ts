@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -29,7 +30,13 @@ export type CompileOutcome = Compiled | CompileFailure;
 export type CompileFn = (source: Buffer) => Promise<CompileOutcome>;
 
 /** The pinned opa that `npm run emulators` builds (see emulators/README.md). */
-export const DEFAULT_OPA_PATH = path.resolve(import.meta.dirname, "../../.tools/bin/opa");
+export const PINNED_OPA_PATH = path.resolve(import.meta.dirname, "../../.tools/bin/opa");
+
+/**
+ * The pinned opa when it has been built; otherwise an `opa` on PATH. Any OPA v1 compiles the
+ * same Rego to an equivalent module, so a cache entry made by either serves both.
+ */
+export const DEFAULT_OPA_PATH = existsSync(PINNED_OPA_PATH) ? PINNED_OPA_PATH : "opa";
 
 /** Fixed file name inside the temporary folder, so compiler messages read `policy.rego:3: ...`. */
 const FILE = "policy.rego";
