@@ -5,10 +5,16 @@ go 1.26.0
 tool (
 	github.com/fsouza/fake-gcs-server
 	github.com/open-policy-agent/opa
+	quire.local/emulators/cloud-tasks-emulator
 	quire.local/emulators/pubsub-fake
 )
 
-require cloud.google.com/go/pubsub/v2 v2.6.2
+require (
+	cloud.google.com/go/cloudtasks v1.20.0
+	cloud.google.com/go/pubsub/v2 v2.6.2
+	google.golang.org/grpc v1.84.0
+	google.golang.org/protobuf v1.36.12
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -17,6 +23,7 @@ require (
 	cloud.google.com/go/auth/oauth2adapt v0.2.8 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	cloud.google.com/go/iam v1.11.0 // indirect
+	cloud.google.com/go/longrunning v1.2.0 // indirect
 	cloud.google.com/go/monitoring v1.29.0 // indirect
 	cloud.google.com/go/storage v1.65.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.34.0 // indirect
@@ -128,8 +135,6 @@ require (
 	google.golang.org/genproto v0.0.0-20260519071638-aa98bba5eb94 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260819154853-08b0e4226688 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260819154853-08b0e4226688 // indirect
-	google.golang.org/grpc v1.84.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	oras.land/oras-go/v2 v2.6.2 // indirect
