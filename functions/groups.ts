@@ -4,6 +4,7 @@ import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
 import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
+import { eventRoutes } from "./events/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
 import { mergeRoutes } from "./merge/routes.ts";
 import { metaRoutes } from "./meta/routes.ts";
@@ -35,6 +36,7 @@ export const groups: Record<string, AnyRoute[]> = {
   releases: releaseRoutes,
   merge: mergeRoutes,
   purge: purgeRoutes,
+  events: eventRoutes,
   meta: metaRoutes(() => allRoutes),
 };
 

@@ -72,6 +72,7 @@ export async function startServer(
   }
   await migrate(databaseUrl);
   const ctx = createContext(config, log, databaseUrl);
+  await ctx.events.start();
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
@@ -83,6 +84,7 @@ export async function startServer(
     url: `http://127.0.0.1:${port}`,
     ctx,
     async close() {
+      await ctx.events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.policies.close();

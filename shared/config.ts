@@ -134,6 +134,12 @@ export const envSchema = z
     OIDC_CLIENT_ID: optionalText,
     SVC_OPA_PATH: optionalText,
     SVC_ARCHIVE_SIGNING_KEY: signingKey,
+    SVC_EVENT_FANOUT: z.enum(["postgres", "pubsub"]).default("postgres"),
+    SVC_EVENT_RETENTION_DAYS: integer(7, 1, 3650),
+    SVC_PUBSUB_TOPIC: z.string().trim().min(1).default("quire-events"),
+    SVC_PUBSUB_SUBSCRIPTION: optionalText,
+    PUBSUB_EMULATOR_HOST: optionalText,
+    GOOGLE_CLOUD_PROJECT: optionalText,
   })
   .superRefine((env, ctx) => {
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {

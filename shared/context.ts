@@ -6,6 +6,7 @@ import { localBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
 import type { Env } from "./config.ts";
 import { createPool } from "./db/pool.ts";
+import { type EventHub, eventHubFromConfig } from "./events/index.ts";
 import type { Logger } from "./log.ts";
 import { createPolicyEngine, type PolicyEngine } from "./policy/engine.ts";
 
@@ -17,6 +18,8 @@ export interface AppContext {
   blobs: BlobStore;
   auth: Authenticator;
   policies: PolicyEngine;
+  /** SSE fan-out of this process (started by the server, or by the first stream). */
+  events: EventHub;
 }
 
 /** The composition root: picks each adapter (local or cloud) from configuration. */
@@ -27,15 +30,17 @@ export function createContext(config: Env, log: Logger, databaseUrl: string): Ap
       .map((a) => a.toLowerCase()),
   );
   const verifier = createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID });
+  const pool = createPool(databaseUrl);
   return {
     config,
     log,
-    pool: createPool(databaseUrl),
+    pool,
     blobs:
       config.SVC_BLOB_STORE === "gcs"
         ? gcsBlobStore(config.SVC_BLOB_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
     auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
     policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
+    events: eventHubFromConfig(config, log, pool, databaseUrl),
   };
 }

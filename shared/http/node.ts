@@ -27,6 +27,10 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
   if ("stream" in reply) {
     res.writeHead(reply.status, reply.headers);
     reply.stream.on("error", () => res.destroy());
+    // The client going away (or the server closing its connection) frees the producer.
+    res.once("close", () => {
+      if (!reply.stream.destroyed) reply.stream.destroy();
+    });
     reply.stream.pipe(res);
     return;
   }
@@ -89,5 +93,19 @@ export function nodeHandler(
     }
     logRequest(ctx, req, outcome, started);
     writeReply(res, outcome.reply);
+    // A streamed reply (an archive, an SSE stream) may last long after its request line: log its end too.
+    if ("stream" in outcome.reply) {
+      res.once("close", () =>
+        ctx.log.info(
+          {
+            path: (req.url ?? "").split("?")[0],
+            duration_ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+            completed: res.writableFinished,
+            request_id: outcome.requestId,
+          },
+          "stream ended",
+        ),
+      );
+    }
   };
 }

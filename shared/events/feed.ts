@@ -1,0 +1,56 @@
+import type { Logger } from "../log.ts";
+import type { Cursor } from "./cursor.ts";
+import { type LoggedEvent, logHead, readAfter } from "./log.ts";
+import { WakeLoop } from "./wake.ts";
+
+/**
+ * Where a hub gets new events from: every committed event exactly once per delivery, in cursor
+ * order, in batches handed to `sink` one at a time. Locally the hub reads the log itself, woken by
+ * LISTEN/NOTIFY; in the cloud a Pub/Sub subscription feeds it (pubsub.ts).
+ */
+export interface EventFeed {
+  /** Starts; resolves with the cursor before the first event it will hand to `sink`. */
+  start(sink: (events: LoggedEvent[]) => Promise<void>): Promise<Cursor>;
+  /** Sets the sweep interval (tests). */
+  setSweep(ms: number): void;
+  /** Reads at once rather than on the next notification or sweep. */
+  wake(): void;
+  close(): Promise<void>;
+}
+
+export const READ_BATCH = 500;
+
+/** The local feed: one LISTEN connection per process and a sweep; reads the log by cursor. */
+export function postgresFeed(opts: { databaseUrl: string; log: Logger; sweepMs: number }): EventFeed {
+  let cursor: Cursor | undefined;
+  let loop: WakeLoop | undefined;
+  return {
+    async start(sink) {
+      loop = new WakeLoop({
+        databaseUrl: opts.databaseUrl,
+        name: "quire-sse-hub",
+        log: opts.log,
+        sweepMs: opts.sweepMs,
+        async step(client) {
+          const batch = await readAfter(client, cursor!, READ_BATCH);
+          if (batch.events.length > 0) {
+            await sink(batch.events);
+            cursor = batch.events[batch.events.length - 1]!.cursor;
+          }
+          return batch.more ? "more" : batch.held ? "held" : "idle";
+        },
+        // First connection only: the head is where this process starts listening.
+        onConnect: async (client) => {
+          cursor ??= await logHead(client);
+        },
+      });
+      await loop.start();
+      return cursor!;
+    },
+    setSweep: (ms) => loop?.setSweep(ms),
+    wake: () => loop?.wake(),
+    async close() {
+      await loop?.close();
+    },
+  };
+}

@@ -1,0 +1,272 @@
+import type pg from "pg";
+import { atLeast, findRepoAccess } from "../access/roles.ts";
+import type { Actor } from "../auth/actor.ts";
+import type { Logger } from "../log.ts";
+import { after, type Cursor, formatCursor } from "./cursor.ts";
+import type { EventFeed } from "./feed.ts";
+import { deleteExpiredEvents, type Filter, type LoggedEvent, readRange, resumeState } from "./log.ts";
+import { KEEPALIVE, Subscriber } from "./stream.ts";
+
+export interface HubOptions {
+  /** `: keepalive` comment interval (spec: 15 s). */
+  keepaliveMs: number;
+  /** How often every repo stream's access is re-checked (org membership changes emit no event). */
+  recheckMs: number;
+  /** Sweep of the log when no notification came (a lost NOTIFY only delays). */
+  sweepMs: number;
+  /** How often events past retention are deleted. */
+  cleanupMs: number;
+  /** Events are kept this many days (SVC_EVENT_RETENTION_DAYS). */
+  retentionDays: number;
+  /** A client whose unread output grows past this is disconnected (it may resume with Last-Event-ID). */
+  maxBufferedBytes: number;
+}
+
+export const defaultHubOptions: HubOptions = {
+  keepaliveMs: 15_000,
+  recheckMs: 30_000,
+  sweepMs: 1_000,
+  cleanupMs: 60 * 60_000,
+  retentionDays: 7,
+  maxBufferedBytes: 4 * 1024 * 1024,
+};
+
+export interface StreamRequest {
+  actor: Actor;
+  /** `repo`: a repo's stream (the caller's read access already checked); `global`: the admin stream. */
+  scope: "repo" | "global";
+  filter: Filter;
+  /** Last-Event-ID: resume strictly after this event. */
+  resumeAfter?: Cursor | undefined;
+}
+
+/** Process-wide SSE fan-out. See docs/events.md, "Event streams (SSE)". */
+export interface EventHub {
+  /** Starts the feed and the timers (opening a stream starts the hub too). */
+  start(): Promise<void>;
+  /** Registers a client and returns its SSE body. */
+  open(request: StreamRequest): Promise<import("node:stream").Readable>;
+  /** Tunes intervals at run time (tests). */
+  tune(options: Partial<HubOptions>): void;
+  /** Connected clients. */
+  readonly clients: number;
+  /** The cursor of the last event fanned out (or where the hub started). */
+  readonly head: Cursor | undefined;
+  /** Deletes events past retention now; returns how many. */
+  cleanup(): Promise<number>;
+  /** Re-checks every repo stream's access now. */
+  recheck(): Promise<void>;
+  /** Reads the feed at once. */
+  wake(): void;
+  /** Ends every stream and stops. */
+  close(): Promise<void>;
+}
+
+const REPLAY_PAGE = 500;
+const ROLE_CHANGED = "com.svc.role.changed";
+const REPO_DELETED = "com.svc.repo.deleted";
+
+export function createEventHub(deps: {
+  pool: pg.Pool;
+  log: Logger;
+  feed: EventFeed;
+  options?: Partial<HubOptions>;
+}): EventHub {
+  const { pool, log, feed } = deps;
+  const options: HubOptions = { ...defaultHubOptions, ...deps.options };
+  const subscribers = new Set<Subscriber>();
+  const byRepo = new Map<string, Set<Subscriber>>(); // repo streams and repo-filtered global streams
+  const unfiltered = new Set<Subscriber>(); // global streams without a repo filter
+  let head: Cursor | undefined;
+  let starting: Promise<void> | undefined;
+  let closed = false;
+  const timers: Record<"keepalive" | "recheck" | "cleanup", NodeJS.Timeout | undefined> = {
+    keepalive: undefined,
+    recheck: undefined,
+    cleanup: undefined,
+  };
+
+  function arm(name: keyof typeof timers, ms: number, fn: () => void): void {
+    clearInterval(timers[name]);
+    if (closed) return;
+    timers[name] = setInterval(fn, ms);
+    timers[name].unref();
+  }
+
+  function armAll(): void {
+    arm("keepalive", options.keepaliveMs, () => {
+      for (const s of subscribers) if (!s.replaying) s.write(KEEPALIVE);
+    });
+    arm("recheck", options.recheckMs, () => void recheck());
+    arm("cleanup", options.cleanupMs, () => void cleanup());
+  }
+
+  function register(s: Subscriber): void {
+    subscribers.add(s);
+    if (s.filter.repo === null) unfiltered.add(s);
+    else {
+      const set = byRepo.get(s.filter.repo) ?? new Set<Subscriber>();
+      byRepo.set(s.filter.repo, set);
+      set.add(s);
+    }
+  }
+
+  function unregister(s: Subscriber): void {
+    subscribers.delete(s);
+    unfiltered.delete(s);
+    if (s.filter.repo !== null) {
+      const set = byRepo.get(s.filter.repo);
+      set?.delete(s);
+      if (set?.size === 0) byRepo.delete(s.filter.repo);
+    }
+  }
+
+  /** Ends the repo streams of `repo` (of `identity` only, when given) whose caller may no longer read it. */
+  async function recheckRepo(repo: string, identity?: string): Promise<void> {
+    const streams = [...(byRepo.get(repo) ?? [])].filter(
+      (s) => s.scope === "repo" && (identity === undefined || s.actor.identity === identity),
+    );
+    const verdicts = new Map<string, Promise<boolean>>();
+    for (const s of streams) {
+      const key = s.actor.identity;
+      if (!verdicts.has(key))
+        verdicts.set(
+          key,
+          findRepoAccess(pool, repo, s.actor).then((a) => a !== null && atLeast(a.role, "reader")),
+        );
+      if (!(await verdicts.get(key)!)) {
+        s.end({ name: "closed", data: { reason: "access revoked", repo } });
+        log.info({ repo, identity: s.actor.identity, stream: s.id }, "event stream closed: access revoked");
+      }
+    }
+  }
+
+  async function recheck(): Promise<void> {
+    try {
+      for (const repo of [...byRepo.keys()]) await recheckRepo(repo);
+    } catch (err) {
+      log.warn({ err }, "event stream access re-check failed; trying again later");
+    }
+  }
+
+  async function cleanup(): Promise<number> {
+    try {
+      const deleted = await deleteExpiredEvents(pool, options.retentionDays);
+      if (deleted > 0) log.info({ deleted, retention_days: options.retentionDays }, "expired events deleted");
+      return deleted;
+    } catch (err) {
+      log.warn({ err }, "deleting expired events failed; trying again later");
+      return 0;
+    }
+  }
+
+  /** Fans a batch out, in order. The head moves with each event, so a stream opened meanwhile neither misses nor repeats one. */
+  async function fanOut(events: LoggedEvent[]): Promise<void> {
+    for (const event of events) {
+      if (head !== undefined && !after(event.cursor, head)) continue; // delivered already (Pub/Sub redelivery)
+      if (event.repo !== null) {
+        if (event.type === ROLE_CHANGED) {
+          // Before delivering it: a client whose role this removed must not receive it, nor anything after.
+          const identity = String(
+            (event.envelope.data as { identity?: unknown }).identity ?? "",
+          ).toLowerCase();
+          await recheckRepo(event.repo, identity).catch((err) =>
+            log.warn({ err }, "event stream access re-check failed"),
+          );
+        }
+        for (const s of byRepo.get(event.repo) ?? []) s.offer(event);
+      }
+      for (const s of unfiltered) s.offer(event);
+      head = event.cursor;
+      if (event.type === REPO_DELETED && event.repo !== null) {
+        for (const s of [...(byRepo.get(event.repo) ?? [])])
+          if (s.scope === "repo")
+            s.end({ name: "closed", data: { reason: "repo deleted", repo: event.repo } });
+      }
+    }
+  }
+
+  /** Sends a resuming client what it missed, then switches it to live events without a gap or a repeat. */
+  async function replay(s: Subscriber, from: Cursor, to: Cursor): Promise<void> {
+    try {
+      const state = await resumeState(pool, from, options.retentionDays);
+      if (state !== "kept") {
+        s.write(
+          `event: gap\ndata: ${JSON.stringify({
+            last_event_id: formatCursor(from),
+            reason:
+              state === "missing"
+                ? "the event log no longer has this event: events after it may have been deleted (retention) and are not replayed"
+                : `this event is older than the ${options.retentionDays}-day retention: events after it may have been deleted`,
+            retention_days: options.retentionDays,
+          })}\n\n`,
+        );
+        // An id this log never reached (another database, a made-up id): resume from now.
+        if (state === "missing" && after(from, to)) s.lastSent = to;
+      }
+      let cursor = s.lastSent;
+      while (!s.isEnded) {
+        const page = await readRange(pool, cursor, to, s.filter, REPLAY_PAGE);
+        for (const event of page) s.send(event);
+        if (page.length < REPLAY_PAGE) break;
+        cursor = page[page.length - 1]!.cursor;
+      }
+      s.goLive();
+    } catch (err) {
+      log.warn({ err, stream: s.id }, "event stream replay failed; closing the stream");
+      s.end();
+    }
+  }
+
+  async function start(): Promise<void> {
+    if (closed) throw new Error("the event hub is closed");
+    starting ??= (async () => {
+      head = await feed.start(fanOut);
+      armAll();
+    })();
+    return starting;
+  }
+
+  return {
+    start,
+    async open(request) {
+      await start();
+      const from = request.resumeAfter;
+      const s = new Subscriber(
+        request.actor,
+        request.scope,
+        request.filter,
+        from ?? head!,
+        options.maxBufferedBytes,
+        unregister,
+      );
+      register(s);
+      s.write(": ok\n\n");
+      if (from !== undefined) {
+        s.holdLive();
+        void replay(s, from, head!);
+      }
+      return s.stream;
+    },
+    tune(changes) {
+      Object.assign(options, changes);
+      if (changes.sweepMs !== undefined) feed.setSweep(changes.sweepMs);
+      if (starting) armAll();
+    },
+    get clients() {
+      return subscribers.size;
+    },
+    get head() {
+      return head;
+    },
+    cleanup,
+    recheck,
+    wake: () => feed.wake(),
+    async close() {
+      closed = true;
+      for (const t of Object.values(timers)) clearInterval(t);
+      for (const s of [...subscribers]) s.end();
+      await feed.close();
+    },
+  };
+}

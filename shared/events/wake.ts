@@ -1,0 +1,163 @@
+import pg from "pg";
+import { EVENTS_CHANNEL } from "../db/tx.ts";
+import type { Logger } from "../log.ts";
+
+/** What one step found: nothing more to do, more right away, or events waiting behind a running transaction. */
+export type StepResult = "idle" | "more" | "held";
+
+export interface WakeLoopOptions {
+  databaseUrl: string;
+  /** Shown in pg_stat_activity as application_name. */
+  name: string;
+  log: Logger;
+  /** Runs whenever the loop wakes, never twice at once, on the loop's own connection. */
+  step: (client: pg.Client) => Promise<StepResult>;
+  /** Runs on every (re)connection, after LISTEN. */
+  onConnect?: (client: pg.Client) => Promise<void>;
+  sweepMs: number;
+}
+
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+const HELD_RETRY_MIN_MS = 10;
+
+/**
+ * One dedicated connection that LISTENs on the events channel and runs `step` on every NOTIFY,
+ * on a sweep timer (so a lost notification only delays), and again shortly when events wait
+ * behind a running transaction. A dropped connection is re-opened with backoff; after a reconnect
+ * the loop wakes at once, since notifications sent meanwhile are lost.
+ */
+export class WakeLoop {
+  private client: pg.Client | undefined;
+  private running = false;
+  private pending = false;
+  private closed = false;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private heldDelay = HELD_RETRY_MIN_MS;
+  private reconnectDelay = RECONNECT_MIN_MS;
+  private current: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: WakeLoopOptions) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+    this.armSweep();
+  }
+
+  /** Sets the sweep interval (tests shorten or lengthen it). */
+  setSweep(ms: number): void {
+    this.opts.sweepMs = ms;
+    this.armSweep();
+  }
+
+  private armSweep(): void {
+    clearInterval(this.sweepTimer);
+    if (this.closed) return;
+    this.sweepTimer = setInterval(() => this.wake(), this.opts.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.opts.databaseUrl,
+      application_name: this.opts.name,
+    });
+    client.on("error", () => {}); // reported through "end"
+    await client.connect();
+    client.on("notification", () => this.wake());
+    client.once("end", () => this.dropped(client));
+    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    await this.opts.onConnect?.(client);
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    this.reconnectDelay = RECONNECT_MIN_MS;
+    this.wake();
+  }
+
+  private dropped(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    if (this.closed) return;
+    this.opts.log.warn({ loop: this.opts.name }, "event listener connection lost; reconnecting");
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    const delay = this.reconnectDelay;
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, RECONNECT_MAX_MS);
+    setTimeout(() => {
+      if (this.closed) return;
+      this.connect().catch((err) => {
+        this.opts.log.warn({ loop: this.opts.name, err }, "event listener could not reconnect");
+        this.scheduleReconnect();
+      });
+    }, delay).unref();
+  }
+
+  /** Runs `step` soon; coalesces wake-ups that arrive while it runs into one more run. */
+  wake(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.pending = true;
+      return;
+    }
+    this.running = true;
+    this.current = this.run().finally(() => {
+      this.running = false;
+    });
+  }
+
+  private async run(): Promise<void> {
+    do {
+      this.pending = false;
+      const client = this.client;
+      if (!client || this.closed) return;
+      let result: StepResult;
+      try {
+        result = await this.opts.step(client);
+      } catch (err) {
+        if (this.closed) return;
+        this.opts.log.warn(
+          { loop: this.opts.name, err },
+          "event loop step failed; retrying on the next sweep",
+        );
+        return;
+      }
+      if (result === "more") this.pending = true;
+      else if (result === "held") this.retryHeld();
+      else this.heldDelay = HELD_RETRY_MIN_MS;
+    } while (this.pending && !this.closed);
+  }
+
+  // Events are committed but wait behind an older transaction still running: look again soon,
+  // backing off up to the sweep interval (that transaction's own NOTIFY usually comes first).
+  private retryHeld(): void {
+    if (this.retryTimer) return;
+    const delay = this.heldDelay;
+    this.heldDelay = Math.min(this.heldDelay * 2, this.opts.sweepMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.wake();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  /** The loop's connection, for tests that cut it. */
+  get connection(): pg.Client | undefined {
+    return this.client;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+    await this.current.catch(() => {});
+  }
+}

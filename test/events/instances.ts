@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { type RunningServer, startServer } from "../../functions/server.ts";
+import { ADMIN, type TestApp } from "../support/app.ts";
+import { freePort } from "../support/ports.ts";
+
+const quiet = () => new Writable({ write: (_c, _e, done) => done() });
+
+/** A second Quire instance in this process, on its own port, against `app`'s database and identity provider. */
+export async function secondInstance(app: TestApp, env: Record<string, string> = {}): Promise<RunningServer> {
+  return startServer(
+    {
+      DATABASE_URL: app.databaseUrl,
+      PORT: "0",
+      OIDC_ISSUER: app.idp.issuer,
+      GLOBAL_ADMINS: ADMIN,
+      LOG_LEVEL: "error",
+      ...env,
+    },
+    { logTo: process.env["QUIRE_TEST_LOGS"] === "1" ? process.stdout : quiet() },
+  );
+}
+
+export interface ChildServer {
+  url: string;
+  child: ChildProcess;
+  close(): Promise<void>;
+}
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** Quire as a separate process (`tsx functions/main.ts`, as `npm start`), against `app`'s database. */
+export async function childInstance(app: TestApp, env: Record<string, string> = {}): Promise<ChildServer> {
+  const port = await freePort();
+  const child = spawn(path.join(ROOT, "node_modules/.bin/tsx"), ["functions/main.ts"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "/tmp",
+      PORT: String(port),
+      DATABASE_URL: app.databaseUrl,
+      OIDC_ISSUER: app.idp.issuer,
+      GLOBAL_ADMINS: ADMIN,
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  let output = "";
+  const url = `http://127.0.0.1:${port}`;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`child server did not start: ${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("quire is listening")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child server exited (${code}): ${output}`));
+    });
+  });
+  return {
+    url,
+    child,
+    async close() {
+      process.off("exit", killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    },
+  };
+}
