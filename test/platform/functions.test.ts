@@ -1,5 +1,5 @@
 import { getTestServer } from "@google-cloud/functions-framework/testing";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase } from "../support/app.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 
