@@ -41,11 +41,12 @@ export async function sampleCpu(serverPid: number): Promise<CpuSample> {
 
 /** CPU seconds between two samples: by role, and other processes' share of all CPUs. */
 export function cpuBetween(before: CpuSample, after: CpuSample, seconds: number, cpus: number) {
-  const client = after.client - before.client;
-  const server = after.server - before.server;
-  const postgres = after.postgres - before.postgres;
-  const others = after.machineBusy - before.machineBusy - client - server - postgres;
-  return { client, server, postgres, othersShare: Math.max(0, others / (seconds * cpus)) };
+  // A process that exited mid-phase (the server, when the run is interrupted) takes its time with
+  // it: clamp, so the figures of an aborted phase are merely incomplete, not absurd.
+  const delta = (role: keyof CpuSample) => Math.max(0, after[role] - before[role]);
+  const [client, server, postgres] = [delta("client"), delta("server"), delta("postgres")];
+  const others = delta("machineBusy") - client - server - postgres;
+  return { client, server, postgres, othersShare: Math.min(1, Math.max(0, others / (seconds * cpus))) };
 }
 
 function descendants(processes: ProcStat[], root: number): ProcStat[] {

@@ -148,13 +148,20 @@ async function machine(databaseUrl: string, loadAtStart: number): Promise<Record
   };
 }
 
-/** Ctrl-C or a kill must not leave the server and its PostgreSQL running, nor their temp dir. */
+/**
+ * Ctrl-C, a kill or a crash outside main's try/finally (an 'error' event nobody listens to) must
+ * not leave the server and its PostgreSQL running, nor their temp dir: the child outlives us.
+ */
 function stopOnSignal(server: QuireProcess): void {
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => {
       progress(`${signal}: stopping`);
       void server.stop().finally(() => process.exit(130));
     });
+  process.once("uncaughtException", (err) => {
+    progress(`bench crashed: ${err.stack ?? err.message}`);
+    void server.stop().finally(() => process.exit(1));
+  });
 }
 
 try {
