@@ -15,6 +15,7 @@ import { releaseRoutes } from "./releases/routes.ts";
 import { repoRoutes } from "./repos/routes.ts";
 import { reviewRoutes } from "./reviews/routes.ts";
 import { roleRoutes } from "./roles/routes.ts";
+import { subscriptionRoutes } from "./subscriptions/routes.ts";
 
 /**
  * Every endpoint group: in the cloud each is its own function (the load balancer routes by path);
@@ -37,6 +38,7 @@ export const groups: Record<string, AnyRoute[]> = {
   merge: mergeRoutes,
   purge: purgeRoutes,
   events: eventRoutes,
+  subscriptions: subscriptionRoutes,
   meta: metaRoutes(() => allRoutes),
 };
 

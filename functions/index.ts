@@ -7,6 +7,7 @@ import { DomainError } from "../shared/errors.ts";
 import { nodeHandler } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
 import { groups } from "./groups.ts";
+import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
 
 /**
  * The cloud entry point: each endpoint group is its own HTTP function, registered with the
@@ -48,6 +49,18 @@ for (const [name, routes] of Object.entries(groups)) {
   http(name, async (req, res) => {
     const ctx = await appContext();
     handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
+    await handler(req, res);
+  });
+}
+
+// Cloud Tasks calls this function with each webhook delivery attempt, and Cloud Scheduler with the
+// sweep (docs/events.md, "Webhooks"). It is private: not behind the load balancer, invokable only
+// by the tasks' and the scheduler's service accounts.
+{
+  let handler: ReturnType<typeof nodeHandler> | undefined;
+  http("webhookDelivery", async (req, res) => {
+    const ctx = await appContext();
+    handler ??= nodeHandler(ctx, webhookDeliveryRoutes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
     await handler(req, res);
   });
 }

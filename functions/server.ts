@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../shared/config.ts";
-import { type AppContext, createContext } from "../shared/context.ts";
+import { type AppContext, type ContextOptions, createContext } from "../shared/context.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embedded.ts";
 import { migrate } from "../shared/db/migrate.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
@@ -51,7 +51,7 @@ async function embeddedDatabase(
  */
 export async function startServer(
   env: Record<string, string | undefined> = process.env,
-  opts: { logTo?: NodeJS.WritableStream } = {},
+  opts: { logTo?: NodeJS.WritableStream; context?: ContextOptions } = {},
 ): Promise<RunningServer> {
   const config = loadConfig(env);
   const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }, opts.logTo);
@@ -71,8 +71,9 @@ export async function startServer(
     log.info({ data_dir: config.SVC_DATA_DIR }, "using embedded PostgreSQL");
   }
   await migrate(databaseUrl);
-  const ctx = createContext(config, log, databaseUrl);
+  const ctx = createContext(config, log, databaseUrl, opts.context);
   await ctx.events.start();
+  await ctx.webhooks.start();
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
@@ -85,6 +86,7 @@ export async function startServer(
     ctx,
     async close() {
       await ctx.events.close();
+      await ctx.webhooks.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.policies.close();

@@ -112,6 +112,20 @@ const signingKey = z
     return key;
   });
 
+/** `true` or `false` (unset: `false`); anything else is refused rather than guessed. */
+const flag = z
+  .enum(["true", "false", ""], { error: "must be true or false" })
+  .optional()
+  .transform((v) => v === "true");
+
+/** SVC_WEBHOOK_TASKS_QUEUE: a full Cloud Tasks queue name. */
+const tasksQueue = optionalText.refine(
+  (v) => v === undefined || /^projects\/[^/]+\/locations\/[^/]+\/queues\/[^/]+$/.test(v),
+  {
+    message: "must be projects/PROJECT/locations/LOCATION/queues/QUEUE",
+  },
+);
+
 /** The environment Quire reads, validated once at start. Each key is the variable's own name. */
 export const envSchema = z
   .object({
@@ -140,6 +154,14 @@ export const envSchema = z
     SVC_PUBSUB_SUBSCRIPTION: optionalText,
     PUBSUB_EMULATOR_HOST: optionalText,
     GOOGLE_CLOUD_PROJECT: optionalText,
+    SVC_WEBHOOK_ALLOW_PRIVATE: flag,
+    SVC_WEBHOOK_DELIVERY: z.enum(["postgres", "cloudtasks"]).default("postgres"),
+    SVC_WEBHOOK_TASKS_QUEUE: tasksQueue,
+    SVC_WEBHOOK_TASKS_TARGET_URL: optionalText.refine((v) => v === undefined || /^https?:\/\/[^/]/.test(v), {
+      message: "must be an http(s) URL",
+    }),
+    SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT: optionalText,
+    CLOUD_TASKS_EMULATOR_HOST: optionalText,
   })
   .superRefine((env, ctx) => {
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
@@ -148,6 +170,14 @@ export const envSchema = z
         path: ["SVC_BLOB_BUCKET"],
         message: "is required when SVC_BLOB_STORE=gcs",
       });
+    }
+    for (const key of ["SVC_WEBHOOK_TASKS_QUEUE", "SVC_WEBHOOK_TASKS_TARGET_URL"] as const) {
+      if (env.SVC_WEBHOOK_DELIVERY === "cloudtasks" && !env[key])
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: "is required when SVC_WEBHOOK_DELIVERY=cloudtasks",
+        });
     }
   });
 

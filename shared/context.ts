@@ -4,11 +4,13 @@ import { createIdTokenVerifier } from "./auth/idtoken.ts";
 import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import type { Env } from "./config.ts";
 import { createPool } from "./db/pool.ts";
 import { type EventHub, eventHubFromConfig } from "./events/index.ts";
 import type { Logger } from "./log.ts";
 import { createPolicyEngine, type PolicyEngine } from "./policy/engine.ts";
+import { createWebhookDelivery, type WebhookDelivery, type WebhookOptions } from "./webhooks/delivery.ts";
 
 /** Everything an operation may use, built once per process from validated configuration. */
 export interface AppContext {
@@ -20,10 +22,25 @@ export interface AppContext {
   policies: PolicyEngine;
   /** SSE fan-out of this process (started by the server, or by the first stream). */
   events: EventHub;
+  /** Where time-dependent decisions (webhook due rows, backoff, retention) get "now". */
+  clock: Clock;
+  /** Webhook delivery: URL vetting, and this process's deliverer (started by the server). */
+  webhooks: WebhookDelivery;
+}
+
+/** Seams for tests and benchmarks: a manual clock, webhook timeouts and resolution. */
+export interface ContextOptions {
+  clock?: Clock;
+  webhooks?: WebhookOptions;
 }
 
 /** The composition root: picks each adapter (local or cloud) from configuration. */
-export function createContext(config: Env, log: Logger, databaseUrl: string): AppContext {
+export function createContext(
+  config: Env,
+  log: Logger,
+  databaseUrl: string,
+  opts: ContextOptions = {},
+): AppContext {
   const globalAdmins = new Set(
     [...config.GLOBAL_ADMINS, config.BOOTSTRAP_ADMIN ?? ""]
       .filter((a) => a !== "")
@@ -31,6 +48,7 @@ export function createContext(config: Env, log: Logger, databaseUrl: string): Ap
   );
   const verifier = createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID });
   const pool = createPool(databaseUrl);
+  const clock = opts.clock ?? systemClock;
   return {
     config,
     log,
@@ -42,5 +60,7 @@ export function createContext(config: Env, log: Logger, databaseUrl: string): Ap
     auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
     policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
     events: eventHubFromConfig(config, log, pool, databaseUrl),
+    clock,
+    webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
   };
 }

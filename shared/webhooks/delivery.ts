@@ -1,0 +1,133 @@
+import http from "node:http";
+import https from "node:https";
+import type pg from "pg";
+import type { Clock } from "../clock.ts";
+import type { Env } from "../config.ts";
+import { EVENTS_CHANNEL } from "../db/tx.ts";
+import { fail } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { AttemptDeps } from "./attempt.ts";
+import { CloudTasksWebhookDelivery, cloudTasksQueue, type TaskQueue } from "./cloudtasks.ts";
+import { parseWebhookUrl, type Resolver, systemResolver, vetTarget, WebhookUrlError } from "./guard.ts";
+import { ATTEMPT_TIMEOUT_MS } from "./send.ts";
+import { defaultTuning, PostgresWebhookWorker, type WorkerTuning } from "./worker.ts";
+
+/** Seams for tests and benchmarks; production uses none of them. */
+export interface WebhookOptions {
+  /** Per-attempt timeout (the spec's 10 s by default); tests shorten it instead of waiting. */
+  timeoutMs?: number;
+  /** Host name resolution, at creation and at send time (the system resolver by default). */
+  resolve?: Resolver;
+  /** Tuning of the local worker (poll interval, batch sizes). */
+  tuning?: Partial<WorkerTuning>;
+  /** Cloud Tasks mode: another task queue than the configured one. */
+  taskQueue?: TaskQueue;
+}
+
+/**
+ * Webhook delivery as the rest of Quire sees it: the SSRF check at subscription creation, the
+ * deliverer of this process (a local queue worker, or the Cloud Tasks pump), and hooks for tests.
+ */
+export interface WebhookDelivery {
+  readonly mode: "postgres" | "cloudtasks";
+  /** Refuses (WEBHOOK_URL_INVALID / WEBHOOK_URL_REFUSED) a URL that webhooks may not be sent to. */
+  vetUrl(url: string): Promise<void>;
+  /** Starts delivering in the background (the local server calls it). */
+  start(): Promise<void>;
+  /** Wakes deliverers on every instance (after a resume): held rows go out at once. */
+  wake(): Promise<void>;
+  /** One pass: leases (or, with Cloud Tasks, enqueues) what is due by the clock; returns how many rows. */
+  runOnce(): Promise<number>;
+  /** Passes until nothing is due and nothing is in flight. */
+  drain(): Promise<void>;
+  /** Deletes delivered rows older than 7 days (by the clock); returns how many. */
+  cleanup(): Promise<number>;
+  /** Cloud Tasks mode: the delivery function's work for one task. */
+  deliverTask(task: { outbox_id: number; lease: number }): Promise<"delivered" | "failed" | "stale">;
+  close(): Promise<void>;
+}
+
+interface Deps {
+  config: Env;
+  log: Logger;
+  pool: pg.Pool;
+  clock: Clock;
+  databaseUrl: string;
+}
+
+/** Builds this process's webhook delivery from configuration (SVC_WEBHOOK_DELIVERY). */
+export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): WebhookDelivery {
+  const allowPrivate = deps.config.SVC_WEBHOOK_ALLOW_PRIVATE;
+  const resolve = opts.resolve ?? systemResolver;
+  const agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
+    https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  };
+  const attemptDeps: AttemptDeps & { databaseUrl: string } = {
+    pool: deps.pool,
+    clock: deps.clock,
+    log: deps.log.child({ component: "webhooks" }),
+    databaseUrl: deps.databaseUrl,
+    send: { allowPrivate, resolve, timeoutMs: opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS, agents },
+  };
+  const local =
+    deps.config.SVC_WEBHOOK_DELIVERY === "postgres"
+      ? new PostgresWebhookWorker(attemptDeps, { ...defaultTuning, ...opts.tuning })
+      : undefined;
+  const cloud =
+    deps.config.SVC_WEBHOOK_DELIVERY === "cloudtasks"
+      ? new CloudTasksWebhookDelivery(
+          attemptDeps,
+          opts.taskQueue ??
+            cloudTasksQueue({
+              queue: deps.config.SVC_WEBHOOK_TASKS_QUEUE!,
+              targetUrl: deps.config.SVC_WEBHOOK_TASKS_TARGET_URL!,
+              serviceAccount: deps.config.SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT,
+              emulatorHost: deps.config.CLOUD_TASKS_EMULATOR_HOST,
+            }),
+          { pollMs: opts.tuning?.pollMs ?? defaultTuning.pollMs, cleanupMs: defaultTuning.cleanupMs },
+        )
+      : undefined;
+  const deliverer = (local ?? cloud)!;
+  let started = false;
+
+  return {
+    mode: deps.config.SVC_WEBHOOK_DELIVERY,
+    async vetUrl(url) {
+      try {
+        await vetTarget(parseWebhookUrl(url), { allowPrivate, resolve });
+      } catch (err) {
+        if (!(err instanceof WebhookUrlError)) throw err;
+        fail(
+          err.kind === "invalid" ? "WEBHOOK_URL_INVALID" : "WEBHOOK_URL_REFUSED",
+          `config.url: ${err.message}`,
+        );
+      }
+    },
+    async start() {
+      if (started) return;
+      started = true;
+      await deliverer.start();
+    },
+    async wake() {
+      // Every instance's deliverer listens on the events channel, this one's included.
+      await deps.pool.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]).catch(() => {});
+      deliverer.wake();
+      // A function instance has no pump running: create the tasks now (the sweep would, later).
+      if (cloud && !started)
+        await cloud.runOnce().catch((err) => attemptDeps.log.warn({ err }, "webhook pump failed"));
+    },
+    runOnce: () => deliverer.runOnce(),
+    drain: () => deliverer.drain(),
+    cleanup: () => deliverer.cleanup(),
+    async deliverTask(task) {
+      if (!cloud) fail("NOT_FOUND", "webhooks are delivered in-process here (SVC_WEBHOOK_DELIVERY=postgres)");
+      return cloud.deliver(task);
+    },
+    async close() {
+      await deliverer.close();
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}

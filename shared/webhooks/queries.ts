@@ -1,0 +1,170 @@
+/**
+ * SQL of the webhook outbox and subscriptions. Every time decision takes "now" as a parameter
+ * (the deliverer's clock), never the database's now(), so tests move time instead of sleeping.
+ */
+
+// What a deliverer needs to send one row: the row's lease, the subscription's target, the event.
+const leased_row = `o.id, o.subscription_id, o.attempts, o.lease_seq, s.url, s.secret,
+  e.id AS event_id, e.type, e.source, e.time, e.data`;
+
+/**
+ * Leases the due rows, oldest first, for one local worker. $1 now, $2 batch size, $3 subscriptions
+ * this worker is already sending to, $4 lease seconds per row, $5 rows per subscription.
+ *
+ * SKIP LOCKED lets workers lease side by side without waiting on each other, and a leased row is
+ * invisible to the others until its lease ends, so two workers never send the same attempt. A
+ * subscription with a row in flight anywhere is skipped, so each receiver gets its events one at
+ * a time in event order. The k-th row of one subscription is leased for k lease periods, since the
+ * worker sends them one after another (each attempt takes at most the timeout, shorter than one
+ * period). Rows of suspended subscriptions are never leased: they are held until resume.
+ */
+export const outbox_lease_due = `
+  WITH candidate AS (
+    SELECT o.id, o.subscription_id
+    FROM webhook_outbox o
+    JOIN subscriptions s ON s.id = o.subscription_id
+    WHERE o.delivered_at IS NULL
+      AND o.next_attempt_at <= $1::timestamptz
+      AND (o.leased_until IS NULL OR o.leased_until <= $1::timestamptz)
+      AND s.suspended_at IS NULL
+      AND o.subscription_id <> ALL ($3::uuid[])
+      AND NOT EXISTS (
+        SELECT 1 FROM webhook_outbox b
+        WHERE b.subscription_id = o.subscription_id AND b.delivered_at IS NULL
+          AND b.leased_until > $1::timestamptz)
+    ORDER BY o.id
+    LIMIT $2
+    FOR UPDATE OF o SKIP LOCKED),
+  ranked AS (
+    SELECT id, row_number() OVER (PARTITION BY subscription_id ORDER BY id) AS rank FROM candidate)
+  UPDATE webhook_outbox o
+  SET attempts = o.attempts + 1,
+      lease_seq = o.lease_seq + 1,
+      leased_until = $1::timestamptz + ranked.rank * make_interval(secs => $4::double precision)
+  FROM ranked, subscriptions s, events e
+  WHERE o.id = ranked.id AND ranked.rank <= $5 AND s.id = o.subscription_id AND e.id = o.event_id
+  RETURNING ${leased_row}`;
+
+/** A delivered row: only under the lease that sent it ($2), and only once. $3 now. */
+export const outbox_update_delivered = `
+  UPDATE webhook_outbox
+  SET delivered_at = $3::timestamptz, leased_until = NULL, last_status = $4, last_error = NULL
+  WHERE id = $1 AND lease_seq = $2 AND delivered_at IS NULL`;
+
+/**
+ * A failed attempt, under the lease that made it ($2): the row is due again at $4 (the backoff),
+ * and when this was attempt $7 or later the subscription is suspended, in the same statement
+ * (so in the same transaction). $3 now, $5 status, $6 error.
+ */
+export const outbox_update_failed = `
+  WITH failed AS (
+    UPDATE webhook_outbox
+    SET leased_until = NULL, next_attempt_at = $4::timestamptz, last_status = $5, last_error = $6
+    WHERE id = $1 AND lease_seq = $2 AND delivered_at IS NULL
+    RETURNING subscription_id, attempts),
+  suspended AS (
+    UPDATE subscriptions s
+    SET suspended_at = $3::timestamptz, failure_count = s.failure_count + 1
+    FROM failed
+    WHERE s.id = failed.subscription_id AND failed.attempts >= $7 AND s.suspended_at IS NULL
+    RETURNING s.id)
+  SELECT (SELECT count(*) FROM failed)::int AS recorded, (SELECT count(*) FROM suspended)::int AS suspended`;
+
+/**
+ * Hands leased rows back unsent (the worker is stopping, or the subscription was just suspended):
+ * the attempt did not happen, so it is not counted. $1 ids, $2 their leases.
+ */
+export const outbox_update_released = `
+  UPDATE webhook_outbox o
+  SET leased_until = NULL, attempts = greatest(o.attempts - 1, 0)
+  FROM unnest($1::bigint[], $2::bigint[]) AS r (id, lease_seq)
+  WHERE o.id = r.id AND o.lease_seq = r.lease_seq AND o.delivered_at IS NULL`;
+
+/** Up to $2 delivered rows older than $1, oldest first. */
+export const outbox_delete_delivered = `
+  DELETE FROM webhook_outbox
+  WHERE id IN (
+    SELECT id FROM webhook_outbox WHERE delivered_at < $1::timestamptz ORDER BY delivered_at LIMIT $2)`;
+
+/**
+ * Cloud Tasks mode: reserves rows that have no task yet (or whose task never came), oldest first,
+ * for one task each, scheduled at the row's next_attempt_at (or now). The reservation lasts until
+ * $4 seconds after that time; a task that has not claimed the row by then is given up for a new
+ * one. $1 now, $2 batch size, $3 one row id or NULL for any.
+ */
+export const outbox_reserve_for_tasks = `
+  WITH candidate AS (
+    SELECT o.id
+    FROM webhook_outbox o
+    JOIN subscriptions s ON s.id = o.subscription_id
+    WHERE o.delivered_at IS NULL
+      AND (o.leased_until IS NULL OR o.leased_until <= $1::timestamptz)
+      AND s.suspended_at IS NULL
+      AND ($3::bigint IS NULL OR o.id = $3::bigint)
+    ORDER BY o.id
+    LIMIT $2
+    FOR UPDATE OF o SKIP LOCKED)
+  UPDATE webhook_outbox o
+  SET lease_seq = o.lease_seq + 1,
+      leased_until = greatest(o.next_attempt_at, $1::timestamptz) + make_interval(secs => $4::double precision)
+  FROM candidate
+  WHERE o.id = candidate.id
+  RETURNING o.id, o.lease_seq, greatest(o.next_attempt_at, $1::timestamptz) AS schedule_at`;
+
+/**
+ * Cloud Tasks mode: the task for lease $2 of row $1 starts its attempt. Only that task, once (the
+ * claim takes the next lease, so a duplicate execution of the same task finds nothing), and never
+ * for a suspended subscription. $3 now, $4 lease seconds.
+ */
+export const outbox_claim_for_task = `
+  UPDATE webhook_outbox o
+  SET attempts = o.attempts + 1,
+      lease_seq = o.lease_seq + 1,
+      leased_until = $3::timestamptz + make_interval(secs => $4::double precision)
+  FROM subscriptions s, events e
+  WHERE o.id = $1 AND o.lease_seq = $2 AND o.delivered_at IS NULL
+    AND s.id = o.subscription_id AND s.suspended_at IS NULL AND e.id = o.event_id
+  RETURNING ${leased_row}`;
+
+/** Cloud Tasks mode: a reservation whose task could not be created is handed back. */
+export const outbox_update_unreserved = `
+  UPDATE webhook_outbox SET leased_until = NULL WHERE id = $1 AND lease_seq = $2 AND delivered_at IS NULL`;
+
+const subscription_columns = `id, repo, event_types, backend, url, secret, created_at, created_by,
+  failure_count, suspended_at`;
+
+export const subscription_insert = `
+  INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, secret, created_at, created_by)
+  VALUES ($1::uuid, $2, $3, $4::text[], 'webhook', $5, $6, $7::timestamptz, $8)
+  RETURNING ${subscription_columns}`;
+
+/** Every subscription ($2 true: a global admin) or the caller's own ($1), oldest first. */
+export const subscription_select_visible = `
+  SELECT ${subscription_columns} FROM subscriptions
+  WHERE $2::boolean OR created_by = $1
+  ORDER BY created_at, id`;
+
+/** Deletes subscription $1 if the caller ($2) created it or is a global admin ($3). */
+export const subscription_delete_owned = `
+  DELETE FROM subscriptions WHERE id = $1::uuid AND ($3::boolean OR created_by = $2)`;
+
+/**
+ * Resumes subscription $1 (creator $2 or global admin $3) at $4: the suspension is cleared, the
+ * count reset, and every held row (the one that used up its attempts included) is due at once
+ * with a fresh set of attempts. A subscription that is not suspended is left as it is. Returns a
+ * row when the caller may resume it.
+ */
+export const subscription_update_resumed = `
+  WITH target AS (
+    SELECT id, suspended_at IS NOT NULL AS suspended FROM subscriptions
+    WHERE id = $1::uuid AND ($3::boolean OR created_by = $2)
+    FOR UPDATE),
+  resumed AS (
+    UPDATE subscriptions s SET suspended_at = NULL, failure_count = 0
+    FROM target WHERE s.id = target.id AND target.suspended
+    RETURNING s.id),
+  released AS (
+    UPDATE webhook_outbox o SET attempts = 0, next_attempt_at = $4::timestamptz, leased_until = NULL
+    FROM resumed WHERE o.subscription_id = resumed.id AND o.delivered_at IS NULL
+    RETURNING o.id)
+  SELECT target.suspended, (SELECT count(*) FROM released)::int AS released FROM target`;

@@ -1,0 +1,164 @@
+import { WakeLoop } from "../events/wake.ts";
+import { type AttemptDeps, attemptRow } from "./attempt.ts";
+import { deleteDelivered, type LeasedRow, leaseDue, releaseLeases } from "./outbox.ts";
+
+/** Tuning of the local worker; the defaults suit one instance of the service. */
+export interface WorkerTuning {
+  /** Most rows leased by one pass. */
+  batch: number;
+  /** Most rows of one subscription leased by one pass (sent one after another). */
+  perSubscription: number;
+  /** Most subscriptions this worker sends to at once. */
+  maxSubscriptions: number;
+  /** How often the worker looks for due rows without being woken (retries fall due this way). */
+  pollMs: number;
+  /** How often delivered rows past their retention are deleted. */
+  cleanupMs: number;
+}
+
+export const defaultTuning: WorkerTuning = {
+  batch: 100,
+  perSubscription: 10,
+  maxSubscriptions: 32,
+  pollMs: 1000,
+  cleanupMs: 60_000,
+};
+
+export interface WorkerDeps extends AttemptDeps {
+  databaseUrl: string;
+}
+
+/**
+ * The local webhook deliverer: a PostgreSQL-backed queue worker in the process.
+ *
+ * It wakes on NOTIFY quire_events (sent after every commit that recorded events), on resume, and
+ * every `pollMs` for retries that fell due; each wake leases due rows (`leaseDue`) and sends them
+ * outside any transaction, one subscription's rows in order, different subscriptions in parallel,
+ * recording each outcome under its lease. Any number of instances share one database safely.
+ * Tests drive it with `runOnce()` and `drain()` and a manual clock.
+ */
+export class PostgresWebhookWorker {
+  private loop: WakeLoop | undefined;
+  private cleanupTimer: NodeJS.Timeout | undefined;
+  private readonly sending = new Map<string, Promise<void>>();
+  private leasing: Promise<unknown> = Promise.resolve();
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly tuning: WorkerTuning = defaultTuning,
+  ) {}
+
+  /** Starts the wake-ups: LISTEN, the poll and the retention cleanup. */
+  async start(): Promise<void> {
+    this.loop = new WakeLoop({
+      databaseUrl: this.deps.databaseUrl,
+      name: "quire-webhooks",
+      log: this.deps.log,
+      sweepMs: this.tuning.pollMs,
+      step: async () => {
+        if (this.sending.size >= this.tuning.maxSubscriptions) return "idle"; // a finishing send wakes us
+        const leased = (await this.leaseAndSend()).leased;
+        return leased >= this.tuning.batch ? "more" : "idle";
+      },
+    });
+    await this.loop.start();
+    this.cleanupTimer = setInterval(() => {
+      this.cleanup().catch((err) => this.deps.log.warn({ err }, "webhook outbox cleanup failed"));
+    }, this.tuning.cleanupMs);
+    this.cleanupTimer.unref();
+  }
+
+  /** Looks for due rows soon (after a resume, or a commit this process made). */
+  wake(): void {
+    this.loop?.wake();
+  }
+
+  /**
+   * Leases due rows and starts sending them. Passes of one worker never overlap, so a
+   * subscription is never started twice by it; `sent` settles when this pass's rows are done.
+   */
+  private leaseAndSend(): Promise<{ leased: number; sent: Promise<void> }> {
+    const pass = this.leasing.then(async () => {
+      const room = this.tuning.maxSubscriptions - this.sending.size;
+      if (room <= 0 || this.stopping.signal.aborted) return { leased: 0, sent: Promise.resolve() };
+      const rows = await leaseDue(this.deps.pool, {
+        now: this.deps.clock.now(),
+        batch: this.tuning.batch,
+        perSubscription: this.tuning.perSubscription,
+        leaseSeconds: this.deps.send.timeoutMs / 1000 + 5,
+        busy: [...this.sending.keys()],
+      });
+      const groups = new Map<string, LeasedRow[]>();
+      for (const row of rows)
+        groups.set(row.subscriptionId, [...(groups.get(row.subscriptionId) ?? []), row]);
+      const started: Promise<void>[] = [];
+      for (const [subscription, group] of groups) {
+        const run = this.sendGroup(group).finally(() => {
+          this.sending.delete(subscription);
+          this.loop?.wake();
+        });
+        this.sending.set(subscription, run);
+        started.push(run);
+      }
+      return { leased: rows.length, sent: Promise.all(started).then(() => {}) };
+    });
+    this.leasing = pass.catch(() => {});
+    return pass;
+  }
+
+  /** One subscription's leased rows, in event order; a suspension hands the rest back unsent. */
+  private async sendGroup(rows: LeasedRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i++) {
+      if (this.stopping.signal.aborted) {
+        await releaseLeases(this.deps.pool, rows.slice(i)).catch(() => {});
+        return;
+      }
+      try {
+        const result = await attemptRow(this.deps, rows[i]!, this.stopping.signal);
+        if ("aborted" in result) {
+          await releaseLeases(this.deps.pool, rows.slice(i)).catch(() => {});
+          return;
+        }
+        if (result.recorded.suspended) {
+          await releaseLeases(this.deps.pool, rows.slice(i + 1));
+          return;
+        }
+      } catch (err) {
+        // The database failed us: the lease runs out and the row is tried again, same event id.
+        this.deps.log.warn({ err, outbox_id: rows[i]!.id }, "webhook attempt could not be recorded");
+      }
+    }
+  }
+
+  /** One pass: leases what is due now (by the clock) and waits until those rows are sent. */
+  async runOnce(): Promise<number> {
+    const { leased, sent } = await this.leaseAndSend();
+    await sent;
+    return leased;
+  }
+
+  /** Passes until nothing is due and nothing is in flight. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const leased = await this.runOnce();
+      const inFlight = [...this.sending.values()];
+      await Promise.all(inFlight);
+      if (leased === 0 && inFlight.length === 0) return;
+    }
+  }
+
+  /** Deletes delivered rows past their retention (by the clock); returns how many. */
+  cleanup(): Promise<number> {
+    return deleteDelivered(this.deps.pool, this.deps.clock.now());
+  }
+
+  /** Stops: no new leases; sends in flight are abandoned and their rows handed back. */
+  async close(): Promise<void> {
+    this.stopping.abort();
+    clearInterval(this.cleanupTimer);
+    await this.loop?.close();
+    await Promise.all([...this.sending.values()]);
+    await this.leasing;
+  }
+}
