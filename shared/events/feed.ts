@@ -15,6 +15,8 @@ export interface EventFeed {
   setSweep(ms: number): void;
   /** Reads at once rather than on the next notification or sweep. */
   wake(): void;
+  /** This process currently relays the log to Pub/Sub (always false for the local feed). */
+  readonly relaying: boolean;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export function postgresFeed(opts: { databaseUrl: string; log: Logger; sweepMs: 
     },
     setSweep: (ms) => loop?.setSweep(ms),
     wake: () => loop?.wake(),
+    relaying: false,
     async close() {
       await loop?.close();
     },

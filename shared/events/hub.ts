@@ -58,6 +58,8 @@ export interface EventHub {
   recheck(): Promise<void>;
   /** Reads the feed at once. */
   wake(): void;
+  /** This process relays the log to Pub/Sub now (SVC_EVENT_FANOUT=pubsub; one instance at a time). */
+  readonly relaying: boolean;
   /** Ends every stream and stops. */
   close(): Promise<void>;
 }
@@ -262,6 +264,9 @@ export function createEventHub(deps: {
     cleanup,
     recheck,
     wake: () => feed.wake(),
+    get relaying() {
+      return feed.relaying;
+    },
     async close() {
       closed = true;
       for (const t of Object.values(timers)) clearInterval(t);

@@ -23,12 +23,13 @@ export function pubsubClient(opts: {
   emulatorHost?: string | undefined;
 }): PubSub {
   if (opts.emulatorHost) {
-    const [host, port] = opts.emulatorHost.replace(/^https?:\/\//, "").split(":");
+    // `host:port`: plain gRPC to the emulator, no credentials. The universe domain is given so the
+    // auth library never probes for Application Default Credentials (the GCE metadata server).
     return new PubSub({
       projectId: opts.projectId ?? "quire-local",
-      apiEndpoint: host,
-      port: Number(port ?? 8085),
+      apiEndpoint: opts.emulatorHost,
       emulatorMode: true,
+      universeDomain: "googleapis.com",
     });
   }
   return new PubSub(opts.projectId ? { projectId: opts.projectId } : {});
@@ -254,6 +255,9 @@ export function pubsubFeed(
     },
     setSweep: (ms) => relay?.setSweep(ms),
     wake: () => relay?.wake(),
+    get relaying() {
+      return relay?.leader ?? false;
+    },
     async close() {
       closed = true;
       await relay?.close();
