@@ -126,7 +126,7 @@ export function createEventHub(deps: {
   /** Ends the repo streams of `repo` (of `identity` only, when given) whose caller may no longer read it. */
   async function recheckRepo(repo: string, identity?: string): Promise<void> {
     const streams = [...(byRepo.get(repo) ?? [])].filter(
-      (s) => s.scope === "repo" && (identity === undefined || s.actor.identity === identity),
+      (s) => s.scope === "repo" && (identity === undefined || s.actor.identity.toLowerCase() === identity),
     );
     const verdicts = new Map<string, Promise<boolean>>();
     for (const s of streams) {
