@@ -1,8 +1,16 @@
 import type { Message } from "@google-cloud/pubsub";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../functions/server.ts";
-import { parseCursor } from "../../shared/events/cursor.ts";
-import { eventOfMessage, loadRelayCursor, ORDERING_KEY, pubsubClient } from "../../shared/events/pubsub.ts";
+import { formatCursor, parseCursor } from "../../shared/events/cursor.ts";
+import { createEventHub } from "../../shared/events/hub.ts";
+import {
+  eventOfMessage,
+  loadRelayCursor,
+  ORDERING_KEY,
+  pubsubClient,
+  pubsubFeed,
+} from "../../shared/events/pubsub.ts";
 import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
 import { secondInstance } from "./instances.ts";
@@ -160,5 +168,79 @@ describe("Pub/Sub fan-out", () => {
     expect(s.events().map((e) => e.envelope.data.message)).toEqual(["after 1", "after 2", "after 3"]);
     const survivor = firstLeads ? second!.ctx.events : app.server.ctx.events;
     expect(survivor.relaying).toBe(true);
+  });
+});
+
+describe("the Pub/Sub feed of a hub", () => {
+  it("fills messages it never got from the log (by prev), and drops redeliveries", async () => {
+    const topicName = "quire-gap-test";
+    const pool = new pg.Pool({ connectionString: app.databaseUrl, max: 2 });
+    const log = app.server.ctx.log;
+    // A hub on its own topic with no relay: the test publishes by hand.
+    const hub = createEventHub({
+      pool,
+      log,
+      feed: pubsubFeed({
+        pubsub: pubsubClient({ projectId: "quire-test", emulatorHost: fake.host }),
+        topic: topicName,
+        pool,
+        databaseUrl: app.databaseUrl,
+        log,
+        sweepMs: 1_000,
+        relay: false,
+      }),
+    });
+    const publisher = pubsubClient({ projectId: "quire-test", emulatorHost: fake.host });
+    try {
+      await hub.start();
+      const stream = await hub.open({
+        actor: { identity: ADMIN, globalAdmin: true },
+        scope: "global",
+        filter: { repo: null, types: null },
+      });
+      let text = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => (text += chunk));
+      // Two events in the log after the hub started; only the second one's message "arrives".
+      const insert = async (branch: string) => {
+        const [row] = await app.sql<{ cursor: string; id: string }>(
+          `INSERT INTO events (id, type, source, repo, time, data)
+           VALUES (gen_random_uuid(), 'com.svc.branch.abandoned', $1, $2, now(), $3::jsonb)
+           RETURNING txid::text || '.' || position AS cursor, id::text`,
+          [`/repos/${fx.repo}`, fx.repo, JSON.stringify({ repo: fx.repo, branch, abandoned_by: "sql" })],
+        );
+        return row!;
+      };
+      const lost = await insert("lost");
+      const arrived = await insert("arrived");
+      const [envelope] = await app.sql<{ e: Record<string, unknown> }>(
+        `SELECT json_build_object('specversion', '1.0', 'type', type, 'source', source, 'id', id, 'time', time,
+                'datacontenttype', 'application/json', 'data', data) AS e FROM events WHERE id = $1`,
+        [arrived.id],
+      );
+      const topic = publisher.topic(topicName, { messageOrdering: true });
+      const message = {
+        data: Buffer.from(JSON.stringify(envelope!.e)),
+        orderingKey: ORDERING_KEY,
+        attributes: {
+          cursor: arrived.cursor,
+          prev: lost.cursor,
+          type: "com.svc.branch.abandoned",
+          repo: fx.repo,
+        },
+      };
+      await topic.publishMessage(message);
+      await topic.publishMessage(message); // a redelivery
+      const deadline = Date.now() + 10_000;
+      while ((text.match(/^id: /gm) ?? []).length < 2 && Date.now() < deadline) await sleep(50);
+      await sleep(300);
+      const ids = [...text.matchAll(/^id: (.+)$/gm)].map((m) => m[1]);
+      expect(ids).toEqual([lost.cursor, arrived.cursor]);
+      expect(formatCursor(hub.head!)).toBe(arrived.cursor);
+    } finally {
+      await hub.close();
+      await publisher.close();
+      await pool.end();
+    }
   });
 });
