@@ -15,7 +15,7 @@ export interface Plan {
   reads: Budget;
 }
 
-// About 7 minutes on 2 cores: most of it is the 19,990 edits of the big repo (~130 commits/s).
+// 3 to 5 minutes on 2 cores: most of it is the 19,990 edits of the big repo (100-300 commits/s).
 export const FULL: Plan = {
   name: "full",
   treeFiles: 10_000,
