@@ -30,8 +30,8 @@ export interface WebhookApp {
 export interface WebhookAppOptions {
   env?: Record<string, string>;
   context?: ContextOptions;
-  /** Another instance on this app's database and identity provider. */
-  sharing?: WebhookApp;
+  /** Another instance on this app's (or this) database and identity provider. */
+  sharing?: Pick<WebhookApp, "databaseUrl" | "idp"> & { clock?: ManualClock };
   clock?: ManualClock;
 }
 
