@@ -27,11 +27,12 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
   if ("stream" in reply) {
     res.writeHead(reply.status, reply.headers);
     reply.stream.on("error", () => res.destroy());
-    // The client going away (or the server closing its connection) frees the producer.
+    reply.stream.pipe(res);
+    // The client going away (or the server closing its connection) frees the producer. After
+    // pipe(), so a stream that watches its destination itself (the archive) sees it first.
     res.once("close", () => {
       if (!reply.stream.destroyed) reply.stream.destroy();
     });
-    reply.stream.pipe(res);
     return;
   }
   const headers: Record<string, string> = { ...reply.headers };
