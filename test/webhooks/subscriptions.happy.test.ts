@@ -89,8 +89,8 @@ describe("GET /subscriptions", () => {
       (s: { id: string }) => s.id,
     );
     expect(all).toEqual(expect.arrayContaining([a1.id, a2.id]));
-    const [{ n }] = await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions");
-    expect(all).toHaveLength(n);
+    const [row] = await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions");
+    expect(all).toHaveLength(row!.n);
     expect((await app.as("nobody@example.com").get("/subscriptions")).body).toEqual({ subscriptions: [] });
   });
 });

@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Resolver } from "../../shared/webhooks/guard.ts";
 import { expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import {
-  ADMIN,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { ADMIN, type Receiver, startReceiver, startWebhookApp, type WebhookApp } from "./support.ts";
 
 /**
  * Who may do what (spec: repo-scoped needs reader or higher; global needs a global admin; list
