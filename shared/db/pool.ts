@@ -9,8 +9,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 /** A pool for `connectionString`, sized for a serverless instance that serves a few requests at once. */
 export function createPool(connectionString: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
-  // An idle client losing its server (restart, failover) must not crash the process.
+  // A client losing its server (restart, failover, shutdown) must not crash the process: an idle
+  // one is dropped by the pool, a busy one fails its query, which answers 503 (isDatabaseUnavailable).
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
 
