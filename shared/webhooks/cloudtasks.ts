@@ -42,6 +42,8 @@ export function cloudTasksClient(emulatorHost?: string): CloudTasksClient {
     port: Number(emulatorHost.slice(at + 1)),
     sslCreds: credentials.createInsecure(),
     projectId: "emulator",
+    // Given, so the client does not look for credentials (nor ask a metadata server) to learn it.
+    universeDomain: "googleapis.com",
   });
 }
 

@@ -1,0 +1,163 @@
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { webhookDeliveryRoutes } from "../../functions/webhook-delivery/routes.ts";
+import { nodeHandler, readBody } from "../../shared/http/node.ts";
+import { cloudTasksQueue, taskId } from "../../shared/webhooks/cloudtasks.ts";
+import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { startTasksEmulator, type TasksEmulator } from "./cloud-tasks.ts";
+import {
+  outboxOf,
+  type Receiver,
+  startReceiver,
+  startWebhookApp,
+  subscribe,
+  type WebhookApp,
+} from "./support.ts";
+
+/**
+ * SVC_WEBHOOK_DELIVERY=cloudtasks against the Cloud Tasks emulator built from emulators/: the pump
+ * creates one task per attempt, the emulator calls the delivery function over HTTP, and the
+ * function makes the attempt with the same code as the local worker.
+ */
+
+let emulator: TasksEmulator;
+let fn: http.Server;
+let app: WebhookApp;
+let rx: Receiver;
+let fx: RepoFixture;
+const calls: { status: number; body: unknown }[] = [];
+
+/** Resolves once `check` holds, polling (this waits on the emulator's real I/O, not on the clock). */
+async function until<T>(check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(20);
+  }
+}
+
+beforeAll(async () => {
+  emulator = await startTasksEmulator();
+  rx = await startReceiver();
+  // The delivery function, as the functions framework would host it: Quire's own handler.
+  let handler: ReturnType<typeof nodeHandler> | undefined;
+  fn = http.createServer(async (req, res) => {
+    const original = res.end.bind(res);
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (req.url === "/webhook-delivery")
+        calls.push({ status: res.statusCode, body: chunk ? JSON.parse(String(chunk)) : undefined });
+      return original(chunk as never, ...(rest as []));
+    }) as typeof res.end;
+    await handler!(req, res);
+  });
+  fn.listen(0, "127.0.0.1");
+  await once(fn, "listening");
+  const fnUrl = `http://127.0.0.1:${(fn.address() as AddressInfo).port}`;
+  app = await startWebhookApp({
+    env: {
+      SVC_WEBHOOK_DELIVERY: "cloudtasks",
+      SVC_WEBHOOK_TASKS_QUEUE: emulator.queue,
+      SVC_WEBHOOK_TASKS_TARGET_URL: `${fnUrl}/webhook-delivery`,
+      CLOUD_TASKS_EMULATOR_HOST: emulator.host,
+    },
+  });
+  handler = nodeHandler(app.server.ctx, webhookDeliveryRoutes, (req) => readBody(req, 64 * 1024));
+  fx = await repoWithOwner(app as never);
+});
+afterAll(async () => {
+  await app?.close();
+  fn?.close();
+  await rx?.close();
+  await emulator?.close();
+});
+
+describe("Cloud Tasks delivery", () => {
+  it("a commit becomes a task, and the task's call to the delivery function delivers the event", async () => {
+    const sub = await subscribe(fx.client, { repo: fx.repo, url: rx.url("/ct"), secret: "k" });
+    await commit(fx, "main", { "a.md": "1" }, "through tasks");
+    const [got] = await rx.waitFor(1, "/ct"); // no drain: the pump was woken by the commit
+    expect(got!.body.data["message"]).toBe("through tasks");
+    expect(got!.headers["x-svc-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+    const row = await until(async () => (await outboxOf(app, sub.id)).find((r) => r.delivered_at !== null));
+    expect(row).toMatchObject({ attempts: 1, last_status: 200, leased_until: null });
+    expect(calls.at(-1)).toEqual({ status: 200, body: { result: "delivered" } });
+  });
+
+  it("a failed attempt schedules the next attempt's task at next_attempt_at", async () => {
+    const sub = await subscribe(fx.client, { repo: fx.repo, url: rx.url("/ct-retry") });
+    rx.set({ kind: "status", status: 503 });
+    const start = new Date();
+    app.clock.set(start); // the tasks are scheduled in real time: the clock starts from now
+    await commit(fx, "main", { "b.md": "1" }, "retried");
+    await rx.waitFor(1, "/ct-retry");
+    const failed = await until(async () =>
+      (await outboxOf(app, sub.id)).find((r) => r.attempts === 1 && r.last_status === 503),
+    );
+    expect(failed.next_attempt_at.getTime()).toBe(start.getTime() + 1000);
+    rx.set({ kind: "ok" });
+    const [, second] = await rx.waitFor(2, "/ct-retry");
+    // The emulator held the task until its schedule time: one second after the failure.
+    expect(Date.now() - start.getTime()).toBeGreaterThanOrEqual(950);
+    expect(second!.body.id).toBe(rx.at("/ct-retry")[0]!.body.id);
+    const row = await until(async () => (await outboxOf(app, sub.id)).find((r) => r.delivered_at !== null));
+    expect(row).toMatchObject({ attempts: 2, last_status: 200 });
+    await app.sql("DELETE FROM subscriptions WHERE id = $1", [sub.id]);
+  });
+
+  it("a stale or repeated task does nothing; a malformed one is refused", async () => {
+    const sub = await subscribe(fx.client, { repo: fx.repo, url: rx.url("/ct-stale") });
+    await commit(fx, "main", { "c.md": "1" });
+    await rx.waitFor(1, "/ct-stale");
+    const row = await until(async () => (await outboxOf(app, sub.id)).find((r) => r.delivered_at !== null));
+    const [{ lease_seq }] = (await app.sql<{ lease_seq: number }>(
+      "SELECT lease_seq FROM webhook_outbox WHERE id = $1",
+      [row.id],
+    )) as [{ lease_seq: number }];
+    const fnUrl = `http://127.0.0.1:${(fn.address() as AddressInfo).port}`;
+    for (const lease of [1, lease_seq, lease_seq + 5]) {
+      const res = await fetch(`${fnUrl}/webhook-delivery`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ outbox_id: row.id, lease }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ result: "stale" });
+    }
+    const bad = await fetch(`${fnUrl}/webhook-delivery`, { method: "POST", body: "{}" });
+    expect(bad.status).toBe(400);
+    expect(rx.at("/ct-stale")).toHaveLength(1);
+  });
+
+  it("holds a suspended subscription's events and sends them when it is resumed", async () => {
+    const sub = await subscribe(fx.client, { repo: fx.repo, url: rx.url("/ct-held") });
+    await app.sql("UPDATE subscriptions SET suspended_at = $2, failure_count = 1 WHERE id = $1", [
+      sub.id,
+      app.clock.now(),
+    ]);
+    await commit(fx, "main", { "d.md": "1" }, "held");
+    await app.webhooks.drain();
+    expect(rx.at("/ct-held")).toHaveLength(0);
+    expect((await fx.client.post(`/subscriptions/${sub.id}/resume`)).status).toBe(204);
+    const [got] = await rx.waitFor(1, "/ct-held");
+    expect(got!.body.data["message"]).toBe("held");
+  });
+
+  it("creating a task is idempotent by its id, so a retried enqueue makes no second task", async () => {
+    const queue = cloudTasksQueue({
+      queue: emulator.queue,
+      targetUrl: "http://127.0.0.1:9/never", // scheduled far ahead and deleted with the emulator
+      emulatorHost: emulator.host,
+    });
+    const id = taskId({ id: 999_999, lease: 1 });
+    expect(id).toMatch(/^w[0-9a-f]{8}-999999-1$/);
+    const task = { id, scheduleAt: new Date(Date.now() + 3600_000), body: Buffer.from("{}") };
+    expect(await queue.enqueue(task)).toBe("created");
+    expect(await queue.enqueue(task)).toBe("exists");
+    await queue.close();
+  });
+});
