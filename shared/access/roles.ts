@@ -1,5 +1,5 @@
 import type { Actor } from "../auth/actor.ts";
-import type { Queryable } from "../db/pool.ts";
+import { prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 
 export const roles = ["reader", "writer", "maintainer", "admin"] as const;
@@ -43,16 +43,19 @@ export interface RepoAccess {
   orgRole: OrgRole | null;
 }
 
-const repo_select_with_access = `
+const repo_select_with_access = prepared(
+  "repo_select_with_access",
+  `
   SELECT r.id, r.name, r.owner, r.created_at, r.created_by, rr.role AS repo_role, om.role AS org_role
   FROM repos r
   LEFT JOIN repo_roles rr ON rr.repo_id = r.id AND rr.identity = $2
   LEFT JOIN org_members om ON om.org = r.owner AND om.identity = $2
-  WHERE r.name = $1`;
+  WHERE r.name = $1`,
+);
 
 /** The repo and the caller's effective role on it, or null when no such repo exists. */
 export async function findRepoAccess(db: Queryable, name: string, actor: Actor): Promise<RepoAccess | null> {
-  const { rows } = await db.query(repo_select_with_access, [name, actor.identity]);
+  const { rows } = await db.query(repo_select_with_access([name, actor.identity]));
   const row = rows[0];
   if (!row) return null;
   const { repo_role, org_role, ...repo } = row;

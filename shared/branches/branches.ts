@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
-import type { Queryable } from "../db/pool.ts";
+import { prepared, type Queryable } from "../db/pool.ts";
 import { withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
@@ -28,7 +28,12 @@ export const toBranchRecord = ({ id: _id, head_hash: _hash, ...record }: BranchR
 
 const branch_columns =
   "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at";
-const branch_select_by_name = `SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2`;
+const branch_select_by_name_text = `SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2`;
+const branch_select_by_name = {
+  none: prepared("branch_select_by_name", branch_select_by_name_text),
+  share: prepared("branch_select_by_name_for_share", `${branch_select_by_name_text} FOR SHARE`),
+  update: prepared("branch_select_by_name_for_update", `${branch_select_by_name_text} FOR UPDATE`),
+};
 const branch_select_list = `
   SELECT ${branch_columns} FROM branches
   WHERE repo_id = $1 AND status = $2 AND (draft = $3 OR $4::boolean)
@@ -53,8 +58,7 @@ export async function requireBranch(
   name: string,
   lock?: "update" | "share",
 ): Promise<BranchRow> {
-  const suffix = lock === "update" ? " FOR UPDATE" : lock === "share" ? " FOR SHARE" : "";
-  const { rows } = await db.query(branch_select_by_name + suffix, [repoId, name]);
+  const { rows } = await db.query(branch_select_by_name[lock ?? "none"]([repoId, name]));
   if (!rows[0]) fail("BRANCH_NOT_FOUND", `branch '${name}' not found`);
   return rows[0];
 }

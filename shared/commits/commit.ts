@@ -56,6 +56,8 @@ export async function createCommit(
   }));
 
   return withTx(ctx.pool, async (tx) => {
+    // Content first: it needs no branch lock, so the lock is held only for what follows.
+    await insertBodies(tx, access.repo.id, bodies, threshold);
     const branch = await requireBranch(tx, access.repo.id, input.branch, "update");
     requireActive(branch);
     await requireDeletedPathsExist(
@@ -64,7 +66,6 @@ export async function createCommit(
       branch,
       changes.filter((c) => !c.sha256).map((c) => c.path),
     );
-    await insertBodies(tx, access.repo.id, bodies, threshold);
     const sequence = await writeCommit(tx, access.repo, branch, {
       author: actor.identity,
       message: input.message,

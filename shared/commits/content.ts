@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import type { BlobStore } from "../blobs/store.ts";
-import type { Queryable } from "../db/pool.ts";
+import { prepared, type Queryable } from "../db/pool.ts";
 
 /** A file body ready to store: its bytes, SHA-256 and how it is classified. */
 export interface Body {
@@ -64,11 +64,14 @@ export function bodyOf(filePath: string, data: Buffer, contentType?: string): Bo
 /** The blob store key of a body: content-addressed within its repo. */
 export const blobKey = (repoId: number, sha256: Buffer) => `repos/${repoId}/${sha256.toString("hex")}`;
 
-const content_insert_batch = `
+const content_insert_batch = prepared(
+  "content_insert_batch",
+  `
   INSERT INTO contents (repo_id, sha256, size, data, blob_key)
   SELECT $1, s.sha256, s.size, s.data, s.blob_key
   FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
-  ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size`;
+  ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size`,
+);
 
 /**
  * Puts bodies above `threshold` bytes into the blob store. Run it before the transaction: keys are
@@ -96,17 +99,22 @@ export async function insertBodies(
   bodies: Body[],
   threshold: number,
 ): Promise<void> {
-  // One row per distinct body: an upsert may not touch the same row twice in one statement.
-  const distinct = [...new Map(bodies.map((b) => [b.sha256.toString("hex"), b])).values()];
+  // One row per distinct body (an upsert may not touch a row twice in one statement), in hash
+  // order, so that two commits sharing bodies lock their rows in the same order and cannot deadlock.
+  const distinct = [...new Map(bodies.map((b) => [b.sha256.toString("hex"), b])).values()].sort((a, b) =>
+    a.sha256.compare(b.sha256),
+  );
   if (distinct.length === 0) return;
   const large = (b: Body) => b.data.length > threshold;
-  await tx.query(content_insert_batch, [
-    repoId,
-    distinct.map((b) => b.sha256),
-    distinct.map((b) => b.data.length),
-    distinct.map((b) => (large(b) ? null : b.data)),
-    distinct.map((b) => (large(b) ? blobKey(repoId, b.sha256) : null)),
-  ]);
+  await tx.query(
+    content_insert_batch([
+      repoId,
+      distinct.map((b) => b.sha256),
+      distinct.map((b) => b.data.length),
+      distinct.map((b) => (large(b) ? null : b.data)),
+      distinct.map((b) => (large(b) ? blobKey(repoId, b.sha256) : null)),
+    ]),
+  );
 }
 
 const content_select = `SELECT data, blob_key FROM contents WHERE repo_id = $1 AND sha256 = $2`;

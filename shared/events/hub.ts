@@ -2,10 +2,10 @@ import type pg from "pg";
 import { atLeast, findRepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { Logger } from "../log.ts";
-import { after, type Cursor, formatCursor } from "./cursor.ts";
+import { after, type Cursor, formatCursor, maxCursor } from "./cursor.ts";
 import type { EventFeed } from "./feed.ts";
 import { deleteExpiredEvents, type Filter, type LoggedEvent, readRange, resumeState } from "./log.ts";
-import { KEEPALIVE, Subscriber } from "./stream.ts";
+import { KEEPALIVE, noticeMessage, Subscriber } from "./stream.ts";
 
 export interface HubOptions {
   /** `: keepalive` comment interval (spec: 15 s). */
@@ -194,14 +194,14 @@ export function createEventHub(deps: {
       const state = await resumeState(pool, from, options.retentionDays);
       if (state !== "kept") {
         s.write(
-          `event: gap\ndata: ${JSON.stringify({
+          noticeMessage("gap", {
             last_event_id: formatCursor(from),
             reason:
               state === "missing"
                 ? "the event log no longer has this event: events after it may have been deleted (retention) and are not replayed"
                 : `this event is older than the ${options.retentionDays}-day retention: events after it may have been deleted`,
             retention_days: options.retentionDays,
-          })}\n\n`,
+          }),
         );
         // An id this log never reached (another database, a made-up id): resume from now.
         if (state === "missing" && after(from, to)) s.lastSent = to;
@@ -223,7 +223,9 @@ export function createEventHub(deps: {
   async function start(): Promise<void> {
     if (closed) throw new Error("the event hub is closed");
     starting ??= (async () => {
-      head = await feed.start(fanOut);
+      const first = await feed.start(fanOut);
+      // The feed may already have handed events over while starting: keep the later cursor.
+      head = head === undefined ? first : maxCursor(first, head);
       armAll();
     })();
     return starting;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../db/pool.ts";
+import { prepared, type Queryable } from "../db/pool.ts";
 import { markEventsRecorded } from "../db/tx.ts";
 
 /** Every event type Quire emits, with its payload fields (spec "Event types and payload fields"). */
@@ -70,14 +70,17 @@ export interface CloudEvent {
 
 // The event, and one outbox row for every subscription whose filters match it (suspended ones
 // too: their rows are held until resume), in one statement of the mutation's transaction.
-const event_insert_with_outbox = `
+const event_insert_with_outbox = prepared(
+  "event_insert_with_outbox",
+  `
   WITH event AS (
     INSERT INTO events (id, type, source, repo, time, data)
     VALUES ($1::uuid, $2, $3, $4, $5::timestamptz, $6::jsonb)
     RETURNING id)
   INSERT INTO webhook_outbox (subscription_id, event_id)
   SELECT s.id, event.id FROM subscriptions s, event
-  WHERE (s.repo IS NULL OR s.repo = $4) AND (s.event_types IS NULL OR $2 = ANY (s.event_types))`;
+  WHERE (s.repo IS NULL OR s.repo = $4) AND (s.event_types IS NULL OR $2 = ANY (s.event_types))`,
+);
 
 /** The CloudEvents `source` of a repo's events, and of an org's. */
 export const repoSource = (repo: string) => `/repos/${repo}`;
@@ -104,14 +107,9 @@ export async function recordEvent<T extends EventType>(
     data,
   };
   const repo = "repo" in scope ? scope.repo : null;
-  await tx.query(event_insert_with_outbox, [
-    event.id,
-    event.type,
-    event.source,
-    repo,
-    event.time,
-    JSON.stringify(data),
-  ]);
+  await tx.query(
+    event_insert_with_outbox([event.id, event.type, event.source, repo, event.time, JSON.stringify(data)]),
+  );
   markEventsRecorded(tx);
   return event;
 }

@@ -6,6 +6,11 @@ import { type AttemptOutcome, envelopeBody, type SendOptions, sendWebhook } from
 
 /** What an attempt needs, whichever deliverer (local worker or Cloud Tasks function) makes it. */
 export interface AttemptDeps {
+  /**
+   * The deliverers' own pool, with synchronous_commit off: losing the last recorded outcomes in
+   * a database crash only means those rows are sent again, with the same event id, which
+   * at-least-once delivery allows; waiting for a WAL flush per delivery would halve throughput.
+   */
   pool: pg.Pool;
   clock: Clock;
   log: Logger;
@@ -13,20 +18,18 @@ export interface AttemptDeps {
 }
 
 /**
- * One attempt of one leased row: send (outside any transaction: a receiver may take up to the
- * timeout) and record the outcome under the row's lease. Both deliverers run exactly this, so the
- * local queue and Cloud Tasks behave alike. `signal` aborts the send without recording anything
- * (the caller hands the row back).
+ * Sends one leased row (outside any transaction: a receiver may take up to the timeout). Both
+ * deliverers send through here. `signal` abandons the send (the deliverer is stopping).
  */
-export async function attemptRow(
+export async function sendRow(
   deps: AttemptDeps,
   row: LeasedRow,
   signal?: AbortSignal,
-): Promise<{ outcome: AttemptOutcome; recorded: Recorded } | { aborted: true }> {
-  const body = envelopeBody(row.event);
-  const outcome = await sendWebhook({ url: row.url, secret: row.secret }, body, { ...deps.send, signal });
-  if (signal?.aborted) return { aborted: true };
-  const recorded = await recordOutcome(deps.pool, row, outcome, deps.clock.now());
+): Promise<AttemptOutcome> {
+  const outcome = await sendWebhook({ url: row.url, secret: row.secret }, envelopeBody(row.event), {
+    ...deps.send,
+    signal,
+  });
   const fields = {
     outbox_id: row.id,
     subscription_id: row.subscriptionId,
@@ -35,10 +38,20 @@ export async function attemptRow(
     status: outcome.status,
   };
   if (outcome.ok) deps.log.debug(fields, "webhook delivered");
-  else deps.log.info({ ...fields, error: outcome.error }, "webhook attempt failed");
+  else if (!signal?.aborted) deps.log.info({ ...fields, error: outcome.error }, "webhook attempt failed");
+  return outcome;
+}
+
+/** Records one attempt's outcome under its lease, and says what happened. */
+export async function recordRow(
+  deps: AttemptDeps,
+  row: LeasedRow,
+  outcome: AttemptOutcome,
+): Promise<Recorded> {
+  const recorded = await recordOutcome(deps.pool, row, outcome, deps.clock.now());
   if (!recorded.recorded)
     deps.log.warn(
-      fields,
+      { outbox_id: row.id, attempt: row.attempt },
       "webhook lease lost before the outcome was recorded; another deliverer has the row",
     );
   if (recorded.suspended)
@@ -46,5 +59,14 @@ export async function attemptRow(
       { subscription_id: row.subscriptionId },
       "webhook subscription suspended after 10 failed attempts",
     );
-  return { outcome, recorded };
+  return recorded;
+}
+
+/** One attempt of one leased row, sent and recorded: what a Cloud Tasks task does. */
+export async function attemptRow(
+  deps: AttemptDeps,
+  row: LeasedRow,
+): Promise<{ outcome: AttemptOutcome; recorded: Recorded }> {
+  const outcome = await sendRow(deps, row);
+  return { outcome, recorded: await recordRow(deps, row, outcome) };
 }

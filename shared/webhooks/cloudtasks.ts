@@ -188,7 +188,6 @@ export class CloudTasksWebhookDelivery {
     });
     if (!row) return "stale";
     const result = await attemptRow(this.deps, row);
-    if ("aborted" in result) return "stale";
     if (result.outcome.ok) return "delivered";
     if (result.recorded.recorded && !result.recorded.suspended) {
       const next = await reserveForTasks(this.deps.pool, {

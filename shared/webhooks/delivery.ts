@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import type pg from "pg";
+import pg from "pg";
 import type { Clock } from "../clock.ts";
 import type { Env } from "../config.ts";
 import { EVENTS_CHANNEL } from "../db/tx.ts";
@@ -63,8 +63,18 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
     http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
     https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
   };
+  // The deliverers' own connections: delivery never takes the API's, and commits without waiting
+  // for a WAL flush (see AttemptDeps.pool).
+  const pool = new pg.Pool({
+    connectionString: deps.databaseUrl,
+    max: 8,
+    idleTimeoutMillis: 30_000,
+    options: "-c synchronous_commit=off",
+    application_name: "quire-webhooks",
+  });
+  pool.on("error", () => {}); // an idle connection losing its server must not crash the process
   const attemptDeps: AttemptDeps & { databaseUrl: string } = {
-    pool: deps.pool,
+    pool,
     clock: deps.clock,
     log: deps.log.child({ component: "webhooks" }),
     databaseUrl: deps.databaseUrl,
@@ -126,6 +136,7 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
     },
     async close() {
       await deliverer.close();
+      await pool.end();
       agents.http.destroy();
       agents.https.destroy();
     },

@@ -79,6 +79,25 @@ export interface Recorded {
   suspended: boolean;
 }
 
+/** A successful attempt, waiting to be recorded with others. */
+export interface Delivery {
+  row: LeasedRow;
+  status: number;
+  at: Date;
+}
+
+/** Records successful attempts, each under its lease, in one statement; returns how many counted. */
+export async function recordDelivered(db: Queryable, deliveries: Delivery[]): Promise<number> {
+  if (deliveries.length === 0) return 0;
+  const res = await db.query(outbox_update_delivered, [
+    deliveries.map((d) => d.row.id),
+    deliveries.map((d) => d.row.lease),
+    deliveries.map((d) => d.at),
+    deliveries.map((d) => d.status),
+  ]);
+  return res.rowCount ?? 0;
+}
+
 /**
  * Records the outcome of one attempt under its lease: delivered, or due again after the backoff;
  * a failure of the 10th (or a later) attempt also suspends the subscription, in the same statement.
@@ -90,8 +109,8 @@ export async function recordOutcome(
   now: Date,
 ): Promise<Recorded> {
   if (outcome.ok) {
-    const res = await db.query(outbox_update_delivered, [row.id, row.lease, now, outcome.status]);
-    return { recorded: res.rowCount === 1, suspended: false };
+    const n = await recordDelivered(db, [{ row, status: outcome.status ?? 200, at: now }]);
+    return { recorded: n === 1, suspended: false };
   }
   const next = new Date(now.getTime() + backoffSeconds(row.attempt) * 1000);
   const { rows } = await db.query(outbox_update_failed, [

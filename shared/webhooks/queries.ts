@@ -45,11 +45,15 @@ export const outbox_lease_due = `
   WHERE o.id = ranked.id AND ranked.rank <= $5 AND s.id = o.subscription_id AND e.id = o.event_id
   RETURNING ${leased_row}`;
 
-/** A delivered row: only under the lease that sent it ($2), and only once. $3 now. */
+/**
+ * Delivered rows, each only under the lease that sent it, and only once: $1 ids, $2 their leases,
+ * $3 when each was delivered, $4 each receiver's status. One statement for a run of deliveries.
+ */
 export const outbox_update_delivered = `
-  UPDATE webhook_outbox
-  SET delivered_at = $3::timestamptz, leased_until = NULL, last_status = $4, last_error = NULL
-  WHERE id = $1 AND lease_seq = $2 AND delivered_at IS NULL`;
+  UPDATE webhook_outbox o
+  SET delivered_at = r.delivered_at, leased_until = NULL, last_status = r.status, last_error = NULL
+  FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::int[]) AS r (id, lease_seq, delivered_at, status)
+  WHERE o.id = r.id AND o.lease_seq = r.lease_seq AND o.delivered_at IS NULL`;
 
 /**
  * A failed attempt, under the lease that made it ($2): the row is due again at $4 (the backoff),

@@ -1,6 +1,13 @@
 import { WakeLoop } from "../events/wake.ts";
-import { type AttemptDeps, attemptRow } from "./attempt.ts";
-import { deleteDelivered, type LeasedRow, leaseDue, releaseLeases } from "./outbox.ts";
+import { type AttemptDeps, recordRow, sendRow } from "./attempt.ts";
+import {
+  type Delivery,
+  deleteDelivered,
+  type LeasedRow,
+  leaseDue,
+  recordDelivered,
+  releaseLeases,
+} from "./outbox.ts";
 
 /** Tuning of the local worker; the defaults suit one instance of the service. */
 export interface WorkerTuning {
@@ -107,27 +114,38 @@ export class PostgresWebhookWorker {
     return pass;
   }
 
-  /** One subscription's leased rows, in event order; a suspension hands the rest back unsent. */
+  /**
+   * One subscription's leased rows, in event order. Deliveries are recorded together when the run
+   * ends (one statement, not one per row); a failure is recorded at once, before the next send,
+   * since a 10th failed attempt suspends the subscription and the rest of the run then goes back
+   * unsent. Stopping abandons the send in flight and hands it back with the rest. A crash before
+   * the run's record resends its deliveries after their leases, with the same event ids.
+   */
   private async sendGroup(rows: LeasedRow[]): Promise<void> {
-    for (let i = 0; i < rows.length; i++) {
-      if (this.stopping.signal.aborted) {
-        await releaseLeases(this.deps.pool, rows.slice(i)).catch(() => {});
-        return;
-      }
-      try {
-        const result = await attemptRow(this.deps, rows[i]!, this.stopping.signal);
-        if ("aborted" in result) {
-          await releaseLeases(this.deps.pool, rows.slice(i)).catch(() => {});
-          return;
+    const delivered: Delivery[] = [];
+    const flush = () => recordDelivered(this.deps.pool, delivered.splice(0));
+    let i = 0;
+    try {
+      for (; i < rows.length; i++) {
+        const row = rows[i]!;
+        if (this.stopping.signal.aborted) break;
+        const outcome = await sendRow(this.deps, row, this.stopping.signal);
+        if (!outcome.ok && this.stopping.signal.aborted) break; // abandoned, not failed
+        if (outcome.ok) {
+          delivered.push({ row, status: outcome.status!, at: this.deps.clock.now() });
+          continue;
         }
-        if (result.recorded.suspended) {
-          await releaseLeases(this.deps.pool, rows.slice(i + 1));
-          return;
+        await flush();
+        if ((await recordRow(this.deps, row, outcome)).suspended) {
+          i++;
+          break;
         }
-      } catch (err) {
-        // The database failed us: the lease runs out and the row is tried again, same event id.
-        this.deps.log.warn({ err, outbox_id: rows[i]!.id }, "webhook attempt could not be recorded");
       }
+      await flush();
+      await releaseLeases(this.deps.pool, rows.slice(i));
+    } catch (err) {
+      // The database failed us: the leases run out and the rows are sent again, same event ids.
+      this.deps.log.warn({ err, outbox_id: rows[i]?.id }, "webhook outcomes could not be recorded");
     }
   }
 
