@@ -14,6 +14,11 @@ ALTER TABLE webhook_outbox ALTER COLUMN next_attempt_at SET DEFAULT '-infinity';
 -- The undelivered rows in event order: the order in which deliverers lease them.
 CREATE INDEX webhook_outbox_pending ON webhook_outbox (id) WHERE delivered_at IS NULL;
 
+-- The rows in flight (leased, or reserved for a task), by subscription: a deliverer skips a
+-- subscription that has one, and this index holds only those few rows, however long the backlog.
+CREATE INDEX webhook_outbox_in_flight ON webhook_outbox (subscription_id)
+  WHERE delivered_at IS NULL AND leased_until IS NOT NULL;
+
 -- A repo-scoped subscription belongs to the repo by id: deleting the repo deletes its
 -- subscriptions (and their outbox rows), so a new repo that takes the old name later does not
 -- inherit them and leak its events to people who may not read it.
@@ -22,6 +27,7 @@ ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_repo_id_with_repo CHECK (
 CREATE INDEX subscriptions_by_repo_id ON subscriptions (repo_id) WHERE repo_id IS NOT NULL;
 
 -- Down Migration
+DROP INDEX webhook_outbox_in_flight;
 DROP INDEX subscriptions_by_repo_id;
 ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_repo_id_with_repo;
 ALTER TABLE subscriptions DROP COLUMN repo_id;

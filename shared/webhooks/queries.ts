@@ -31,7 +31,7 @@ export const outbox_lease_due = `
       AND NOT EXISTS (
         SELECT 1 FROM webhook_outbox b
         WHERE b.subscription_id = o.subscription_id AND b.delivered_at IS NULL
-          AND b.leased_until > $1::timestamptz)
+          AND b.leased_until IS NOT NULL AND b.leased_until > $1::timestamptz)
     ORDER BY o.id
     LIMIT $2
     FOR UPDATE OF o SKIP LOCKED),
