@@ -4,7 +4,7 @@ import { pack as tarPack } from "tar-stream";
 import type { RepoRow } from "../access/roles.ts";
 import { filePathProblem } from "../api/names.ts";
 import { MAIN } from "../branches/branches.ts";
-import { resolveView, type View } from "../commits/view.ts";
+import { resolveView, treePageArgs, type View } from "../commits/view.ts";
 import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Logger } from "../log.ts";
@@ -125,16 +125,7 @@ const page_select = `
 const inline_select = `SELECT sha256, data FROM contents WHERE repo_id = $1 AND sha256 = ANY($2::bytea[]) AND data IS NOT NULL`;
 
 async function treePage(db: Queryable, repoId: number, view: View, after: string): Promise<PageEntry[]> {
-  const { rows } = await db.query(page_select, [
-    view.branch.id,
-    view.ownFrom,
-    view.at,
-    view.parentId,
-    view.parentAt,
-    after,
-    ARCHIVE_PAGE_SIZE,
-    repoId,
-  ]);
+  const { rows } = await db.query(page_select, [...treePageArgs(view, after, ARCHIVE_PAGE_SIZE), repoId]);
   return rows.map((r) => ({
     path: r.path,
     sha256: r.content_sha256,

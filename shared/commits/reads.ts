@@ -3,7 +3,7 @@ import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 import { loadBody, versionId } from "./content.ts";
-import { fileInView, resolveView } from "./view.ts";
+import { fileInView, resolveView, treePageArgs } from "./view.ts";
 
 export interface TreeEntry {
   path: string;
@@ -21,15 +21,7 @@ export async function readTree(
   q: { branch: string; at?: number; after?: string; limit: number },
 ): Promise<TreeEntry[]> {
   const view = await resolveView(db, access.repo.id, q.branch, q.at);
-  const { rows } = await db.query(tree_page_select, [
-    view.branch.id,
-    view.ownFrom,
-    view.at,
-    view.parentId,
-    view.parentAt,
-    q.after ?? "",
-    q.limit,
-  ]);
+  const { rows } = await db.query(tree_page_select, treePageArgs(view, q.after ?? "", q.limit));
   return rows.map((r) => ({
     path: r.path,
     version_id: versionId(r.content_sha256)!,

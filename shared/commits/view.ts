@@ -42,6 +42,14 @@ export async function viewOf(db: Queryable, repoId: number, branch: BranchRow, a
   };
 }
 
+/**
+ * The arguments of the SQL function tree_page for a page of `view` after path `after`:
+ * `tree_page($1, $2, $3, $4, $5, $6, $7)`.
+ */
+export function treePageArgs(view: View, after: string, limit: number): unknown[] {
+  return [view.branch.id, view.ownFrom, view.at, view.parentId, view.parentAt, after, limit];
+}
+
 /** The view of the branch named `branchName` at `at` (default: its head). */
 export async function resolveView(
   db: Queryable,

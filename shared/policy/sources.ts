@@ -1,6 +1,6 @@
 import type { BlobStore } from "../blobs/store.ts";
 import { loadBody } from "../commits/content.ts";
-import type { View } from "../commits/view.ts";
+import { treePageArgs, type View } from "../commits/view.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { PolicySource } from "./engine.ts";
 
@@ -31,15 +31,7 @@ export async function readPolicySources(
   const found: { name: string; sha256: Buffer }[] = [];
   let after = POLICY_DIR;
   for (;;) {
-    const { rows } = await db.query(policy_tree_page, [
-      view.branch.id,
-      view.ownFrom,
-      view.at,
-      view.parentId,
-      view.parentAt,
-      after,
-      PAGE,
-    ]);
+    const { rows } = await db.query(policy_tree_page, treePageArgs(view, after, PAGE));
     let next: string | null = rows.length === PAGE ? (rows[PAGE - 1].path as string) : null;
     for (const row of rows as { path: string; content_sha256: Buffer }[]) {
       if (!row.path.startsWith(POLICY_DIR)) {

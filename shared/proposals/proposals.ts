@@ -212,44 +212,46 @@ export async function openProposalOf(db: Queryable, branchId: number): Promise<P
 }
 
 /**
- * For the merge: inside the merge's transaction, moves the branch's open proposal (if any) to
- * `merged` and records `proposal.merged` in the same transaction. Returns the proposal, or null
- * when the branch had none open (no event then).
+ * Inside the caller's transaction, moves the branch's open proposal (if any) to `state` and records
+ * its event (`proposal.merged` or `proposal.closed`). Returns the proposal, or null (and records
+ * nothing) when the branch had none open.
  */
-export async function markOpenProposalMerged(
+async function settleOpenProposal(
   tx: Queryable,
   repo: Named,
   branch: Named,
+  state: "merged" | "closed",
 ): Promise<ProposalRecord | null> {
-  const { rows } = await tx.query(proposal_settle_open_of_branch, [repo.id, branch.id, "merged"]);
+  const { rows } = await tx.query(proposal_settle_open_of_branch, [repo.id, branch.id, state]);
   if (!rows[0]) return null;
   const proposal = toRecord(rows[0], repo.name, branch.name);
-  await recordEvent(
-    tx,
-    "com.svc.proposal.merged",
-    { repo: repo.name, branch: branch.name, base_branch: proposal.base_branch, proposal_id: proposal.id },
-    { repo: repo.name },
-  );
+  const scope = { repo: repo.name };
+  if (state === "merged") {
+    const data = {
+      repo: repo.name,
+      branch: branch.name,
+      base_branch: proposal.base_branch,
+      proposal_id: proposal.id,
+    };
+    await recordEvent(tx, "com.svc.proposal.merged", data, scope);
+  } else {
+    await recordEvent(
+      tx,
+      "com.svc.proposal.closed",
+      { repo: repo.name, branch: branch.name, proposal_id: proposal.id },
+      scope,
+    );
+  }
   return proposal;
 }
 
+/** For the merge, in its transaction: the branch's open proposal becomes `merged` (`proposal.merged`). */
+export const markOpenProposalMerged = (tx: Queryable, repo: Named, branch: Named) =>
+  settleOpenProposal(tx, repo, branch, "merged");
+
 /**
- * For abandoning a branch: inside that transaction, closes the branch's open proposal (if any) and
- * records `proposal.closed`, so no proposal stays open on a branch that can never be merged.
+ * For abandoning a branch, in its transaction: the branch's open proposal becomes `closed`
+ * (`proposal.closed`), so no proposal stays open on a branch that can never be merged.
  */
-export async function closeOpenProposalOnAbandon(
-  tx: Queryable,
-  repo: Named,
-  branch: Named,
-): Promise<ProposalRecord | null> {
-  const { rows } = await tx.query(proposal_settle_open_of_branch, [repo.id, branch.id, "closed"]);
-  if (!rows[0]) return null;
-  const proposal = toRecord(rows[0], repo.name, branch.name);
-  await recordEvent(
-    tx,
-    "com.svc.proposal.closed",
-    { repo: repo.name, branch: branch.name, proposal_id: proposal.id },
-    { repo: repo.name },
-  );
-  return proposal;
-}
+export const closeOpenProposalOnAbandon = (tx: Queryable, repo: Named, branch: Named) =>
+  settleOpenProposal(tx, repo, branch, "closed");
