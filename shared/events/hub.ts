@@ -4,7 +4,14 @@ import type { Actor } from "../auth/actor.ts";
 import type { Logger } from "../log.ts";
 import { after, type Cursor, formatCursor, maxCursor } from "./cursor.ts";
 import type { EventFeed } from "./feed.ts";
-import { deleteExpiredEvents, type Filter, type LoggedEvent, readRange, resumeState } from "./log.ts";
+import {
+  deleteExpiredEvents,
+  type Filter,
+  type LoggedEvent,
+  logHead,
+  readRange,
+  resumeState,
+} from "./log.ts";
 import { KEEPALIVE, noticeMessage, Subscriber } from "./stream.ts";
 
 export interface HubOptions {
@@ -236,11 +243,16 @@ export function createEventHub(deps: {
     async open(request) {
       await start();
       const from = request.resumeAfter;
+      // A new client starts at the later of the hub's head and the log's horizon now: events of
+      // transactions that ended before it connected are not sent to it, even while the hub is an
+      // instant behind; every transaction still running may commit later and is sent.
+      const horizon = from === undefined ? await logHead(pool) : undefined;
+      const startAt = from ?? maxCursor(head!, horizon!);
       const s = new Subscriber(
         request.actor,
         request.scope,
         request.filter,
-        from ?? head!,
+        startAt,
         options.maxBufferedBytes,
         unregister,
       );

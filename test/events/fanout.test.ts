@@ -5,7 +5,7 @@ import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts"
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
 import { client } from "../support/client.ts";
 import { type ChildServer, childInstance, secondInstance } from "./instances.ts";
-import { openSse, type ReceivedEvent, type SseClient, sleep, sse } from "./sse.ts";
+import { commitEvents, openSse, type ReceivedEvent, type SseClient, sleep, sse } from "./sse.ts";
 
 /** Events reach every instance's streams, in one order, each once, whichever instance made the mutation. */
 
@@ -57,16 +57,17 @@ describe("two instances against one database", () => {
     });
     expect(res.status).toBe(201);
     for (const s of [onFirst, onSecond]) {
-      await s.waitForEvents(2);
-      expect(s.events().map((e) => e.envelope.data.message)).toEqual(["via first", "via second"]);
+      await s.until((c) => commitEvents(c).length >= 2, 10_000, "2 commits");
+      expect(commitEvents(s).map((e) => e.envelope.data.message)).toEqual(["via first", "via second"]);
     }
-    expect(onFirst.events().map((e) => e.id)).toEqual(onSecond.events().map((e) => e.id));
+    expect(commitEvents(onFirst).map((e) => e.id)).toEqual(commitEvents(onSecond).map((e) => e.id));
   });
 
   it("a client resuming on the other instance continues without gap or repeat", async () => {
     const s = await streamOn(app.url, `/repos/${fx.repo}/-/events`, fx.owner);
     await commit(fx, "main", { "b.md": "1" }, "r1");
-    const [r1] = await s.waitForEvents(1);
+    await s.until((c) => commitEvents(c).length >= 1, 10_000, "the commit");
+    const [r1] = commitEvents(s);
     s.close();
     await commit(fx, "main", { "b.md": "2" }, "r2");
     const resumed = track(
@@ -123,7 +124,15 @@ describe("two instances against one database", () => {
       expect(new Set(got)).toEqual(expected);
       expectIncreasing(s.events());
     }
-    expect(onFirst.events().map((e) => e.id)).toEqual(onSecond.events().map((e) => e.id));
+    // From the first event both saw, the two streams are identical.
+    const cursorOf = (id: string) => {
+      const [t, p] = id.split(".").map(BigInt) as [bigint, bigint];
+      return t * 2n ** 64n + p;
+    };
+    const [a, b] = [onFirst.events()[0]!.id, onSecond.events()[0]!.id];
+    const firstCommon = cursorOf(a) > cursorOf(b) ? a : b;
+    const fromCommon = (s: SseClient) => s.events().slice(s.events().findIndex((e) => e.id === firstCommon));
+    expect(fromCommon(onFirst).map((e) => e.id)).toEqual(fromCommon(onSecond).map((e) => e.id));
     // And that order is the log's (txid, position) order.
     const log = await app.sql<{ id: string }>(
       "SELECT id::text FROM events WHERE data->>'message' LIKE 'concurrent %' ORDER BY txid, position",
@@ -151,11 +160,16 @@ describe("two instances against one database", () => {
       // ...while a newer one commits through the API.
       await commit(fx, "main", { "h.md": "later" }, "later");
       await sleep(400);
-      expect(s.events()).toEqual([]); // the later event waits: delivering it would move the cursor past the held one
+      expect(commitEvents(s)).toEqual([]); // the later event waits: delivering it would move the cursor past the held one
       await held.query("COMMIT");
       await held.query("NOTIFY quire_events");
-      const events = await s.waitForEvents(2);
-      expect(events.map((e) => e.envelope.data.message ?? e.envelope.data.branch)).toEqual(["held", "later"]);
+      const mine = (c: SseClient) =>
+        c.events().filter((e) => e.envelope.data.branch === "held" || e.envelope.data.message === "later");
+      await s.until((c) => mine(c).length >= 2, 10_000, "both events");
+      expect(mine(s).map((e) => e.envelope.data.message ?? e.envelope.data.branch)).toEqual([
+        "held",
+        "later",
+      ]);
     } finally {
       await held.end();
     }
@@ -183,8 +197,8 @@ describe("a second server process", () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     for (const s of [onChild, onMain]) {
-      await s.waitForEvents(2, 15_000);
-      expect(s.events().map((e) => e.envelope.data.message)).toEqual(["from parent", "from child"]);
+      await s.until((c) => commitEvents(c).length >= 2, 15_000, "2 commits");
+      expect(commitEvents(s).map((e) => e.envelope.data.message)).toEqual(["from parent", "from child"]);
     }
   });
 });

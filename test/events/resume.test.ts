@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
-import { type SseClient, sleep, sse } from "./sse.ts";
+import { commitEvents, type SseClient, sleep, sse } from "./sse.ts";
 
 /** Last-Event-ID: what a reconnecting client missed comes from the log; a gap notice when the log lost it; retention. */
 
@@ -15,7 +15,7 @@ async function stream(path: string, email: string, headers?: Record<string, stri
   open.push(s);
   return s;
 }
-const messageOf = (s: SseClient) => s.events().map((e) => e.envelope.data.message as string);
+const messageOf = (s: SseClient) => commitEvents(s).map((e) => e.envelope.data.message as string);
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -30,13 +30,14 @@ describe("Last-Event-ID", () => {
   it("replays what the client missed, then continues live, with no repeat and no gap", async () => {
     const first = await stream(`/repos/${fx.repo}/-/events`, fx.owner);
     for (const n of [1, 2, 3]) await commit(fx, "main", { "a.md": `v${n}` }, `m${n}`);
-    const seen = await first.waitForEvents(3);
+    await first.until((c) => commitEvents(c).length >= 3, 10_000, "3 commits");
+    const seen = commitEvents(first);
     first.close();
     for (const n of [4, 5, 6]) await commit(fx, "main", { "a.md": `v${n}` }, `m${n}`);
     const again = await stream(`/repos/${fx.repo}/-/events`, fx.owner, { "last-event-id": seen[2]!.id });
-    await again.waitForEvents(3);
+    await again.until((c) => commitEvents(c).length >= 3, 10_000, "3 commits");
     for (const n of [7, 8]) await commit(fx, "main", { "a.md": `v${n}` }, `m${n}`);
-    await again.waitForEvents(5);
+    await again.until((c) => commitEvents(c).length >= 5, 10_000, "5 commits");
     await sleep(100);
     expect(messageOf(again)).toEqual(["m4", "m5", "m6", "m7", "m8"]);
     const ids = again.events().map((e) => e.id);

@@ -157,3 +157,11 @@ export async function sse(
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The commit events of a stream. A stream may also carry an event committed an instant before it
+ * opened (while another transaction held the log's horizon back); tests that expect exact lists
+ * look at the events their own mutations made after opening.
+ */
+export const commitEvents = (s: SseClient) =>
+  s.events().filter((e) => e.envelope.type === "com.svc.commit.created");
