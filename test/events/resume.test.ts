@@ -88,12 +88,13 @@ describe("Last-Event-ID", () => {
 describe("retention and the gap notice", () => {
   it("deletes events past retention, but keeps those a webhook delivery still needs", async () => {
     const other = await repoWithOwner(app);
-    // An undelivered webhook outbox row for one event (its subscription wants a type this test never emits).
+    // An undelivered webhook outbox row for one event: its subscription is suspended, so its rows
+    // are held (never leased by the webhook worker), and it wants a type this test never emits.
     const subscription = randomUUID();
     await app.sql(
-      `INSERT INTO subscriptions (id, event_types, backend, url, created_by)
-       VALUES ($1, ARRAY['com.svc.org.deleted'], 'webhook', 'http://127.0.0.1:9/hook', 'sql')`,
-      [subscription],
+      `INSERT INTO subscriptions (id, event_types, backend, url, created_by, suspended_at)
+       VALUES ($1, ARRAY['com.svc.org.deleted'], 'webhook', 'http://127.0.0.1:9/hook', $2, now())`,
+      [subscription, ADMIN],
     );
     await commit(other, "main", { "x.md": "pending delivery" }, "pending");
     await app.sql(
