@@ -15,6 +15,8 @@ export interface AttemptDeps {
   clock: Clock;
   log: Logger;
   send: SendOptions;
+  /** The global admins (lower case): a global subscription's creator must still be one. */
+  admins: string[];
 }
 
 /**

@@ -185,6 +185,7 @@ export class CloudTasksWebhookDelivery {
       lease: task.lease,
       now: this.deps.clock.now(),
       leaseSeconds: this.deps.send.timeoutMs / 1000 + 5,
+      admins: this.deps.admins,
     });
     if (!row) return "stale";
     const result = await attemptRow(this.deps, row);

@@ -79,6 +79,9 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
     log: deps.log.child({ component: "webhooks" }),
     databaseUrl: deps.databaseUrl,
     send: { allowPrivate, resolve, timeoutMs: opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS, agents },
+    admins: [...deps.config.GLOBAL_ADMINS, deps.config.BOOTSTRAP_ADMIN ?? ""]
+      .filter((a) => a !== "")
+      .map((a) => a.toLowerCase()),
   };
   const local =
     deps.config.SVC_WEBHOOK_DELIVERY === "postgres"

@@ -59,7 +59,15 @@ const byId = (a: LeasedRow, b: LeasedRow) => a.id - b.id;
 /** Leases due rows for a local worker (see `outbox_lease_due`), in event order. */
 export async function leaseDue(
   db: Queryable,
-  input: { now: Date; batch: number; perSubscription: number; leaseSeconds: number; busy: string[] },
+  input: {
+    now: Date;
+    batch: number;
+    perSubscription: number;
+    leaseSeconds: number;
+    busy: string[];
+    /** The global admins (lower case), for the creators' access check. */
+    admins: string[];
+  },
 ): Promise<LeasedRow[]> {
   const { rows } = await db.query(outbox_lease_due, [
     input.now,
@@ -67,6 +75,7 @@ export async function leaseDue(
     input.busy,
     input.leaseSeconds,
     input.perSubscription,
+    input.admins,
   ]);
   return rows.map(toLeased).sort(byId);
 }
@@ -168,13 +177,14 @@ export async function reserveForTasks(
 /** Cloud Tasks mode: the task for `lease` of row `id` claims its attempt, or finds it stale (null). */
 export async function claimForTask(
   db: Queryable,
-  input: { id: number; lease: number; now: Date; leaseSeconds: number },
+  input: { id: number; lease: number; now: Date; leaseSeconds: number; admins: string[] },
 ): Promise<LeasedRow | null> {
   const { rows } = await db.query(outbox_claim_for_task, [
     input.id,
     input.lease,
     input.now,
     input.leaseSeconds,
+    input.admins,
   ]);
   return rows[0] ? toLeased(rows[0]) : null;
 }

@@ -8,8 +8,23 @@ const leased_row = `o.id, o.subscription_id, o.attempts, o.lease_seq, s.url, s.s
   e.id AS event_id, e.type, e.source, e.time, e.data`;
 
 /**
+ * True while subscription `s`'s creator may still have it: a global subscription's creator is
+ * still a global admin (`$admins`, from configuration), a repo subscription's creator can still
+ * read the repo (any repo role, any org role, or a global admin). Checked at send time, so a
+ * reader who loses access stops receiving, as an SSE stream of theirs would be closed.
+ */
+const creator_may_read = (
+  admins: string,
+) => `(s.created_by = ANY (${admins}::text[]) OR (s.repo_id IS NOT NULL AND (
+    EXISTS (SELECT 1 FROM repo_roles rr WHERE rr.repo_id = s.repo_id AND rr.identity = s.created_by)
+    OR EXISTS (SELECT 1 FROM repos r JOIN org_members om ON om.org = r.owner
+               WHERE r.id = s.repo_id AND om.identity = s.created_by))))`;
+
+/**
  * Leases the due rows, oldest first, for one local worker. $1 now, $2 batch size, $3 subscriptions
- * this worker is already sending to, $4 lease seconds per row, $5 rows per subscription.
+ * this worker is already sending to, $4 lease seconds per row, $5 rows per subscription, $6 the
+ * global admins. Due rows of a subscription whose creator may no longer read what it covers are
+ * deleted instead: those events are not sent to it (later ones are, once access is back).
  *
  * SKIP LOCKED lets workers lease side by side without waiting on each other, and a leased row is
  * invisible to the others until its lease ends, so two workers never send the same attempt. A
@@ -20,7 +35,7 @@ const leased_row = `o.id, o.subscription_id, o.attempts, o.lease_seq, s.url, s.s
  */
 export const outbox_lease_due = `
   WITH candidate AS (
-    SELECT o.id, o.subscription_id
+    SELECT o.id, o.subscription_id, ${creator_may_read("$6")} AS allowed
     FROM webhook_outbox o
     JOIN subscriptions s ON s.id = o.subscription_id
     WHERE o.delivered_at IS NULL
@@ -35,8 +50,11 @@ export const outbox_lease_due = `
     ORDER BY o.id
     LIMIT $2
     FOR UPDATE OF o SKIP LOCKED),
+  dropped AS (
+    DELETE FROM webhook_outbox d USING candidate c WHERE d.id = c.id AND NOT c.allowed),
   ranked AS (
-    SELECT id, row_number() OVER (PARTITION BY subscription_id ORDER BY id) AS rank FROM candidate)
+    SELECT id, row_number() OVER (PARTITION BY subscription_id ORDER BY id) AS rank
+    FROM candidate WHERE allowed)
   UPDATE webhook_outbox o
   SET attempts = o.attempts + 1,
       lease_seq = o.lease_seq + 1,
@@ -118,16 +136,23 @@ export const outbox_reserve_for_tasks = `
 /**
  * Cloud Tasks mode: the task for lease $2 of row $1 starts its attempt. Only that task, once (the
  * claim takes the next lease, so a duplicate execution of the same task finds nothing), and never
- * for a suspended subscription. $3 now, $4 lease seconds.
+ * for a suspended subscription. $3 now, $4 lease seconds, $5 the global admins. A row whose
+ * subscription's creator may no longer read what it covers is deleted instead (see the lease).
  */
 export const outbox_claim_for_task = `
+  WITH target AS (
+    SELECT o.id, ${creator_may_read("$5")} AS allowed
+    FROM webhook_outbox o JOIN subscriptions s ON s.id = o.subscription_id
+    WHERE o.id = $1 AND o.lease_seq = $2 AND o.delivered_at IS NULL AND s.suspended_at IS NULL
+    FOR UPDATE OF o),
+  dropped AS (
+    DELETE FROM webhook_outbox d USING target t WHERE d.id = t.id AND NOT t.allowed)
   UPDATE webhook_outbox o
   SET attempts = o.attempts + 1,
       lease_seq = o.lease_seq + 1,
       leased_until = $3::timestamptz + make_interval(secs => $4::double precision)
-  FROM subscriptions s, events e
-  WHERE o.id = $1 AND o.lease_seq = $2 AND o.delivered_at IS NULL
-    AND s.id = o.subscription_id AND s.suspended_at IS NULL AND e.id = o.event_id
+  FROM target t, subscriptions s, events e
+  WHERE o.id = t.id AND t.allowed AND s.id = o.subscription_id AND e.id = o.event_id
   RETURNING ${leased_row}`;
 
 /** Cloud Tasks mode: a reservation whose task could not be created is handed back. */

@@ -95,6 +95,7 @@ export class PostgresWebhookWorker {
         perSubscription: this.tuning.perSubscription,
         leaseSeconds: this.deps.send.timeoutMs / 1000 + 5,
         busy: [...this.sending.keys()],
+        admins: this.deps.admins,
       });
       const groups = new Map<string, LeasedRow[]>();
       for (const row of rows)

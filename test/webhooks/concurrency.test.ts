@@ -93,6 +93,7 @@ describe("a deliverer that dies mid-send", () => {
       perSubscription: 10,
       leaseSeconds: 15,
       busy: [],
+      admins: [],
     });
     expect(leased).toHaveLength(1);
     const sent = await sendWebhook({ url: leased[0]!.url, secret: null }, envelopeBody(leased[0]!.event), {
