@@ -86,15 +86,24 @@ describe("a deliverer that dies mid-send", () => {
     // Subscribe while suspended so that the running worker leaves the row to this "doomed" one.
     await app.sql("UPDATE subscriptions SET suspended_at = $2 WHERE id = $1", [sub.id, app.clock.now()]);
     await commit(fx, "main", { "x.md": "1" }, "doomed");
-    await app.sql("UPDATE subscriptions SET suspended_at = NULL WHERE id = $1", [sub.id]);
-    const leased = await leaseDue(app.server.ctx.pool, {
-      now: app.clock.now(),
-      batch: 10,
-      perSubscription: 10,
-      leaseSeconds: 15,
-      busy: [],
-      admins: [],
-    });
+    // Unsuspend and lease in one transaction, so the running worker never sees the row free.
+    const db = await app.server.ctx.pool.connect();
+    let leased: Awaited<ReturnType<typeof leaseDue>>;
+    try {
+      await db.query("BEGIN");
+      await db.query("UPDATE subscriptions SET suspended_at = NULL WHERE id = $1", [sub.id]);
+      leased = await leaseDue(db, {
+        now: app.clock.now(),
+        batch: 10,
+        perSubscription: 10,
+        leaseSeconds: 15,
+        busy: [],
+        admins: [],
+      });
+      await db.query("COMMIT");
+    } finally {
+      db.release();
+    }
     expect(leased).toHaveLength(1);
     const sent = await sendWebhook({ url: leased[0]!.url, secret: null }, envelopeBody(leased[0]!.event), {
       allowPrivate: true,
