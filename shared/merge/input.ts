@@ -32,11 +32,10 @@ export async function policyInput(
   changes: NetChange[],
 ): Promise<PolicyInput> {
   const at = [branch.id, branch.head_sequence];
-  const [reviews, checks, proposal] = await Promise.all([
-    db.query(reviews_at_head, at),
-    db.query(check_runs_at_head, at),
-    db.query(open_proposal, [branch.id]),
-  ]);
+  // One after another: they share the caller's transaction client, which runs one query at a time.
+  const reviews = await db.query(reviews_at_head, at);
+  const checks = await db.query(check_runs_at_head, at);
+  const proposal = await db.query(open_proposal, [branch.id]);
   return {
     actor: actor.identity,
     actor_roles: rolesHeld(access),

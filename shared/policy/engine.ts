@@ -70,13 +70,18 @@ export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine
   });
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const runner = new PolicyRunner({ timeoutMs });
-  const modulesOf = (db: Queryable, sources: PolicySource[]) =>
-    Promise.all(sources.map((s) => cache.get(db, s.sha256, s.source)));
+  // `prepare` gets the pool and compiles in parallel; `evaluate` may get a transaction's client,
+  // which runs one query at a time, so it asks for the modules one after another.
+  const modulesOf = async (db: Queryable, sources: PolicySource[]) => {
+    const modules = [];
+    for (const s of sources) modules.push(await cache.get(db, s.sha256, s.source));
+    return modules;
+  };
 
   return {
     async prepare(db, sources) {
       if (sources.length === 0) return;
-      await Promise.all([modulesOf(db, sources), runner.warm()]);
+      await Promise.all([...sources.map((s) => cache.get(db, s.sha256, s.source)), runner.warm()]);
     },
 
     async evaluate(db, sources, input) {

@@ -52,11 +52,9 @@ export async function readPolicySources(
     after = next;
   }
   found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return Promise.all(
-    found.map(async (f) => ({
-      name: f.name,
-      sha256: f.sha256,
-      source: await loadBody(db, blobs, repoId, f.sha256),
-    })),
-  );
+  // One after another: `db` may be a transaction's client, which runs one query at a time.
+  const sources: PolicySource[] = [];
+  for (const f of found)
+    sources.push({ name: f.name, sha256: f.sha256, source: await loadBody(db, blobs, repoId, f.sha256) });
+  return sources;
 }
