@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { QuireClient } from "./client.ts";
 import { type LoadResult, runLoad } from "./load.ts";
 
@@ -35,6 +36,13 @@ function editedFile(k: number, files: number): number {
 }
 
 const base64 = (text: string) => Buffer.from(text).toString("base64");
+
+/** `bytes` of new text: base64 of random bytes, which gzip shrinks to about 3/4, as prose would. */
+export function fillerText(bytes: number): string {
+  return randomBytes(Math.ceil((bytes * 3) / 4))
+    .toString("base64")
+    .slice(0, bytes);
+}
 
 /** One commit through the API; `text: null` deletes the path. Resolves to the new sequence. */
 export async function commit(

@@ -1,4 +1,5 @@
 import type { Budget } from "./load.ts";
+import type { MergePlan } from "./scenarios/merge.ts";
 
 /** Sizes and time limits of one run. FULL gives the published figures; QUICK only checks the harness. */
 export interface Plan {
@@ -13,9 +14,17 @@ export interface Plan {
   httpFloor: Budget;
   commits: Budget;
   reads: Budget;
+  /** Merges of branches of 500 rewritten files into main of the big repo. */
+  merge: MergePlan;
+  /** GET branch status, without and with the two policies on main. */
+  status: Budget;
+  /** measurePolicyEvaluation: warm evaluations, and each of the new-instance and cold cases. */
+  policy: { warmRuns: number; coldRuns: number };
+  /** Timed archive downloads of the big repo, after the untimed one that checks it. */
+  archiveRepeats: number;
 }
 
-// 3 to 5 minutes on 2 cores: most of it is the 19,990 edits of the big repo (100-300 commits/s).
+// 4 to 6 minutes on 2 cores: most of it is the 19,990 edits of the big repo (100-300 commits/s).
 export const FULL: Plan = {
   name: "full",
   treeFiles: 10_000,
@@ -27,6 +36,11 @@ export const FULL: Plan = {
   httpFloor: { maxRequests: 2_000, maxSeconds: 3 },
   commits: { maxRequests: 4_000, maxSeconds: 15 },
   reads: { maxRequests: 1_000, maxSeconds: 8 },
+  // 20 x 500 files: every file of the tree rewritten once, at 4 KiB, which the archive then streams.
+  merge: { branches: 20, files: 500, fileBytes: 4096, maxSeconds: 300 },
+  status: { maxRequests: 200, maxSeconds: 10 },
+  policy: { warmRuns: 2_000, coldRuns: 20 },
+  archiveRepeats: 3,
 };
 
 export const QUICK: Plan = {
@@ -40,4 +54,8 @@ export const QUICK: Plan = {
   httpFloor: { maxRequests: 200, maxSeconds: 1 },
   commits: { maxRequests: 500, maxSeconds: 3 },
   reads: { maxRequests: 200, maxSeconds: 2 },
+  merge: { branches: 3, files: 500, fileBytes: 4096, maxSeconds: 60 },
+  status: { maxRequests: 30, maxSeconds: 3 },
+  policy: { warmRuns: 200, coldRuns: 3 },
+  archiveRepeats: 1,
 };

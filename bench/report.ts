@@ -1,7 +1,10 @@
 import type { LoadResult } from "./load.ts";
 import type { PhaseRecord } from "./phases.ts";
 import type { Plan } from "./plan.ts";
+import type { ReviewResults } from "./review.ts";
+import type { ArchiveTree } from "./scenarios/archive.ts";
 import { type CommitLayout, LAYOUT_LABELS } from "./scenarios/commits.ts";
+import { type PolicyLatency, WARM_TARGET_MS } from "./scenarios/policy.ts";
 import { READ_CASES } from "./scenarios/reads.ts";
 
 /** The issue's targets. */
@@ -11,6 +14,8 @@ export const TARGETS = {
   treeP50Ms: 15,
   /** A tree page on the 20,000-commit repo against the same page on the 1,000-commit repo. */
   treeHistoryRatio: 1.5,
+  /** Warm evaluation of the two policies of one merge, at p99 (bench/scenarios/policy.ts). */
+  policyWarmMs: WARM_TARGET_MS,
 };
 
 export interface BenchResults {
@@ -25,6 +30,8 @@ export interface BenchResults {
   /** The two read fixtures: the same tree of files, with a short and a long history. */
   repos: { small: RepoBuild; big: RepoBuild };
   reads: { id: string; label: string; big: LoadResult; small: LoadResult }[];
+  review: ReviewResults;
+  /** The peak is the highest VmHWM seen after any phase: the archive phase resets VmHWM. */
   memory: { idleRssMiB: number; peakRssMiB: number };
   phases: PhaseRecord[];
 }
@@ -163,6 +170,90 @@ function memoryRows(res: BenchResults): Row[] {
       result: `${m.peakRssMiB.toFixed(0)} MiB`,
       ratio: m.peakRssMiB / m.idleRssMiB,
       ratioOf: "RSS after startup",
+      errors: 0,
+    },
+  ];
+}
+
+/** The second table: merging, policies, branch status and the archive. */
+export function reviewRowsOf(res: BenchResults): Row[] {
+  return [...mergeRows(res), ...policyRows(res.review), ...statusRows(res.review), ...archiveRows(res)];
+}
+
+function mergeRows(res: BenchResults): Row[] {
+  const m = res.review.merge;
+  return [
+    {
+      scenario: `Merge (POST merge) of a branch of ${m.files} rewritten files (${m.fileBytes} bytes each) into main of ${res.repos.big.repo}, 1 client, ${m.branches} branches one after another`,
+      result: rate(m.result, "merges"),
+      ...latency(m.result),
+      ratio: m.result.p50Ms / res.baseline.p50Ms,
+      ratioOf: "baseline tx latency (p50)",
+    },
+  ];
+}
+
+function policyRows(review: ReviewResults): Row[] {
+  const row = (label: string, l: PolicyLatency): Row => ({
+    scenario: `Policy evaluation, require_review + ci_must_pass (one merge), bench process against the server's database: ${label}`,
+    result: `n=${l.runs}, max ${ms(l.maxMs)} ms`,
+    p50Ms: l.p50Ms,
+    p99Ms: l.p99Ms,
+    errors: 0,
+  });
+  const p = review.policy;
+  return [
+    {
+      ...row("warm (compiled and loaded)", p.warm),
+      target: `p99 < ${TARGETS.policyWarmMs} ms`,
+      met: p.warmTargetMet,
+    },
+    row("new instance (modules read from policy_modules, worker started)", p.newInstance),
+    row("cold (new versions compiled by opa, stored, evaluated)", p.cold),
+  ];
+}
+
+function statusRows(review: ReviewResults): Row[] {
+  const s = review.status;
+  const url = `GET branch/${s.branch}/status, ${s.changedFiles} changed files`;
+  const added = s.withPolicies.p50Ms - s.withoutPolicies.p50Ms;
+  return [
+    {
+      scenario: `${url}, no policies on main`,
+      result: rate(s.withoutPolicies, "req"),
+      ...latency(s.withoutPolicies),
+    },
+    {
+      scenario: `${url}, require_review + ci_must_pass on main (warm in the server)`,
+      result: `${rate(s.withPolicies, "req")}, ${added >= 0 ? "+" : ""}${ms(added)} ms p50 for the policies`,
+      ...latency(s.withPolicies),
+      ratio: s.withPolicies.p50Ms / s.withoutPolicies.p50Ms,
+      ratioOf: "same status without policies (p50)",
+    },
+    {
+      scenario: `${url}: first request after the policies were committed (the server compiles both)`,
+      result: `${ms(s.firstWithPoliciesMs)} ms (1 request)`,
+      errors: 0,
+    },
+  ];
+}
+
+function archiveRows(res: BenchResults): Row[] {
+  const a: ArchiveTree = res.review.archive;
+  const b = a.best;
+  const worst = a.runs.reduce((x, y) => (y.peakRssKiB > x.peakRssKiB ? y : x));
+  const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
+  return [
+    {
+      scenario: `Archive (GET archive) of main of ${res.repos.big.repo} at its head: ${a.files} files, ${(b.contentBytes / 1e6).toFixed(1)} MB of content, ${(b.archiveBytes / 1e6).toFixed(1)} MB tar.gz (best of ${a.runs.length})`,
+      result: `${b.archiveMBps.toFixed(1)} MB/s of tar.gz, ${b.contentMBps.toFixed(1)} MB/s of content, ${(a.files / b.seconds).toFixed(0)} files/s (${b.seconds.toFixed(2)} s)`,
+      errors: 0,
+    },
+    {
+      scenario: `Server RSS while streaming that archive (the download with the highest peak; peak from ${worst.peakSource === "hwm" ? "VmHWM reset right before it" : "a 10 ms VmRSS sampler"})`,
+      result: `${mib(worst.rssBeforeKiB)} before, ${mib(worst.peakRssKiB)} peak (${mib(worst.growthKiB)} growth)`,
+      ratio: worst.peakRssKiB / worst.rssBeforeKiB,
+      ratioOf: "RSS before",
       errors: 0,
     },
   ];

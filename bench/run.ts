@@ -16,7 +16,16 @@ import {
 import { progress } from "./log.ts";
 import { phaseRunner, sentBy } from "./phases.ts";
 import { FULL, type Plan, QUICK } from "./plan.ts";
-import { type BenchResults, cpuTable, machineLine, markdownTable, type RepoBuild, rowsOf } from "./report.ts";
+import {
+  type BenchResults,
+  cpuTable,
+  machineLine,
+  markdownTable,
+  type RepoBuild,
+  reviewRowsOf,
+  rowsOf,
+} from "./report.ts";
+import { measureReview, opaMissing } from "./review.ts";
 import { measureBaseline } from "./scenarios/baseline.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
@@ -32,6 +41,11 @@ async function main(): Promise<number> {
     options: { json: { type: "string" }, quick: { type: "boolean", default: false } },
   });
   const plan = values.quick ? QUICK : FULL;
+  const noOpa = opaMissing();
+  if (noOpa) {
+    progress(`cannot run: ${noOpa}`);
+    return 1;
+  }
   const loadAtStart = os.loadavg()[0]!; // before anything of ours runs: the machine's own business
   progress(`plan ${plan.name}: starting quire with a fresh embedded PostgreSQL`);
   const server = await startQuire();
@@ -39,11 +53,13 @@ async function main(): Promise<number> {
   try {
     const results = await measureAll(server, plan, loadAtStart);
     const rows = rowsOf(results);
+    const reviewRows = reviewRowsOf(results);
     process.stdout.write(
-      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n${cpuTable(results.phases)}\n`,
+      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n${cpuTable(results.phases)}\n`,
     );
-    if (values.json) await writeFile(values.json, `${JSON.stringify({ ...results, rows }, null, 2)}\n`);
-    const failed = rows.filter((r) => r.errors > 0);
+    if (values.json)
+      await writeFile(values.json, `${JSON.stringify({ ...results, rows, reviewRows }, null, 2)}\n`);
+    const failed = [...rows, ...reviewRows].filter((r) => r.errors > 0);
     for (const r of failed) progress(`FAILED requests in "${r.scenario}"`);
     return failed.length > 0 ? 1 : 0;
   } finally {
@@ -84,6 +100,10 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     );
     reads.push({ id: c.id, label: c.label, big: onBig, small: onSmall });
   }
+  const review = await measureReview(server, q, phases.run, plan, {
+    big: big.summary.repo,
+    small: small.summary.repo,
+  });
   const baselineEnd = await phases.run(
     "baseline again",
     () => measureBaseline(server.databaseUrl, plan.baseline),
@@ -100,9 +120,18 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     commits,
     repos: { small: small.summary, big: big.summary },
     reads,
-    memory: { idleRssMiB: idle.rssKiB / 1024, peakRssMiB: end.peakKiB / 1024 },
+    review,
+    memory: { idleRssMiB: idle.rssKiB / 1024, peakRssMiB: runPeakMiB(end.peakKiB, phases.records) },
     phases: phases.records,
   };
+}
+
+/**
+ * The archive phase resets VmHWM to measure its own peak, so the run's peak is the highest VmHWM
+ * read after any phase (each phase records it as it ends), or at the end.
+ */
+function runPeakMiB(endPeakKiB: number, records: { peakRssMiB: number }[]): number {
+  return Math.max(endPeakKiB / 1024, ...records.map((r) => r.peakRssMiB));
 }
 
 /** A read fixture: the tree in bulk commits, the edits (a phase of their own), then the branch. */

@@ -5,15 +5,16 @@ import { createGunzip } from "node:zlib";
 import { extract } from "tar-stream";
 import { type QuireClient, quireClient } from "../client.ts";
 import { analyze } from "../database.ts";
-import { BULK_FILES, commit, fixturePath } from "../fixtures.ts";
+import { BULK_FILES, commit, fillerText, fixturePath, range } from "../fixtures.ts";
 import { progress } from "../log.ts";
 import { type QuireProcess, startQuire } from "../server.ts";
 
 /**
  * The archive endpoint: throughput and the server's memory while it streams the `.tar.gz` of a
- * large tree. Standalone (not wired into bench/run.ts); run it with
+ * large tree. Run alone with
  * `node --import tsx -e 'import("./bench/scenarios/archive.ts").then((m) => m.main())'`
- * or call measureArchive() with a running server.
+ * (it builds trees of 4 KiB files), or call measureArchive() with a running server; bench/run.ts
+ * calls measureArchiveOf() on the big read fixture of its own server.
  *
  * Memory is read from /proc/<pid>/status of the server process. Its peak (VmHWM) is reset through
  * /proc/<pid>/clear_refs right before each download where the kernel allows it, so the peak is the
@@ -42,9 +43,17 @@ export interface ArchiveRun {
   peakSource: "hwm" | "sampled";
 }
 
+/** One tree's downloads: the best (fastest) of them, with the highest peak of them all. */
+export interface ArchiveTree {
+  files: number;
+  runs: ArchiveRun[];
+  best: ArchiveRun;
+  worstPeakRssKiB: number;
+}
+
 export interface ArchiveResult {
-  /** Per tree size, the best (fastest) of `repeats` downloads, with the highest peak of them. */
-  trees: { files: number; runs: ArchiveRun[]; best: ArchiveRun; worstPeakRssKiB: number }[];
+  /** Per tree size. */
+  trees: ArchiveTree[];
 }
 
 export interface ArchiveOptions {
@@ -67,47 +76,64 @@ export async function measureArchive(opts: ArchiveOptions = {}): Promise<Archive
     const q = quireClient(server.url);
     const org = `${ORG}-${randomBytes(3).toString("hex")}`;
     await q.post("/orgs", { name: org });
-    const trees: ArchiveResult["trees"] = [];
+    const trees: ArchiveTree[] = [];
     for (const files of opts.sizes ?? [1_000, 10_000]) {
       const repo = `${org}/tree-${files}`;
       await q.post("/repos", { owner: org, name: repo });
       progress(`archive: writing ${files} files to ${repo}`);
-      const contentBytes = await writeFiles(q, repo, files, opts.fileBytes ?? 4096);
+      await writeFiles(q, repo, files, opts.fileBytes ?? 4096);
       // As autovacuum would within a minute, and as bench/run.ts does before its reads: without
       // statistics tree_page is planned far worse (docs/benchmarks.md).
       await analyze(server.databaseUrl);
-      const path = `/repos/${repo}/-/archive`;
-      const check = await fetchArchive(server, path, { countEntries: true });
-      if (check.entries !== files)
-        throw new Error(`${repo}: archive has ${check.entries} entries, not ${files}`);
-      const runs: ArchiveRun[] = [];
-      for (let r = 0; r < (opts.repeats ?? 3); r++) {
-        const m = await fetchArchive(server, path, { countEntries: false });
-        const run: ArchiveRun = {
-          files,
-          contentBytes,
-          archiveBytes: m.bytes,
-          seconds: m.seconds,
-          contentMBps: contentBytes / 1e6 / m.seconds,
-          archiveMBps: m.bytes / 1e6 / m.seconds,
-          rssBeforeKiB: m.rssBeforeKiB,
-          peakRssKiB: m.peakKiB,
-          growthKiB: m.peakKiB - m.rssBeforeKiB,
-          peakSource: m.peakSource,
-        };
-        progress(
-          `archive: ${files} files, ${(m.bytes / 1e6).toFixed(1)} MB in ${m.seconds.toFixed(2)} s ` +
-            `(${run.contentMBps.toFixed(1)} MB/s of content); server RSS ${kib(run.rssBeforeKiB)} -> peak ${kib(run.peakRssKiB)} (${run.peakSource})`,
-        );
-        runs.push(run);
-      }
-      const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
-      trees.push({ files, runs, best, worstPeakRssKiB: Math.max(...runs.map((r) => r.peakRssKiB)) });
+      trees.push(await measureArchiveOf(server, repo, { files, repeats: opts.repeats ?? 3 }));
     }
     return { trees };
   } finally {
     if (!opts.server) await server.stop();
   }
+}
+
+/**
+ * Downloads the archive of main at its head of `repo`, which must hold `files` files: once
+ * untimed, walking the tar to check the entries and to add up the content bytes, then `repeats`
+ * timed downloads while the server's memory is watched. bench/run.ts calls this on its own server.
+ */
+export async function measureArchiveOf(
+  server: QuireProcess,
+  repo: string,
+  opts: { files: number; repeats: number },
+): Promise<ArchiveTree> {
+  const path = `/repos/${repo}/-/archive`;
+  const check = await fetchArchive(server, path, { countEntries: true });
+  if (check.entries !== opts.files)
+    throw new Error(`${repo}: archive has ${check.entries} entries, not ${opts.files}`);
+  const runs: ArchiveRun[] = [];
+  for (let r = 0; r < opts.repeats; r++) {
+    const m = await fetchArchive(server, path, { countEntries: false });
+    const run = archiveRun(opts.files, check.contentBytes, m);
+    progress(
+      `archive: ${opts.files} files, ${(m.bytes / 1e6).toFixed(1)} MB in ${m.seconds.toFixed(2)} s ` +
+        `(${run.contentMBps.toFixed(1)} MB/s of content); server RSS ${kib(run.rssBeforeKiB)} -> peak ${kib(run.peakRssKiB)} (${run.peakSource})`,
+    );
+    runs.push(run);
+  }
+  const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+  return { files: opts.files, runs, best, worstPeakRssKiB: Math.max(...runs.map((r) => r.peakRssKiB)) };
+}
+
+function archiveRun(files: number, contentBytes: number, m: Fetched): ArchiveRun {
+  return {
+    files,
+    contentBytes,
+    archiveBytes: m.bytes,
+    seconds: m.seconds,
+    contentMBps: contentBytes / 1e6 / m.seconds,
+    archiveMBps: m.bytes / 1e6 / m.seconds,
+    rssBeforeKiB: m.rssBeforeKiB,
+    peakRssKiB: m.peakKiB,
+    growthKiB: m.peakKiB - m.rssBeforeKiB,
+    peakSource: m.peakSource,
+  };
 }
 
 /** A markdown table of the results. */
@@ -127,28 +153,23 @@ export function archiveTable(result: ArchiveResult): string {
   return lines.join("\n");
 }
 
-/** Files 0..files-1 (fixturePath names) of `fileBytes` each, in commits of BULK_FILES; returns the content bytes. */
-async function writeFiles(q: QuireClient, repo: string, files: number, fileBytes: number): Promise<number> {
-  let total = 0;
+/** Files 0..files-1 (fixturePath names) of `fileBytes` each, in commits of BULK_FILES. */
+async function writeFiles(q: QuireClient, repo: string, files: number, fileBytes: number): Promise<void> {
   for (let start = 0; start < files; start += BULK_FILES) {
-    const batch = [];
-    for (let i = start; i < Math.min(files, start + BULK_FILES); i++) {
-      // base64 of random bytes: text that gzip shrinks to about 3/4, unlike repeated filler.
-      const text = randomBytes(Math.ceil((fileBytes * 3) / 4))
-        .toString("base64")
-        .slice(0, fileBytes);
-      batch.push({ path: fixturePath(i), text });
-      total += Buffer.byteLength(text);
-    }
+    const batch = range(start, Math.min(files, start + BULK_FILES)).map((i) => ({
+      path: fixturePath(i),
+      text: fillerText(fileBytes),
+    }));
     await commit(q, repo, "main", `archive bench ${start}`, batch);
   }
-  return total;
 }
 
 interface Fetched {
   bytes: number;
   seconds: number;
   entries: number;
+  /** Bytes of file content in the tar (its entries' sizes); 0 unless `countEntries`. */
+  contentBytes: number;
   rssBeforeKiB: number;
   peakKiB: number;
   peakSource: "hwm" | "sampled";
@@ -176,6 +197,7 @@ async function fetchArchive(
   const started = performance.now();
   let bytes = 0;
   let entries = 0;
+  let contentBytes = 0;
   try {
     await new Promise<void>((resolve, reject) => {
       const req = http.get(server.url + path, (res) => {
@@ -193,8 +215,9 @@ async function fetchArchive(
           return;
         }
         const ex = extract();
-        ex.on("entry", (_header, stream, next) => {
+        ex.on("entry", (header, stream, next) => {
           entries++;
+          contentBytes += header.size ?? 0;
           stream.on("end", next);
           stream.resume();
         });
@@ -215,6 +238,7 @@ async function fetchArchive(
     bytes,
     seconds,
     entries,
+    contentBytes,
     rssBeforeKiB: before.rssKiB,
     peakKiB,
     peakSource: hwmReset ? "hwm" : "sampled",
