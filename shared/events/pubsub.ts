@@ -36,12 +36,12 @@ export function pubsubClient(opts: {
 }
 
 // The relay's cursor, shared by every instance so a restarted relay continues where the last one
-// stopped. Kept in server_secrets (server-held shared state; not a secret, never shown).
-const RELAY_CURSOR = "event_relay_cursor";
-const relay_cursor_select = `SELECT convert_from(secret, 'UTF8') AS cursor FROM server_secrets WHERE name = $1`;
+// stopped (table event_relay_cursors).
+const RELAY_CURSOR = "pubsub";
+const relay_cursor_select = `SELECT cursor FROM event_relay_cursors WHERE relay = $1`;
 const relay_cursor_upsert = `
-  INSERT INTO server_secrets (name, secret) VALUES ($1, convert_to($2, 'UTF8'))
-  ON CONFLICT (name) DO UPDATE SET secret = excluded.secret`;
+  INSERT INTO event_relay_cursors (relay, cursor) VALUES ($1, $2)
+  ON CONFLICT (relay) DO UPDATE SET cursor = excluded.cursor, updated_at = now()`;
 
 export async function loadRelayCursor(db: Queryable): Promise<Cursor | undefined> {
   const { rows } = await db.query<{ cursor: string }>(relay_cursor_select, [RELAY_CURSOR]);
