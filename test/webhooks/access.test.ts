@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { outboxOf, type Receiver, startReceiver, startWebhookApp, subscribe, type WebhookApp } from "./support.ts";
+import {
+  outboxOf,
+  type Receiver,
+  startReceiver,
+  startWebhookApp,
+  subscribe,
+  type WebhookApp,
+} from "./support.ts";
 
 /**
  * Access is checked again when sending: a subscription whose creator may no longer read what it
