@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { type CommonAuthContext, runCommonAuthTests } from "./common.ts";
-import { type Call, concretePath, routeKey, World } from "./world.ts";
+import { authzEnv, type Call, concretePath, routeKey, sendRaw, World } from "./world.ts";
 
 /**
  * Missing or invalid credentials answer 401 on every endpoint except the public ones. The loop runs
@@ -18,7 +18,7 @@ let app: TestApp;
 let foreignIdp: TestIdp;
 let world: World;
 beforeAll(async () => {
-  [app, foreignIdp] = await Promise.all([startTestApp(), startTestIdp()]);
+  [app, foreignIdp] = await Promise.all([startTestApp(authzEnv), startTestIdp()]);
   world = await World.create(app);
   const url = await presignArchiveUrl(app.server.ctx, {
     repo: world.repo,
@@ -29,6 +29,7 @@ beforeAll(async () => {
   presignedArchiveQuery = url.slice(url.indexOf("?"));
 });
 afterAll(async () => {
+  await world?.close();
   await foreignIdp?.close();
   await app?.close();
 });
@@ -115,6 +116,12 @@ const probes: Record<string, Probe> = {
     query: () => presignedArchiveQuery,
     authenticatedQuery: "?branch=main&at=1",
   },
+  "GET /repos/:repo*/-/events": {},
+  "GET /events": {},
+  "POST /subscriptions": { body: (w) => w.subscriptionBody() },
+  "GET /subscriptions": {},
+  "DELETE /subscriptions/:id": { params: (w) => ({ id: w.subscription }) },
+  "POST /subscriptions/:id/resume": { params: (w) => ({ id: w.subscription }) },
   "POST /repos": { body: (w) => ({ owner: w.org, name: `${w.org}/${w.unique("probe-repo")}` }) },
   "GET /repos": {},
   "GET /repos/:repo*": {},
@@ -139,12 +146,12 @@ function callFor(method: Call["method"], pattern: string, probe: Probe, query = 
   return { method, path: path + q, body: probe.body?.(world) };
 }
 
-/** Sends the route's request with this Authorization header value (none when undefined). */
+/**
+ * Sends the route's request with this Authorization header value (none when undefined). An event
+ * stream (the SSE routes) is never read: status and headers, then the request is aborted.
+ */
 function sendProbe(call: Call, authorization: string | undefined) {
-  const headers: Record<string, string> = authorization ? { authorization } : {};
-  if (call.body === undefined) return app.anonymous.raw(call.method, call.path, { headers });
-  headers["content-type"] = "application/json";
-  return app.anonymous.raw(call.method, call.path, { headers, body: JSON.stringify(call.body) });
+  return sendRaw(app.url, call, authorization ? { authorization } : {});
 }
 
 let covered = 0;

@@ -3,8 +3,9 @@ import { allRoutes } from "../../functions/groups.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
-import { b64 } from "../support/client.ts";
+import { b64, type Client } from "../support/client.ts";
 import {
+  authzEnv,
   type Call,
   identities,
   isRepoRolePersona,
@@ -26,7 +27,11 @@ import {
  * Every request goes over HTTP to the real server. Cells whose request mutates build their own
  * fresh object first (branch, repo, org, invitation, member, grant, proposal, comment, release),
  * so no cell depends on another or on the order they run in. `[own]` and `[another's]` rows
- * split the routes whose rule depends on who authored the object (author or maintainer).
+ * split the routes whose rule depends on who authored the object (author or maintainer), or who
+ * created it (a subscription: its creator or a global admin).
+ *
+ * The SSE routes answer 200 with a stream that never ends: their cells read only the status and
+ * headers and then abort the request (`send` in world.ts), and a 200 must be `text/event-stream`.
  */
 
 type Statuses = Record<Persona, number>;
@@ -108,6 +113,17 @@ const matrix: Record<string, Statuses> = {
   "GET /repos/:repo*/-/archive [presigned]":              s(200,       200,      200,    200,    200,        200,   200,      200,       200),
   "GET /repos/:repo*/-/archive [forged signature]":       s(403,       403,      403,    403,    403,        403,   403,      403,       403),
 
+  "GET /repos/:repo*/-/events":                           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "GET /events":                                          s(401,       403,      403,    403,    403,        403,   403,      403,       200),
+
+  "POST /subscriptions [repo]":                           s(401,       404,      201,    201,    201,        201,   201,      201,       201),
+  "POST /subscriptions [global]":                         s(401,       403,      403,    403,    403,        403,   403,      403,       201),
+  "GET /subscriptions":                                   s(401,       200,      200,    200,    200,        200,   200,      200,       200),
+  "DELETE /subscriptions/:id [another's]":                s(401,       404,      404,    404,    404,        404,   404,      404,       204),
+  "DELETE /subscriptions/:id [own]":                      s(401,       204,      204,    204,    204,        204,   204,      204,       204),
+  "POST /subscriptions/:id/resume [another's]":           s(401,       404,      404,    404,    404,        404,   404,      404,       204),
+  "POST /subscriptions/:id/resume [own]":                 s(401,       204,      204,    204,    204,        204,   204,      204,       204),
+
   "POST /repos":                                          s(401,       404,      403,    403,    403,        403,   201,      403,       201),
   "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200),
   "GET /repos/:repo*":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200),
@@ -121,6 +137,8 @@ interface Request {
   notFound: ErrorCode;
   /** FORBIDDEN unless given; a function when the code depends on the caller. */
   forbidden?: ErrorCode | ((p: Persona) => ErrorCode);
+  /** An SSE route: its 200 is a `text/event-stream`, never read. */
+  stream?: true;
 }
 
 const repoRoute = (build: Request["build"]): Request => ({ build, notFound: "REPO_NOT_FOUND" });
@@ -141,6 +159,24 @@ const writers: readonly Persona[] = ["writer", "maintainer", "admin", "orgOwner"
  */
 const authorFor = (w: World, p: Persona): string =>
   writers.includes(p) ? identities[p as SignedIn] : w.colleague;
+
+/** A route of `/subscriptions/{id}`: an id the caller may not act on answers SUBSCRIPTION_NOT_FOUND. */
+const subscriptionRoute = (build: Request["build"]): Request => ({
+  build,
+  notFound: "SUBSCRIPTION_NOT_FOUND",
+});
+
+/**
+ * A new subscription of the caller's own for an `[own]` cell. Every signed-in persona but the
+ * stranger reads the fixture repo and subscribes itself; the stranger's was made while it was a
+ * reader, its role removed since (the rule is "its creator", whatever the creator may read now).
+ * Anonymous gets the colleague's. `suspended` for the resume cells, so a resume has work to do.
+ */
+function ownSubscription(w: World, p: Persona, opts: { suspended?: boolean } = {}): Promise<string> {
+  if (p === "anonymous") return w.freshSubscription(w.colleague, opts);
+  if (p === "stranger") return w.freshSubscriptionOfFormerReader(identities.stranger, opts);
+  return w.freshSubscription(identities[p], opts);
+}
 
 /** A path with a genuine presigned archive query for `main` at the fixture sequence of the fixture repo. */
 const presignedArchive = (w: World) =>
@@ -411,6 +447,51 @@ const requests: Record<string, Request> = {
     forbidden: "SIGNATURE_INVALID",
   },
 
+  // Event streams (docs/events.md): a repo the caller may not read is 404 as if absent; the global
+  // stream is for global admins only, 403 for any other signed-in identity.
+  "GET /repos/:repo*/-/events": {
+    build: async (w) => ({ method: "GET", path: `/repos/${w.repo}/-/events` }),
+    notFound: "REPO_NOT_FOUND",
+    stream: true,
+  },
+  "GET /events": {
+    build: async () => ({ method: "GET", path: "/events" }),
+    notFound: "NOT_FOUND",
+    stream: true,
+  },
+
+  // Subscriptions (docs/events.md, "Webhooks"): with a repo, reader or higher on it (404 when the
+  // caller may not read it); without, a global admin (403). Delete and resume: its creator or a
+  // global admin; anyone else gets 404 SUBSCRIPTION_NOT_FOUND, as for an id that does not exist.
+  // `[another's]` is the colleague's (none of the personas), `[own]` the caller's.
+  "POST /subscriptions [repo]": repoRoute(async (w) => ({
+    method: "POST",
+    path: "/subscriptions",
+    body: w.subscriptionBody(),
+  })),
+  "POST /subscriptions [global]": plainRoute(async (w) => ({
+    method: "POST",
+    path: "/subscriptions",
+    body: w.subscriptionBody({ global: true }),
+  })),
+  "GET /subscriptions": plainRoute(async () => ({ method: "GET", path: "/subscriptions" })),
+  "DELETE /subscriptions/:id [another's]": subscriptionRoute(async (w) => ({
+    method: "DELETE",
+    path: `/subscriptions/${await w.freshSubscription(w.colleague)}`,
+  })),
+  "DELETE /subscriptions/:id [own]": subscriptionRoute(async (w, p) => ({
+    method: "DELETE",
+    path: `/subscriptions/${await ownSubscription(w, p)}`,
+  })),
+  "POST /subscriptions/:id/resume [another's]": subscriptionRoute(async (w) => ({
+    method: "POST",
+    path: `/subscriptions/${await w.freshSubscription(w.colleague, { suspended: true })}/resume`,
+  })),
+  "POST /subscriptions/:id/resume [own]": subscriptionRoute(async (w, p) => ({
+    method: "POST",
+    path: `/subscriptions/${await ownSubscription(w, p, { suspended: true })}/resume`,
+  })),
+
   // The body names the org; an org the caller cannot see answers ORG_NOT_FOUND.
   "POST /repos": orgRoute(async (w) => ({
     method: "POST",
@@ -437,10 +518,13 @@ function expectedCode(status: number, req: Request, p: Persona): ErrorCode | und
 let app: TestApp;
 let world: World;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp(authzEnv);
   world = await World.create(app);
 });
-afterAll(() => app?.close());
+afterAll(async () => {
+  await world?.close();
+  await app?.close();
+});
 
 const routeOf = (row: string) => row.replace(/ \[.*\]$/, "");
 
@@ -450,12 +534,14 @@ for (const [row, statuses] of Object.entries(matrix)) {
       const req = requests[row];
       if (!req) return expect.fail(`no request builder for "${row}"`);
       const call = await req.build(world, persona);
-      const res = await send(world.as(persona), call);
+      const res = await send(app, persona, call);
       const code = typeof res.body === "object" && res.body !== null ? res.body.code : undefined;
       expect(
         { status: res.status, code },
         `${persona}: ${call.method} ${call.path} → ${JSON.stringify(res.body)}`,
       ).toEqual({ status, code: expectedCode(status, req, persona) });
+      if (req.stream && status === 200)
+        expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     });
   });
 }
@@ -507,6 +593,33 @@ describe("visibility beyond the status codes", () => {
       const repos = (await c.get("/repos")).body.repos.map((r: { name: string }) => r.name);
       expect(orgs, p).toContain(world.org);
       expect(repos, p).toContain(world.repo);
+    }
+  });
+
+  it("lists a subscription to its creator and to a global admin only", async () => {
+    const ids = async (c: Client) =>
+      (await c.get("/subscriptions")).body.subscriptions.map((x: { id: string }) => x.id);
+    expect(await ids(world.as({ identity: world.colleague }))).toContain(world.subscription);
+    expect(await ids(world.as("globalAdmin"))).toContain(world.subscription);
+    for (const p of ["stranger", "reader", "admin", "orgOwner"] as const)
+      expect(await ids(world.as(p)), p).not.toContain(world.subscription);
+  });
+
+  it("answers others the same for an existing subscription as for a missing one", async () => {
+    const admin = world.as("admin");
+    const missing = "00000000-0000-4000-8000-000000000000";
+    for (const suffix of ["", "/resume"]) {
+      const method = suffix ? "POST" : "DELETE";
+      const existing = await admin.raw(method, `/subscriptions/${world.subscription}${suffix}`);
+      const absent = await admin.raw(method, `/subscriptions/${missing}${suffix}`);
+      expect([existing.status, absent.status], method).toEqual([404, 404]);
+      expect([existing.body.code, absent.body.code]).toEqual([
+        "SUBSCRIPTION_NOT_FOUND",
+        "SUBSCRIPTION_NOT_FOUND",
+      ]);
+      expect(existing.body.error.replace(world.subscription, "X")).toBe(
+        absent.body.error.replace(missing, "X"),
+      );
     }
   });
 

@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import type { AnyRoute, Method } from "../../shared/http/route.ts";
 import { ADMIN, type TestApp } from "../support/app.ts";
@@ -57,14 +60,49 @@ export function concretePath(pattern: string, values: Record<string, string>): s
   });
 }
 
-export function send(c: Client, call: Call): Promise<Res> {
-  return c.raw(
-    call.method,
-    call.path,
-    call.body === undefined
-      ? {}
-      : { body: JSON.stringify(call.body), headers: { "content-type": "application/json" } },
-  );
+/**
+ * The environment of the authorization tests' app: subscriptions need a webhook URL, and the only
+ * receiver here is on 127.0.0.1 (docs/events.md, "Which URLs are accepted").
+ */
+export const authzEnv = { SVC_WEBHOOK_ALLOW_PRIVATE: "true" };
+
+/**
+ * Sends `call` to `base` with `headers`. An answer that is an event stream (the SSE routes answer
+ * 200 and never end) is not read: its status and headers are kept and the request is aborted, so
+ * its body is "". Any other answer is read whole (JSON parsed), as the test client does.
+ */
+export async function sendRaw(base: string, call: Call, headers: Record<string, string> = {}): Promise<Res> {
+  const controller = new AbortController();
+  const h = { ...headers };
+  let body: string | undefined;
+  if (call.body !== undefined) {
+    h["content-type"] = "application/json";
+    body = JSON.stringify(call.body);
+  }
+  const res = await fetch(base + call.path, {
+    method: call.method,
+    headers: h,
+    body,
+    signal: controller.signal,
+  });
+  const type = res.headers.get("content-type") ?? "";
+  if (type.startsWith("text/event-stream")) {
+    controller.abort();
+    return { status: res.status, body: "", headers: res.headers };
+  }
+  const text = await res.text();
+  return {
+    status: res.status,
+    body: type.includes("json") && text !== "" ? JSON.parse(text) : text,
+    headers: res.headers,
+  };
+}
+
+/** Sends `call` as a persona (anonymous sends no Authorization header); see `sendRaw`. */
+export async function send(app: TestApp, p: Persona, call: Call): Promise<Res> {
+  const headers: Record<string, string> =
+    p === "anonymous" ? {} : { authorization: `Bearer ${await app.idp.token(identities[p])}` };
+  return sendRaw(app.url, call, headers);
 }
 
 /** Asserts a fixture request succeeded with exactly `status` and returns its body. */
@@ -79,8 +117,9 @@ async function must(res: Promise<Res>, status: number, what: string): Promise<Re
  * repo `acme/docs` created by the global admin (so orgOwner has no explicit repo role there) with
  * the four repo roles granted, one commit on main, a branch `feature`, a pending invitation, and
  * (by `colleague`, a writer who is none of the personas) a proposal on branch `proposed` and a
- * comment on `feature`, plus a release of sequence 1. The `fresh*` helpers make new objects for
- * cells whose request mutates.
+ * comment on `feature`, plus a release of sequence 1, and a webhook subscription of the colleague on
+ * the fixture repo. The `fresh*` helpers make new objects for cells whose request mutates. `close`
+ * stops the webhook receiver.
  */
 export class World {
   readonly org = "acme";
@@ -100,12 +139,24 @@ export class World {
   comment!: string;
   /** Name of a release of sequence 1. */
   release!: string;
+  /** Id of a subscription by `colleague` to the fixture repo. */
+  subscription!: string;
+  /** URL of the webhook receiver (127.0.0.1; the app needs `authzEnv`), which answers every POST with 204. */
+  webhookUrl!: string;
+  private receiver!: http.Server;
   private counter = 0;
 
   private constructor(readonly app: TestApp) {}
 
   static async create(app: TestApp): Promise<World> {
     const w = new World(app);
+    w.receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(204).end());
+    });
+    w.receiver.listen(0, "127.0.0.1");
+    await once(w.receiver, "listening");
+    w.webhookUrl = `http://127.0.0.1:${(w.receiver.address() as AddressInfo).port}/authz`;
     const owner = w.as("orgOwner");
     await must(owner.post("/orgs", { name: w.org }), 201, "create org");
     await must(
@@ -136,7 +187,14 @@ export class World {
     });
     w.comment = await w.freshComment(w.colleague);
     w.release = await w.freshRelease();
+    w.subscription = await w.freshSubscription(w.colleague);
     return w;
+  }
+
+  /** Stops the webhook receiver. */
+  async close(): Promise<void> {
+    this.receiver.closeAllConnections();
+    await new Promise((resolve) => this.receiver.close(resolve));
   }
 
   /** A client for a persona, or for any other identity; anonymous sends no Authorization header. */
@@ -273,5 +331,54 @@ export class World {
       `create release ${name}`,
     );
     return name;
+  }
+
+  /**
+   * The body of a subscription to the fixture repo, or with `global` to every repo. Its one event
+   * type never matches in these tests (org events have no repo; no merge is blocked here), so
+   * nothing is ever sent to the receiver.
+   */
+  subscriptionBody(opts: { global?: boolean } = {}): Record<string, unknown> {
+    const rest = { backend: "webhook", config: { url: this.webhookUrl } };
+    return opts.global
+      ? { event_types: ["com.svc.merge.blocked"], ...rest }
+      : { repo: this.repo, event_types: ["com.svc.org.deleted"], ...rest };
+  }
+
+  /**
+   * A new subscription to the fixture repo created over HTTP by `creator` (reader or higher on
+   * it); with `suspended` it is then suspended as ten failed attempts would (in the database), so
+   * a resume has something to do. Its id.
+   */
+  async freshSubscription(creator: string, opts: { suspended?: boolean } = {}): Promise<string> {
+    const body = await must(
+      this.as({ identity: creator }).post("/subscriptions", this.subscriptionBody()),
+      201,
+      `subscribe as ${creator}`,
+    );
+    if (opts.suspended)
+      await this.app.sql("UPDATE subscriptions SET suspended_at = now(), failure_count = 1 WHERE id = $1", [
+        body.id,
+      ]);
+    return body.id;
+  }
+
+  /**
+   * A subscription of `identity` made while it was a reader of the fixture repo, its role removed
+   * since: how an identity with no role anywhere (the stranger) comes to own one.
+   */
+  async freshSubscriptionOfFormerReader(
+    identity: string,
+    opts: { suspended?: boolean } = {},
+  ): Promise<string> {
+    const gadmin = this.as("globalAdmin");
+    await must(
+      gadmin.put(`/repos/${this.repo}/-/roles/${identity}`, { role: "reader" }),
+      200,
+      "grant reader",
+    );
+    const id = await this.freshSubscription(identity, opts);
+    await must(gadmin.delete(`/repos/${this.repo}/-/roles/${identity}`), 204, "revoke reader");
+    return id;
   }
 }
