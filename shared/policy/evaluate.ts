@@ -21,12 +21,17 @@ const WORKER_URL = new URL(`./worker${path.extname(fileURLToPath(import.meta.url
  * Runs policies in one worker thread, one at a time, each under a time limit. A policy that
  * runs past the limit cannot be interrupted inside wasm, so the worker is terminated and a fresh
  * one is started for the next job (its loaded instances are lost, the compiled modules are not:
- * the host keeps them). The limit starts when the job is handed to a ready worker, so starting
- * a worker never counts against a policy. Jobs never reject: every failure is an outcome.
+ * the host keeps them). The limit starts when the worker reports the job's module loaded, so
+ * starting a worker or instantiating a module (tens of ms on a cold worker, more on a busy
+ * machine) never counts against a policy; loading has its own, generous limit. Jobs never
+ * reject: every failure is an outcome.
  *
  * One worker, not a pool: an evaluation takes well under a millisecond, so queueing costs less
  * than a second thread would on a two-core instance.
  */
+/** How long instantiating one compiled module may take before the job fails (closed). */
+const LOAD_TIMEOUT_MS = 10_000;
+
 export class PolicyRunner {
   readonly #timeoutMs: number;
   readonly #queue: Pending[] = [];
@@ -36,6 +41,7 @@ export class PolicyRunner {
   #closed = false;
   #nextId = 1;
   #settle: ((outcome: RunOutcome) => void) | null = null;
+  #loaded: (() => void) | null = null;
 
   constructor(opts: { timeoutMs: number }) {
     this.#timeoutMs = opts.timeoutMs;
@@ -91,13 +97,20 @@ export class PolicyRunner {
     // answer is never abandoned by an event loop with nothing else to do.
     worker.ref();
     return new Promise<RunOutcome>((resolve) => {
-      const timer = setTimeout(() => {
-        settle({ ok: false, error: `timed out after ${this.#timeoutMs} ms`, timedOut: true });
-        this.#discard(worker);
-      }, this.#timeoutMs);
+      const expire = (ms: number, what: string) =>
+        setTimeout(() => {
+          settle({ ok: false, error: `${what} after ${ms} ms`, timedOut: true });
+          this.#discard(worker);
+        }, ms);
+      let timer = expire(LOAD_TIMEOUT_MS, "timed out loading the module");
+      this.#loaded = () => {
+        clearTimeout(timer);
+        timer = expire(this.#timeoutMs, "timed out");
+      };
       const settle = (outcome: RunOutcome) => {
         if (this.#settle !== settle) return;
         this.#settle = null;
+        this.#loaded = null;
         clearTimeout(timer);
         resolve(outcome);
       };
@@ -114,6 +127,7 @@ export class PolicyRunner {
       worker.on("message", (msg: Reply | { ready: true }) => {
         if ("ready" in msg) return resolve(worker);
         if (this.#worker !== worker) return;
+        if ("loaded" in msg) return this.#loaded?.();
         this.#settle?.(msg.ok ? { ok: true, allow: msg.allow, reason: msg.reason } : msg);
       });
       const died = (why: string) => {

@@ -22,8 +22,13 @@ export interface Job {
   input: string;
 }
 
-/** The worker's answer: the raw values of `allow` and `reason` (undefined when not defined). */
+/**
+ * The worker's messages: `loaded` once the job's module is instantiated (the host starts the
+ * evaluation clock then), and the answer: the raw values of `allow` and `reason` (undefined when
+ * not defined).
+ */
 export type Reply =
+  | { id: number; loaded: true }
   | { id: number; ok: true; allow: unknown; reason: unknown }
   | { id: number; ok: false; error: string };
 
@@ -40,13 +45,14 @@ function value(policy: LoadedPolicy, input: ArrayBuffer, entrypoint: string): un
   return set?.[0]?.result;
 }
 
-async function handle(job: Job): Promise<Reply> {
+async function handle(job: Job, onLoaded: () => void): Promise<Reply> {
   try {
     let policy = loaded.get(job.key);
     if (!policy) {
       policy = await loadPolicy(job.module, MEMORY);
       loaded.set(job.key, policy);
     }
+    onLoaded();
     // opa-wasm takes an ArrayBuffer as JSON text that is already encoded: one encoding, two calls.
     const input = new TextEncoder().encode(job.input).buffer as ArrayBuffer;
     const allow = value(policy, input, job.allow);
@@ -70,7 +76,8 @@ function describe(err: unknown): string {
 const port = parentPort;
 if (port) {
   port.on("message", (job: Job) => {
-    void handle(job).then((reply) => port.postMessage(reply));
+    const onLoaded = () => port.postMessage({ id: job.id, loaded: true } satisfies Reply);
+    void handle(job, onLoaded).then((reply) => port.postMessage(reply));
   });
   port.postMessage({ ready: true });
 }
