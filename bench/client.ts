@@ -15,6 +15,7 @@ export class HttpError extends Error {
 export interface QuireClient {
   get<T = unknown>(path: string): Promise<T>;
   post<T = unknown>(path: string, body: unknown): Promise<T>;
+  delete(path: string): Promise<void>;
 }
 
 // A request that takes this long means the server is stuck; fail it rather than hang the run.
@@ -60,5 +61,6 @@ export function quireClient(baseUrl: string): QuireClient {
   return {
     get: (path) => send("GET", path),
     post: (path, body) => send("POST", path, body),
+    delete: (path) => send<void>("DELETE", path),
   };
 }

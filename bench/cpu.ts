@@ -12,7 +12,10 @@ export interface CpuSample {
   machineBusy: number;
   /** The bench client process. */
   client: number;
-  /** The Quire server process (its own threads, not its children). */
+  /**
+   * The Quire server process (its own threads, not its children), plus any other Quire process
+   * being sampled with it (the second instance of the SSE phase) and that one's children.
+   */
   server: number;
   /** Everything under the server: its PostgreSQL, including backends that have exited. */
   postgres: number;
@@ -27,14 +30,22 @@ interface ProcStat {
   children: number;
 }
 
-export async function sampleCpu(serverPid: number): Promise<CpuSample> {
+/**
+ * `otherQuirePids`: more Quire processes whose CPU counts as the server's. Sample the same ones
+ * before and after a phase, and stop none of them in between: a process that has exited takes its
+ * CPU time with it (into our own cutime, which is not counted), and it would show as others'.
+ */
+export async function sampleCpu(serverPid: number, otherQuirePids: number[] = []): Promise<CpuSample> {
   const [machineBusy, processes] = await Promise.all([machineBusySeconds(), readProcesses()]);
   const byPid = new Map(processes.map((p) => [p.pid, p]));
   const underServer = descendants(processes, serverPid);
+  const treeOf = (pid: number) =>
+    (byPid.get(pid)?.own ?? 0) + descendants(processes, pid).reduce((sum, p) => sum + p.own + p.children, 0);
+  const others = otherQuirePids.reduce((sum, pid) => sum + treeOf(pid), 0);
   return {
     machineBusy,
     client: byPid.get(process.pid)?.own ?? 0,
-    server: byPid.get(serverPid)?.own ?? 0,
+    server: (byPid.get(serverPid)?.own ?? 0) + others,
     postgres: underServer.reduce((sum, p) => sum + p.own + p.children, 0),
   };
 }

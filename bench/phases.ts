@@ -11,7 +11,10 @@ export interface PhaseRecord {
   seconds: number;
   /** Requests the phase sent (warmup and failures included), when it is one request loop. */
   requests?: number;
-  /** CPU seconds of the bench client, the Quire process and its PostgreSQL during the phase. */
+  /**
+   * CPU seconds of the bench client, the Quire process (both Quire processes while a second
+   * instance runs) and its PostgreSQL during the phase.
+   */
   cpuSeconds: { client: number; server: number; postgres: number };
   /** CPU time of processes outside the bench's tree, as a share of all CPUs over the phase. */
   othersCpuShare: number;
@@ -29,13 +32,19 @@ export const sentBy = (r: LoadResult) => r.warmup + r.requests + r.errors;
 export function phaseRunner(server: QuireProcess) {
   const records: PhaseRecord[] = [];
   const cpus = os.cpus().length;
+  const more = new Set<QuireProcess>();
+  const sample = () =>
+    sampleCpu(
+      server.pid,
+      [...more].map((p) => p.pid),
+    );
   async function run<T>(name: string, work: () => Promise<T>, requests?: (result: T) => number): Promise<T> {
     await checkpoint(server.databaseUrl);
-    const before = await sampleCpu(server.pid);
+    const before = await sample();
     const start = performance.now();
     const result = await work();
     const seconds = (performance.now() - start) / 1000;
-    const { othersShare, ...cpuSeconds } = cpuBetween(before, await sampleCpu(server.pid), seconds, cpus);
+    const { othersShare, ...cpuSeconds } = cpuBetween(before, await sample(), seconds, cpus);
     if (othersShare > 0.1)
       progress(`warning: other processes used ${(othersShare * 100).toFixed(0)}% of the CPUs during ${name}`);
     records.push({
@@ -48,5 +57,14 @@ export function phaseRunner(server: QuireProcess) {
     });
     return result;
   }
-  return { run, records };
+  /**
+   * Counts `other` (a second Quire instance) as the server in the CPU figures from the next sample
+   * on, until the returned function is called. Register it as soon as it has started, and stop it
+   * only outside a phase: see sampleCpu.
+   */
+  function alsoSample(other: QuireProcess): () => void {
+    more.add(other);
+    return () => more.delete(other);
+  }
+  return { run, records, alsoSample };
 }

@@ -1,5 +1,7 @@
 import type { Budget } from "./load.ts";
 import type { MergePlan } from "./scenarios/merge.ts";
+import { SSE_PLAN, type SsePlan } from "./scenarios/sse.ts";
+import { WEBHOOK_PLAN, type WebhookPlan } from "./scenarios/webhooks.ts";
 
 /** Sizes and time limits of one run. FULL gives the published figures; QUICK only checks the harness. */
 export interface Plan {
@@ -22,6 +24,10 @@ export interface Plan {
   policy: { warmRuns: number; coldRuns: number };
   /** Timed archive downloads of the big repo, after the untimed one that checks it. */
   archiveRepeats: number;
+  /** Commit to SSE receipt, 100 streams over the server and a second instance on its database. */
+  sse: SsePlan;
+  /** Webhook deliveries to 20 subscriptions: a held backlog drained, then live commits. */
+  webhooks: WebhookPlan;
 }
 
 // 4 to 6 minutes on 2 cores: most of it is the 19,990 edits of the big repo (100-300 commits/s).
@@ -41,6 +47,10 @@ export const FULL: Plan = {
   status: { maxRequests: 200, maxSeconds: 10 },
   policy: { warmRuns: 2_000, coldRuns: 20 },
   archiveRepeats: 3,
+  // The standalone scripts' sizes: 200 x 100 = 20,000 SSE deliveries, 250 x 20 = 5,000 webhook
+  // deliveries in each part.
+  sse: SSE_PLAN,
+  webhooks: WEBHOOK_PLAN,
 };
 
 export const QUICK: Plan = {
@@ -58,4 +68,6 @@ export const QUICK: Plan = {
   status: { maxRequests: 30, maxSeconds: 3 },
   policy: { warmRuns: 200, coldRuns: 3 },
   archiveRepeats: 1,
+  sse: { ...SSE_PLAN, commits: 40, warmup: 6, maxSeconds: 20, deliverySeconds: 20 },
+  webhooks: { ...WEBHOOK_PLAN, commits: 50, maxSeconds: 20, deliverySeconds: 60 },
 };

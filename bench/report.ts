@@ -1,3 +1,4 @@
+import type { EventsResults } from "./events.ts";
 import type { LoadResult } from "./load.ts";
 import type { PhaseRecord } from "./phases.ts";
 import type { Plan } from "./plan.ts";
@@ -6,6 +7,7 @@ import type { ArchiveTree } from "./scenarios/archive.ts";
 import { type CommitLayout, LAYOUT_LABELS } from "./scenarios/commits.ts";
 import { type PolicyLatency, WARM_TARGET_MS } from "./scenarios/policy.ts";
 import { READ_CASES } from "./scenarios/reads.ts";
+import { TARGET_P99_MS as SSE_TARGET_P99_MS } from "./scenarios/sse.ts";
 
 /** The issue's targets. */
 export const TARGETS = {
@@ -16,6 +18,8 @@ export const TARGETS = {
   treeHistoryRatio: 1.5,
   /** Warm evaluation of the two policies of one merge, at p99 (bench/scenarios/policy.ts). */
   policyWarmMs: WARM_TARGET_MS,
+  /** From a commit's response to an SSE client receiving its event, over two instances. */
+  sseP99Ms: SSE_TARGET_P99_MS,
 };
 
 export interface BenchResults {
@@ -31,6 +35,7 @@ export interface BenchResults {
   repos: { small: RepoBuild; big: RepoBuild };
   reads: { id: string; label: string; big: LoadResult; small: LoadResult }[];
   review: ReviewResults;
+  events: EventsResults;
   /** The peak is the highest VmHWM seen after any phase: the archive phase resets VmHWM. */
   memory: { idleRssMiB: number; peakRssMiB: number };
   phases: PhaseRecord[];
@@ -255,6 +260,41 @@ function archiveRows(res: BenchResults): Row[] {
       ratio: worst.peakRssKiB / worst.rssBeforeKiB,
       ratioOf: "RSS before",
       errors: 0,
+    },
+  ];
+}
+
+/** The third table: SSE latency over two instances, and webhook delivery. */
+export function eventRowsOf(res: BenchResults): Row[] {
+  const { sse, webhooks: w } = res.events;
+  const tps = res.baseline.perSecond;
+  const oneClient = res.commits.single.perSecond;
+  const dup = w.duplicates > 0 ? `, ${w.duplicates} received twice (not counted)` : "";
+  return [
+    {
+      scenario: `SSE: from a commit's response to each stream receiving its event; ${sse.clients} streams over 2 Quire processes on one database (${sse.clients / 2} each), ${sse.commits} commits alternating between them, one at a time`,
+      result: `n=${sse.deliveries} deliveries, max ${ms(sse.maxMs)} ms, ${sse.beforeResponse} before the response`,
+      p50Ms: sse.p50Ms,
+      p99Ms: sse.p99Ms,
+      target: `p99 < ${TARGETS.sseP99Ms} ms`,
+      met: sse.targetMet,
+      errors: sse.errors,
+    },
+    {
+      scenario: `Webhooks, backlog drain: ${w.subscriptions} subscriptions (signed) to one receiver on 127.0.0.1, ${w.backlog.commits} held events each, all resumed at once`,
+      result: `${w.backlog.deliveriesPerSecond.toFixed(0)} deliveries/s (n=${w.backlog.deliveries}, ${w.backlog.seconds.toFixed(2)} s)${dup}`,
+      ratio: w.backlog.deliveriesPerSecond / tps,
+      ratioOf: "baseline TPS",
+      errors: w.backlog.errors,
+    },
+    {
+      scenario: `Webhooks, live: ${w.live.commits} commits from 1 client to the same repo, each delivered to the ${w.subscriptions} subscriptions; latency from a commit's response to each delivery`,
+      result: `${w.live.deliveriesPerSecond.toFixed(0)} deliveries/s (n=${w.live.deliveries}), ${w.live.commitsPerSecond.toFixed(0)} commits/s, max ${ms(w.live.maxMs)} ms`,
+      p50Ms: w.live.p50Ms,
+      p99Ms: w.live.p99Ms,
+      ratio: w.live.commitsPerSecond / oneClient,
+      ratioOf: "commits/s of 'Commit, 1 file: 1 client' (no subscriptions)",
+      errors: w.live.errors,
     },
   ];
 }

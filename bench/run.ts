@@ -4,6 +4,7 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import { type QuireClient, quireClient } from "./client.ts";
 import { analyze, serverVersion } from "./database.ts";
+import { measureEvents } from "./events.ts";
 import {
   addBranch,
   createOrg,
@@ -19,6 +20,7 @@ import { FULL, type Plan, QUICK } from "./plan.ts";
 import {
   type BenchResults,
   cpuTable,
+  eventRowsOf,
   machineLine,
   markdownTable,
   type RepoBuild,
@@ -29,12 +31,13 @@ import { measureReview, opaMissing } from "./review.ts";
 import { measureBaseline } from "./scenarios/baseline.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
-import { type QuireProcess, startQuire } from "./server.ts";
+import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
 
 /**
  * `npm run bench [-- --json <file>] [-- --quick]`: starts Quire with its own embedded PostgreSQL,
- * measures a pg baseline and every scenario against that one server, prints markdown tables to
- * stdout and stops the server. Exits 1 if any measured request failed.
+ * measures a pg baseline and every scenario against that one server (the SSE scenario adds a
+ * second Quire process on its database for its own phase), prints markdown tables to stdout and
+ * stops the servers. Exits 1 if any measured request failed.
  */
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -48,22 +51,26 @@ async function main(): Promise<number> {
   }
   const loadAtStart = os.loadavg()[0]!; // before anything of ours runs: the machine's own business
   progress(`plan ${plan.name}: starting quire with a fresh embedded PostgreSQL`);
-  const server = await startQuire();
-  stopOnSignal(server);
+  stopOnSignal();
   try {
+    const server = await startQuire();
     const results = await measureAll(server, plan, loadAtStart);
     const rows = rowsOf(results);
     const reviewRows = reviewRowsOf(results);
+    const eventRows = eventRowsOf(results);
     process.stdout.write(
-      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n${cpuTable(results.phases)}\n`,
+      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n### Events\n\n${markdownTable(eventRows)}\n\n${cpuTable(results.phases)}\n`,
     );
     if (values.json)
-      await writeFile(values.json, `${JSON.stringify({ ...results, rows, reviewRows }, null, 2)}\n`);
-    const failed = [...rows, ...reviewRows].filter((r) => r.errors > 0);
+      await writeFile(
+        values.json,
+        `${JSON.stringify({ ...results, rows, reviewRows, eventRows }, null, 2)}\n`,
+      );
+    const failed = [...rows, ...reviewRows, ...eventRows].filter((r) => r.errors > 0);
     for (const r of failed) progress(`FAILED requests in "${r.scenario}"`);
     return failed.length > 0 ? 1 : 0;
   } finally {
-    await server.stop();
+    await stopEveryQuire(); // the second instance (if a failure left it running), then the server
   }
 }
 
@@ -104,6 +111,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     big: big.summary.repo,
     small: small.summary.repo,
   });
+  const events = await measureEvents(server, q, phases, plan);
   const baselineEnd = await phases.run(
     "baseline again",
     () => measureBaseline(server.databaseUrl, plan.baseline),
@@ -121,6 +129,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     repos: { small: small.summary, big: big.summary },
     reads,
     review,
+    events,
     memory: { idleRssMiB: idle.rssKiB / 1024, peakRssMiB: runPeakMiB(end.peakKiB, phases.records) },
     phases: phases.records,
   };
@@ -179,17 +188,19 @@ async function machine(databaseUrl: string, loadAtStart: number): Promise<Record
 
 /**
  * Ctrl-C, a kill or a crash outside main's try/finally (an 'error' event nobody listens to) must
- * not leave the server and its PostgreSQL running, nor their temp dir: the child outlives us.
+ * not leave the servers (the harness's, and the SSE phase's second instance) and their PostgreSQL
+ * running, nor their temp dirs: the children outlive us. Installed before the first server starts,
+ * and every server is registered as soon as it is spawned.
  */
-function stopOnSignal(server: QuireProcess): void {
+function stopOnSignal(): void {
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => {
       progress(`${signal}: stopping`);
-      void server.stop().finally(() => process.exit(130));
+      void stopEveryQuire().finally(() => process.exit(130));
     });
   process.once("uncaughtException", (err) => {
     progress(`bench crashed: ${err.stack ?? err.message}`);
-    void server.stop().finally(() => process.exit(1));
+    void stopEveryQuire().finally(() => process.exit(1));
   });
 }
 

@@ -9,11 +9,16 @@ import { progress } from "./log.ts";
 /** The identity every request runs as (DEV_IDENTITY): it creates the orgs and repos, so it has every role. */
 export const BENCH_IDENTITY = "bench@quire.test";
 
-/** A Quire server running as a child process with its own embedded PostgreSQL in a temp dir. */
+/**
+ * A Quire server running as a child process with its own temp dir: either with its own embedded
+ * PostgreSQL there, or (`startQuire({ sharing })`) as a second instance on another one's database.
+ */
 export interface QuireProcess {
   url: string;
   /** The embedded server's `quire` database, for the pg baseline on the same PostgreSQL. */
   databaseUrl: string;
+  /** Where the server keeps large file bodies (SVC_BLOB_LOCAL_DIR); a second instance shares it. */
+  blobDir: string;
   pid: number;
   /** Current and peak (VmHWM) resident memory of the server process, in KiB. */
   memory(): Promise<{ rssKiB: number; peakKiB: number }>;
@@ -24,35 +29,75 @@ export interface QuireProcess {
 const REPO_ROOT = path.resolve(import.meta.dirname, "..");
 const STARTUP_TIMEOUT_MS = 180_000;
 
-/** Starts Quire exactly as `npm start` does, and resolves once /healthz answers. */
-export async function startQuire(): Promise<QuireProcess> {
+/** Every server started and not yet stopped, oldest first, so that any exit path can stop them. */
+const running: QuireProcess[] = [];
+
+/**
+ * Stops every server still running, newest first: a second instance before the one whose
+ * PostgreSQL it uses. For the exit paths outside a try/finally (signals, a crash).
+ */
+export async function stopEveryQuire(): Promise<void> {
+  for (const server of [...running].reverse()) await server.stop();
+}
+
+export interface QuireOptions {
+  /**
+   * Run as a second instance of `sharing`: on its database (DATABASE_URL, no embedded PostgreSQL
+   * of its own) and its blob dir. Stop it before `sharing`.
+   */
+  sharing?: QuireProcess;
+  /** Marks its log lines on stderr: `[quire]` by default. */
+  name?: string;
+}
+
+/**
+ * Starts Quire exactly as `npm start` does, and resolves once /healthz answers. Every server runs
+ * with SVC_WEBHOOK_ALLOW_PRIVATE=true: the bench's webhook receiver is on 127.0.0.1, and the
+ * server is the bench's own (DEV_IDENTITY, no tokens), never reachable from outside.
+ */
+export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess> {
+  const name = opts.name ?? "quire";
   const dir = await mkdtemp(path.join(tmpdir(), "quire-bench-"));
   await chmod(dir, 0o755); // as root, embedded PostgreSQL runs as `postgres` and must reach its data dir
   const [port, pgPort] = [await freePort(), await freePort()];
+  const blobDir = opts.sharing?.blobDir ?? path.join(dir, "blobs");
+  const databaseUrl = opts.sharing?.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${pgPort}/quire`;
   // `node --import tsx` rather than the tsx CLI: the CLI runs the script in a second process, and
   // the memory figures must come from the process that serves the requests.
   const child = spawn(process.execPath, ["--import", "tsx", "functions/main.ts"], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
-      DATABASE_URL: "", // empty means unset: Quire starts its own embedded PostgreSQL
+      // empty means unset: Quire starts its own embedded PostgreSQL
+      DATABASE_URL: opts.sharing ? databaseUrl : "",
       PORT: String(port),
       DEV_IDENTITY: BENCH_IDENTITY,
       LOG_LEVEL: "warn",
       SVC_DATA_DIR: dir,
       SVC_EMBEDDED_PG_PORT: String(pgPort),
-      SVC_BLOB_LOCAL_DIR: path.join(dir, "blobs"),
+      SVC_BLOB_LOCAL_DIR: blobDir,
+      SVC_WEBHOOK_ALLOW_PRIVATE: "true",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  forwardOutput(child);
+  forwardOutput(child, name);
+  const stop = onlyOnce(async () => {
+    try {
+      await stopAll(child, dir, name);
+    } finally {
+      const k = running.indexOf(server);
+      if (k >= 0) running.splice(k, 1);
+    }
+  });
   const server: QuireProcess = {
     url: `http://127.0.0.1:${port}`,
-    databaseUrl: `postgres://postgres:postgres@127.0.0.1:${pgPort}/quire`,
+    databaseUrl,
+    blobDir,
     pid: child.pid!,
     memory: () => memoryOf(child.pid!),
-    stop: onlyOnce(() => stopAll(child, dir)),
+    stop,
   };
+  running.push(server); // before waiting: a Ctrl-C during startup must stop it too
   try {
     await waitHealthy(server.url, child);
   } catch (err) {
@@ -63,11 +108,11 @@ export async function startQuire(): Promise<QuireProcess> {
 }
 
 /** The server's log lines (warnings and errors at LOG_LEVEL=warn) on our stderr, marked as its own. */
-function forwardOutput(child: ChildProcess): void {
+function forwardOutput(child: ChildProcess, name: string): void {
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding("utf8");
     stream?.on("data", (text: string) => {
-      for (const line of text.split("\n")) if (line.trim()) process.stderr.write(`[quire] ${line}\n`);
+      for (const line of text.split("\n")) if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
     });
   }
 }
@@ -107,8 +152,8 @@ function onlyOnce(fn: () => Promise<void>): () => Promise<void> {
  * killed, and then its PostgreSQL (found through postmaster.pid) would be left running: stop that
  * one by its pid too, before deleting the data under it.
  */
-async function stopAll(child: ChildProcess, dir: string): Promise<void> {
-  progress("stopping quire");
+async function stopAll(child: ChildProcess, dir: string, name: string): Promise<void> {
+  progress(`stopping ${name}`);
   if (
     !(await stopProcess(
       child.pid,
