@@ -154,7 +154,9 @@ CREATE INDEX events_by_repo ON events (repo, position);
 -- skip scan: each step jumps to the next changed path through the (branch_id, path, sequence)
 -- index and resolves it with one more probe, so a page costs about limit x log(rows) however long
 -- the history is. Deleted paths are skipped. With no parent, pass NULL for p_parent. The queries
--- are written inline (not as helper functions) so PL/pgSQL caches their plans.
+-- are written inline (not as helper functions) so PL/pgSQL caches their plans. `sequence + 0 >=
+-- own_from` keeps the lower bound out of the index condition: as a second bound on the last key
+-- column it made every probe cost twice as much (measured: 3.5 ms a page, 1.6 ms without).
 CREATE FUNCTION tree_page(p_branch bigint, own_from bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size int)
 RETURNS TABLE (path text, content_sha256 bytea, content_type text, is_binary boolean)
 LANGUAGE plpgsql STABLE AS $$
@@ -167,7 +169,7 @@ DECLARE
   emitted int := 0;
 BEGIN
   SELECT f.path INTO next_own FROM file_changes f
-  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence BETWEEN own_from AND at ORDER BY f.path LIMIT 1;
+  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at AND f.sequence + 0 >= own_from ORDER BY f.path LIMIT 1;
   SELECT f.path INTO next_parent FROM file_changes f
   WHERE f.branch_id = p_parent AND f.path > after_path AND f.sequence <= parent_at ORDER BY f.path LIMIT 1;
   WHILE emitted < page_size LOOP
@@ -175,10 +177,10 @@ BEGIN
     EXIT WHEN current IS NULL;
     IF current = next_own THEN
       SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
-      FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence BETWEEN own_from AND at
+      FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence <= at AND f.sequence + 0 >= own_from
       ORDER BY f.sequence DESC LIMIT 1;
       SELECT f.path INTO next_own FROM file_changes f
-      WHERE f.branch_id = p_branch AND f.path > current AND f.sequence BETWEEN own_from AND at ORDER BY f.path LIMIT 1;
+      WHERE f.branch_id = p_branch AND f.path > current AND f.sequence <= at AND f.sequence + 0 >= own_from ORDER BY f.path LIMIT 1;
     ELSE
       SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
       FROM file_changes f WHERE f.branch_id = p_parent AND f.path = current AND f.sequence <= parent_at
