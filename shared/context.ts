@@ -5,6 +5,7 @@ import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { KeyedGate } from "./commits/gate.ts";
 import type { Env } from "./config.ts";
 import { createPool } from "./db/pool.ts";
 import { type EventHub, eventHubFromConfig } from "./events/index.ts";
@@ -26,6 +27,8 @@ export interface AppContext {
   clock: Clock;
   /** Webhook delivery: URL vetting, and this process's deliverer (started by the server). */
   webhooks: WebhookDelivery;
+  /** Queues this process's commits to one repo before they take its row locks (shared/commits/gate.ts). */
+  commitGate: KeyedGate;
 }
 
 /** Seams for tests and benchmarks: a manual clock, webhook timeouts and resolution. */
@@ -62,5 +65,6 @@ export function createContext(
     events: eventHubFromConfig(config, log, pool, databaseUrl),
     clock,
     webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
+    commitGate: new KeyedGate(),
   };
 }

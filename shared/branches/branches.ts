@@ -26,7 +26,7 @@ export type BranchRecord = Omit<BranchRow, "id" | "head_hash">;
 
 export const toBranchRecord = ({ id: _id, head_hash: _hash, ...record }: BranchRow): BranchRecord => record;
 
-const branch_columns =
+export const branch_columns =
   "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at";
 const branch_select_by_name_text = `SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2`;
 const branch_select_by_name = {

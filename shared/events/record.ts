@@ -68,19 +68,25 @@ export interface CloudEvent {
   data: Record<string, unknown>;
 }
 
-// The event, and one outbox row for every subscription whose filters match it (suspended ones
-// too: their rows are held until resume), in one statement of the mutation's transaction.
-const event_insert_with_outbox = prepared(
-  "event_insert_with_outbox",
-  `
-  WITH event AS (
+/**
+ * The SQL that inserts an event and one outbox row for every subscription whose filters match it
+ * (suspended ones too: their rows are held until resume), as two CTEs `event` and `outbox`, with
+ * the event's values (see `eventValues`) as parameters from `$first` on. Part of the mutation's own
+ * statement where it can be (a commit), else a statement of its own (recordEvent).
+ */
+export function eventCtes(first: number): string {
+  const $ = (i: number) => `$${first + i}`;
+  return `event AS (
     INSERT INTO events (id, type, source, repo, time, data)
-    VALUES ($1::uuid, $2, $3, $4, $5::timestamptz, $6::jsonb)
-    RETURNING id)
-  INSERT INTO webhook_outbox (subscription_id, event_id)
-  SELECT s.id, event.id FROM subscriptions s, event
-  WHERE (s.repo IS NULL OR s.repo = $4) AND (s.event_types IS NULL OR $2 = ANY (s.event_types))`,
-);
+    VALUES (${$(0)}::uuid, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::timestamptz, ${$(5)}::jsonb)
+    RETURNING id),
+  outbox AS (
+    INSERT INTO webhook_outbox (subscription_id, event_id)
+    SELECT s.id, event.id FROM subscriptions s, event
+    WHERE (s.repo IS NULL OR s.repo = ${$(3)}) AND (s.event_types IS NULL OR ${$(1)} = ANY (s.event_types)))`;
+}
+
+const event_insert_with_outbox = prepared("event_insert_with_outbox", `WITH ${eventCtes(1)} SELECT 1`);
 
 /** The CloudEvents `source` of a repo's events, and of an org's. */
 export const repoSource = (repo: string) => `/repos/${repo}`;
@@ -97,7 +103,19 @@ export async function recordEvent<T extends EventType>(
   data: EventPayloads[T],
   scope: { repo: string } | { org: string },
 ): Promise<CloudEvent> {
-  const event: CloudEvent = {
+  const event = cloudEvent(type, data, scope);
+  await tx.query(event_insert_with_outbox(eventValues(event, scope)));
+  markEventsRecorded(tx);
+  return event;
+}
+
+/** A new CloudEvent (id, time) for a mutation. */
+export function cloudEvent<T extends EventType>(
+  type: T,
+  data: EventPayloads[T],
+  scope: { repo: string } | { org: string },
+): CloudEvent {
+  return {
     specversion: "1.0",
     type,
     source: "repo" in scope ? repoSource(scope.repo) : orgSource(scope.org),
@@ -106,10 +124,16 @@ export async function recordEvent<T extends EventType>(
     datacontenttype: "application/json",
     data,
   };
-  const repo = "repo" in scope ? scope.repo : null;
-  await tx.query(
-    event_insert_with_outbox([event.id, event.type, event.source, repo, event.time, JSON.stringify(data)]),
-  );
-  markEventsRecorded(tx);
-  return event;
+}
+
+/** The parameters of `eventCtes`: id, type, source, repo, time, data. */
+export function eventValues(event: CloudEvent, scope: { repo: string } | { org: string }): unknown[] {
+  return [
+    event.id,
+    event.type,
+    event.source,
+    "repo" in scope ? scope.repo : null,
+    event.time,
+    JSON.stringify(event.data),
+  ];
 }
