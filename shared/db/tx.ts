@@ -47,7 +47,7 @@ async function once<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): 
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
-    if (recordedEvents.delete(client)) await wake(client);
+    if (recordedEvents.delete(client)) wakeSoon(pool);
     return result;
   } catch (err) {
     recordedEvents.delete(client);
@@ -63,15 +63,23 @@ async function once<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): 
   }
 }
 
+/** Pools with a wake-up already on its way: the commits that land meanwhile share it. */
+const wakePending = new WeakSet<pg.Pool>();
+const WAKE_COALESCE_MS = 2;
+
 /**
- * Wakes the deliverers after a commit. Sent outside the transaction on purpose: NOTIFY inside it
- * would serialize every committing mutation on PostgreSQL's notify lock. A lost wake-up only
- * delays delivery until the deliverers' next sweep, because they read the log, not the message.
+ * Wakes the deliverers after a commit, off the request's path: one NOTIFY per pool at most every
+ * few milliseconds, however many commits land meanwhile. Sent outside the transaction on purpose:
+ * NOTIFY inside it would serialize every committing mutation on PostgreSQL's notify lock. A lost
+ * wake-up only delays delivery until the deliverers' next sweep: they read the log, not the message.
  */
-async function wake(client: pg.PoolClient): Promise<void> {
-  try {
-    await client.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]);
-  } catch {
-    // the commit stands; the sweep delivers
-  }
+function wakeSoon(pool: pg.Pool): void {
+  if (wakePending.has(pool)) return;
+  wakePending.add(pool);
+  setTimeout(() => {
+    wakePending.delete(pool);
+    pool.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]).catch(() => {
+      // the commits stand; the sweep delivers
+    });
+  }, WAKE_COALESCE_MS).unref();
 }

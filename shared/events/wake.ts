@@ -20,6 +20,9 @@ export interface WakeLoopOptions {
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 const HELD_RETRY_MIN_MS = 10;
+// A wake-up waits this long before its step, so the NOTIFYs of a burst of commits (hundreds a
+// second) become one read instead of one read each.
+const COALESCE_MS = 3;
 
 /**
  * One dedicated connection that LISTENs on the events channel and runs `step` on every NOTIFY,
@@ -106,9 +109,11 @@ export class WakeLoop {
       return;
     }
     this.running = true;
-    this.current = this.run().finally(() => {
-      this.running = false;
-    });
+    this.current = new Promise((resolve) => setTimeout(resolve, COALESCE_MS))
+      .then(() => this.run())
+      .finally(() => {
+        this.running = false;
+      });
   }
 
   private async run(): Promise<void> {
