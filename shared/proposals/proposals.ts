@@ -61,16 +61,8 @@ const proposal_settle_open_of_branch = `
   WHERE repo_id = $1 AND branch_id = $2 AND state = 'open'
   RETURNING ${own_columns}`;
 
-interface OwnRow {
-  id: string;
-  base_branch: string;
-  title: string;
-  description: string;
-  author: string;
-  state: ProposalState;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A proposal row: the record without the names it is shown with. */
+type OwnRow = Omit<ProposalRecord, "repo" | "branch">;
 
 const toRecord = (row: OwnRow, repo: string, branch: string): ProposalRecord => ({
   id: row.id,

@@ -3,7 +3,14 @@ import { CloudTasksClient } from "@google-cloud/tasks";
 import { credentials } from "@grpc/grpc-js";
 import { WakeLoop } from "../events/wake.ts";
 import { type AttemptDeps, attemptRow } from "./attempt.ts";
-import { claimForTask, deleteDelivered, type Reservation, reserveForTasks, unreserve } from "./outbox.ts";
+import {
+  claimForTask,
+  cleanupEvery,
+  deleteDelivered,
+  type Reservation,
+  reserveForTasks,
+  unreserve,
+} from "./outbox.ts";
 
 /** One task: call the delivery function with `body` at `scheduleAt`. */
 export interface TaskRequest {
@@ -129,10 +136,7 @@ export class CloudTasksWebhookDelivery {
       step: async () => ((await this.runOnce()) >= BATCH ? "more" : "idle"),
     });
     await this.loop.start();
-    this.cleanupTimer = setInterval(() => {
-      this.cleanup().catch((err) => this.deps.log.warn({ err }, "webhook outbox cleanup failed"));
-    }, this.tuning.cleanupMs);
-    this.cleanupTimer.unref();
+    this.cleanupTimer = cleanupEvery(this.tuning.cleanupMs, () => this.cleanup(), this.deps.log);
   }
 
   wake(): void {

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import type { Logger } from "../log.ts";
 import {
   outbox_claim_for_task,
   outbox_delete_delivered,
@@ -138,6 +139,18 @@ export async function recordOutcome(
 export async function releaseLeases(db: Queryable, rows: LeasedRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db.query(outbox_update_released, [rows.map((r) => r.id), rows.map((r) => r.lease)]);
+}
+
+/**
+ * Runs a deliverer's `cleanup` every `ms` without keeping the process alive; a failure is logged
+ * and the next round tries again.
+ */
+export function cleanupEvery(ms: number, cleanup: () => Promise<unknown>, log: Logger): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    cleanup().catch((err) => log.warn({ err }, "webhook outbox cleanup failed"));
+  }, ms);
+  timer.unref();
+  return timer;
 }
 
 /** Deletes rows delivered more than 7 days before `now`, in batches; returns how many. */

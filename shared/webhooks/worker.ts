@@ -1,6 +1,7 @@
 import { WakeLoop } from "../events/wake.ts";
 import { type AttemptDeps, recordRow, sendRow } from "./attempt.ts";
 import {
+  cleanupEvery,
   type Delivery,
   deleteDelivered,
   type LeasedRow,
@@ -70,10 +71,7 @@ export class PostgresWebhookWorker {
       },
     });
     await this.loop.start();
-    this.cleanupTimer = setInterval(() => {
-      this.cleanup().catch((err) => this.deps.log.warn({ err }, "webhook outbox cleanup failed"));
-    }, this.tuning.cleanupMs);
-    this.cleanupTimer.unref();
+    this.cleanupTimer = cleanupEvery(this.tuning.cleanupMs, () => this.cleanup(), this.deps.log);
   }
 
   /** Looks for due rows soon (after a resume, or a commit this process made). */
