@@ -1,10 +1,11 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { http } from "@google-cloud/functions-framework";
 import { loadConfig } from "../shared/config.ts";
 import { type AppContext, createContext } from "../shared/context.ts";
 import { migrate } from "../shared/db/migrate.ts";
 import { DomainError } from "../shared/errors.ts";
-import { nodeHandler } from "../shared/http/node.ts";
+import { errorReply } from "../shared/http/dispatch.ts";
+import { nodeHandler, writeReply } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
 import { groups } from "./groups.ts";
 import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
@@ -18,6 +19,7 @@ import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
 let context: Promise<AppContext> | undefined;
 
 function appContext(): Promise<AppContext> {
+  // A failed start (database unreachable at a cold start) is not kept: the next request retries.
   context ??= (async () => {
     const config = loadConfig();
     if (!config.DATABASE_URL) throw new Error("DATABASE_URL is required in the cloud");
@@ -27,8 +29,39 @@ function appContext(): Promise<AppContext> {
       createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }),
       config.DATABASE_URL,
     );
-  })();
+  })().catch((err) => {
+    context = undefined;
+    throw err;
+  });
   return context;
+}
+
+/**
+ * A request handler for a route table, built once the context is: until then (or when the start
+ * fails) it answers 503 in Quire's error shape, never through the framework's crash handler.
+ */
+function functionHandler(routes: Parameters<typeof nodeHandler>[1]) {
+  let handler: ReturnType<typeof nodeHandler> | undefined;
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    let ctx: AppContext;
+    try {
+      ctx = await appContext();
+    } catch {
+      writeReply(
+        res,
+        errorReply(
+          new DomainError(
+            "UNAVAILABLE",
+            "the service is starting or its database is not available; try again",
+          ),
+          "-",
+        ),
+      );
+      return;
+    }
+    handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
+    await handler(req, res);
+  };
 }
 
 /** The framework has already read the body into `rawBody`; Quire still enforces its own limit. */
@@ -44,23 +77,9 @@ function frameworkBody(limit: number) {
   };
 }
 
-for (const [name, routes] of Object.entries(groups)) {
-  let handler: ReturnType<typeof nodeHandler> | undefined;
-  http(name, async (req, res) => {
-    const ctx = await appContext();
-    handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
-    await handler(req, res);
-  });
-}
+for (const [name, routes] of Object.entries(groups)) http(name, functionHandler(routes));
 
 // Cloud Tasks calls this function with each webhook delivery attempt, and Cloud Scheduler with the
 // sweep (docs/events.md, "Webhooks"). It is private: not behind the load balancer, invokable only
 // by the tasks' and the scheduler's service accounts.
-{
-  let handler: ReturnType<typeof nodeHandler> | undefined;
-  http("webhookDelivery", async (req, res) => {
-    const ctx = await appContext();
-    handler ??= nodeHandler(ctx, webhookDeliveryRoutes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
-    await handler(req, res);
-  });
-}
+http("webhookDelivery", functionHandler(webhookDeliveryRoutes));
