@@ -8,6 +8,7 @@ import { eventRoutes } from "./events/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
 import { mergeRoutes } from "./merge/routes.ts";
 import { metaRoutes } from "./meta/routes.ts";
+import { oidcRoutes } from "./oidc/routes.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { proposalRoutes } from "./proposals/routes.ts";
 import { purgeRoutes } from "./purge/routes.ts";
@@ -39,6 +40,7 @@ export const groups: Record<string, AnyRoute[]> = {
   purge: purgeRoutes,
   events: eventRoutes,
   subscriptions: subscriptionRoutes,
+  oidc: oidcRoutes,
   meta: metaRoutes(() => allRoutes),
 };
 

@@ -126,6 +126,27 @@ const tasksQueue = optionalText.refine(
   },
 );
 
+/** SVC_OIDC_ISSUER_URL: the job-token issuer ({oidc_url}); https, or http on a loopback host. */
+const jobIssuerUrl = optionalText.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    ctx.addIssue({ code: "custom", message: `must be a URL, got "${v}"` });
+    return z.NEVER;
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
+    ctx.addIssue({ code: "custom", message: "must be https (http is allowed only on a loopback address)" });
+    return z.NEVER;
+  }
+  return v.replace(/\/+$/, "");
+});
+
+/** A Cloud KMS key version name. */
+const kmsKeyVersion =
+  /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+\/cryptoKeyVersions\/[^/]+$/;
+
 /** The environment Quire reads, validated once at start. Each key is the variable's own name. */
 export const envSchema = z
   .object({
@@ -162,6 +183,15 @@ export const envSchema = z
     }),
     SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT: optionalText,
     CLOUD_TASKS_EMULATOR_HOST: optionalText,
+    SVC_OIDC_ISSUER_URL: jobIssuerUrl,
+    SVC_JOB_SIGNER: z.enum(["local", "kms"]).default("local"),
+    SVC_JOB_KMS_KEY_VERSION: optionalText.refine((v) => v === undefined || kmsKeyVersion.test(v), {
+      message: "must be projects/P/locations/L/keyRings/R/cryptoKeys/K/cryptoKeyVersions/N",
+    }),
+    SVC_JOB_KMS_PREVIOUS_KEY_VERSIONS: identityList.refine((vs) => vs.every((v) => kmsKeyVersion.test(v)), {
+      message: "must be comma-separated projects/P/locations/L/keyRings/R/cryptoKeys/K/cryptoKeyVersions/N",
+    }),
+    SVC_JOB_KMS_ENDPOINT: optionalText,
   })
   .superRefine((env, ctx) => {
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
@@ -169,6 +199,13 @@ export const envSchema = z
         code: "custom",
         path: ["SVC_BLOB_BUCKET"],
         message: "is required when SVC_BLOB_STORE=gcs",
+      });
+    }
+    if (env.SVC_JOB_SIGNER === "kms" && !env.SVC_JOB_KMS_KEY_VERSION) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_JOB_KMS_KEY_VERSION"],
+        message: "is required when SVC_JOB_SIGNER=kms",
       });
     }
     for (const key of ["SVC_WEBHOOK_TASKS_QUEUE", "SVC_WEBHOOK_TASKS_TARGET_URL"] as const) {

@@ -4,6 +4,8 @@ import { createIdTokenVerifier } from "./auth/idtoken.ts";
 import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
+import { jobSignerFromConfig } from "./ci/identity/index.ts";
+import type { JobSigner } from "./ci/identity/signer.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { KeyedGate } from "./commits/gate.ts";
 import type { Env } from "./config.ts";
@@ -29,6 +31,8 @@ export interface AppContext {
   webhooks: WebhookDelivery;
   /** Queues this process's commits to one repo before they take its row locks (shared/commits/gate.ts). */
   commitGate: KeyedGate;
+  /** Signs CI job OIDC JWTs and publishes the JWKS: a local database key or Cloud KMS (docs/ci-identity.md). */
+  jobSigner: JobSigner;
 }
 
 /** Seams for tests and benchmarks: a manual clock, webhook timeouts and resolution. */
@@ -66,5 +70,6 @@ export function createContext(
     clock,
     webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
     commitGate: new KeyedGate(),
+    jobSigner: jobSignerFromConfig(config, pool, clock),
   };
 }

@@ -56,6 +56,8 @@ let presignedArchiveQuery = "";
 const probes: Record<string, Probe> = {
   "GET /healthz": { public: true },
   "GET /openapi.json": { public: true },
+  "GET /.well-known/openid-configuration": { public: true },
+  "GET /.well-known/jwks.json": { public: true },
   "POST /orgs": { body: (w) => ({ name: w.unique("probe-org") }) },
   "GET /orgs": {},
   "GET /orgs/:org": {},

@@ -47,6 +47,8 @@ const matrix: Record<string, Statuses> = {
   //                                                        anonymous  stranger  reader  writer  maintainer  admin  orgOwner  orgMember  globalAdmin
   "GET /healthz":                                         s(200,       200,      200,    200,    200,        200,   200,      200,       200),
   "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200),
+  "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200),
+  "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200),
 
   "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201),
   "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200),
@@ -185,6 +187,11 @@ const presignedArchive = (w: World) =>
 const requests: Record<string, Request> = {
   "GET /healthz": plainRoute(async () => ({ method: "GET", path: "/healthz" })),
   "GET /openapi.json": plainRoute(async () => ({ method: "GET", path: "/openapi.json" })),
+  "GET /.well-known/openid-configuration": plainRoute(async () => ({
+    method: "GET",
+    path: "/.well-known/openid-configuration",
+  })),
+  "GET /.well-known/jwks.json": plainRoute(async () => ({ method: "GET", path: "/.well-known/jwks.json" })),
 
   "POST /orgs": plainRoute(async (w) => ({ method: "POST", path: "/orgs", body: { name: w.unique("new") } })),
   "GET /orgs": plainRoute(async () => ({ method: "GET", path: "/orgs" })),

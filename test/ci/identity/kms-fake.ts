@@ -1,0 +1,102 @@
+import { constants, generateKeyPairSync, type KeyObject, privateEncrypt } from "node:crypto";
+import { createRequire } from "node:module";
+import path from "node:path";
+import {
+  type GrpcObject,
+  loadPackageDefinition,
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type ServiceClientConstructor,
+  type sendUnaryData,
+  status,
+} from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+
+/**
+ * A Cloud KMS stand-in for tests: a gRPC server built from the protos @google-cloud/kms ships,
+ * implementing only AsymmetricSign and GetPublicKey with real RSA 2048 keys (node:crypto), one
+ * per key version it was given. Plaintext, on 127.0.0.1.
+ */
+interface SignRequest {
+  name: string;
+  digest?: { sha256?: Buffer };
+}
+
+export interface FakeKms {
+  /** `host:port`, for kmsClient(endpoint). */
+  endpoint: string;
+  /** The public key of a version, to verify signatures independently of the client. */
+  publicKey(version: string): KeyObject;
+  /** How many AsymmetricSign calls arrived. */
+  signCalls: number;
+  close(): Promise<void>;
+}
+
+// DigestInfo prefix of SHA-256 (RFC 8017, 9.2): PKCS#1 v1.5 signing of a precomputed digest.
+const SHA256_DIGEST_INFO = Buffer.from("3031300d060960864801650304020105000420", "hex");
+
+/** The package root of a module resolved from `from` (its main file lies under `<root>/build/`). */
+function packageRoot(from: string, name: string): string {
+  const main = createRequire(from).resolve(name);
+  return main.slice(0, main.lastIndexOf(`${path.sep}build${path.sep}`));
+}
+
+/** KMS's own protos, and the google/api ones they import (from the google-gax that KMS uses). */
+function protoDirs(): string[] {
+  const kms = packageRoot(import.meta.url, "@google-cloud/kms");
+  const gax = packageRoot(path.join(kms, "package.json"), "google-gax");
+  return [path.join(kms, "build", "protos"), path.join(gax, "build", "protos")];
+}
+
+export async function startFakeKms(versions: string[]): Promise<FakeKms> {
+  const definition = loadSync("google/cloud/kms/v1/service.proto", {
+    includeDirs: protoDirs(),
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const kmsV1 = (
+    ((loadPackageDefinition(definition)["google"] as GrpcObject)["cloud"] as GrpcObject)["kms"] as GrpcObject
+  )["v1"] as GrpcObject;
+  const service = (kmsV1["KeyManagementService"] as ServiceClientConstructor).service;
+  const keys = new Map(versions.map((v) => [v, generateKeyPairSync("rsa", { modulusLength: 2048 })]));
+  const fake = {
+    endpoint: "",
+    signCalls: 0,
+    publicKey: (v: string) => keys.get(v)!.publicKey,
+    close: async () => {},
+  };
+  const server = new Server();
+  server.addService(service, {
+    AsymmetricSign(call: ServerUnaryCall<SignRequest, unknown>, done: sendUnaryData<unknown>) {
+      fake.signCalls++;
+      const pair = keys.get(call.request.name);
+      if (!pair) return done({ code: status.NOT_FOUND, details: `no key version ${call.request.name}` });
+      const digest = call.request.digest?.sha256;
+      if (digest?.length !== 32)
+        return done({ code: status.INVALID_ARGUMENT, details: "digest.sha256 must be 32 bytes" });
+      const signature = privateEncrypt(
+        { key: pair.privateKey, padding: constants.RSA_PKCS1_PADDING },
+        Buffer.concat([SHA256_DIGEST_INFO, digest]),
+      );
+      done(null, { signature, name: call.request.name });
+    },
+    GetPublicKey(call: ServerUnaryCall<{ name: string }, unknown>, done: sendUnaryData<unknown>) {
+      const pair = keys.get(call.request.name);
+      if (!pair) return done({ code: status.NOT_FOUND, details: `no key version ${call.request.name}` });
+      const pem = pair.publicKey.export({ format: "pem", type: "spki" }).toString();
+      done(null, { pem, algorithm: "RSA_SIGN_PKCS1_2048_SHA256", name: call.request.name });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  fake.endpoint = `127.0.0.1:${port}`;
+  fake.close = () => new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+  return fake;
+}

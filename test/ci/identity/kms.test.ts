@@ -1,0 +1,71 @@
+import { verify } from "node:crypto";
+import { createLocalJWKSet, jwtVerify } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signJobToken } from "../../../shared/ci/identity/jwt.ts";
+import { kmsClient, kmsJobSigner, kmsKeyId } from "../../../shared/ci/identity/kms.ts";
+import { claims } from "./claims.ts";
+import { type FakeKms, startFakeKms } from "./kms-fake.ts";
+
+const V1 = "projects/p/locations/global/keyRings/ci/cryptoKeys/jobs/cryptoKeyVersions/1";
+const V2 = "projects/p/locations/global/keyRings/ci/cryptoKeys/jobs/cryptoKeyVersions/2";
+
+let kms: FakeKms;
+beforeAll(async () => {
+  kms = await startFakeKms([V1, V2]);
+});
+afterAll(async () => {
+  await kms?.close();
+});
+
+describe("KMS job signer, through @google-cloud/kms against a gRPC fake", () => {
+  it("signs with asymmetricSign: the signature verifies with the version's public key", async () => {
+    const client = kmsClient(kms.endpoint);
+    try {
+      const signer = kmsJobSigner({ client, keyVersion: V2 });
+      const input = Buffer.from("header.payload");
+      const signature = await signer.sign(input);
+      expect(verify("sha256", input, kms.publicKey(V2), signature)).toBe(true);
+      expect(verify("sha256", input, kms.publicKey(V1), signature)).toBe(false);
+      expect(kms.signCalls).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("has a stable kid derived from the key version, and publishes current and previous keys", async () => {
+    const client = kmsClient(kms.endpoint);
+    try {
+      const signer = kmsJobSigner({ client, keyVersion: V2, previousKeyVersions: [V1] });
+      const again = kmsJobSigner({ client, keyVersion: V2 });
+      expect(await signer.keyId()).toBe(await again.keyId());
+      expect(await signer.keyId()).toBe(kmsKeyId(V2));
+      expect(kmsKeyId(V1)).not.toBe(kmsKeyId(V2));
+      const keys = await signer.publicJwks();
+      expect(keys.map((k) => k.kid)).toEqual([kmsKeyId(V2), kmsKeyId(V1)]);
+      for (const k of keys) {
+        expect(k).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
+        expect(Object.keys(k).sort()).toEqual(["alg", "e", "kid", "kty", "n", "use"]);
+      }
+      const token = await signJobToken(signer, claims(), new Date());
+      const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet({ keys }), {
+        issuer: claims().iss,
+        audience: claims().aud,
+        algorithms: ["RS256"],
+      });
+      expect(protectedHeader).toEqual({ alg: "RS256", typ: "JWT", kid: kmsKeyId(V2) });
+      expect(payload.sub).toBe(claims().sub);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("fails when the key version does not exist", async () => {
+    const client = kmsClient(kms.endpoint);
+    try {
+      const signer = kmsJobSigner({ client, keyVersion: `${V1}0` });
+      await expect(signer.sign(Buffer.from("x"))).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+  });
+});
