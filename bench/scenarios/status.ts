@@ -1,48 +1,13 @@
+import { policies } from "../../test/support/policies.ts";
 import type { QuireClient } from "../client.ts";
 import { commit } from "../fixtures.ts";
 import { type Budget, type LoadResult, runLoad } from "../load.ts";
 import { progress } from "../log.ts";
 
-/**
- * The two policies of test/merge/fixtures.ts, copied (that file imports vitest), as a repo keeps
- * them: `.svc/policy/<name>.rego` on main.
- */
+/** The spec's two policies, as a repo keeps them: `.svc/policy/<name>.rego` on main. */
 export const STATUS_POLICIES: Record<string, string> = {
-  require_review: `package svc.policy.require_review
-
-default allow := false
-
-approved if {
-  some r in input.reviews
-  r.status == "approved"
-  r.sequence == input.head_sequence
-}
-
-rejected if {
-  some r in input.reviews
-  r.status == "rejected"
-}
-
-allow if {
-  approved
-  not rejected
-}
-
-reason := "approved" if allow
-reason := "needs an approving review at the head" if not allow
-`,
-  ci_must_pass: `package svc.policy.ci_must_pass
-
-default allow := false
-
-allow if {
-  count(input.check_runs) > 0
-  every c in input.check_runs { c.status == "passed" }
-}
-
-reason := "all checks passed" if allow
-reason := "every check must pass at the head" if not allow
-`,
+  require_review: policies.require_review,
+  ci_must_pass: policies.ci_must_pass,
 };
 
 /**
