@@ -2,6 +2,8 @@ import type { AnyRoute } from "../shared/http/route.ts";
 import { archiveRoutes } from "./archives/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
+import { ciRoutes } from "./ci/routes.ts";
+import { ciTokenRoutes } from "./ci-token/routes.ts";
 import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
@@ -16,6 +18,7 @@ import { releaseRoutes } from "./releases/routes.ts";
 import { repoRoutes } from "./repos/routes.ts";
 import { reviewRoutes } from "./reviews/routes.ts";
 import { roleRoutes } from "./roles/routes.ts";
+import { schedulerRoutes } from "./scheduler/routes.ts";
 import { subscriptionRoutes } from "./subscriptions/routes.ts";
 
 /**
@@ -41,6 +44,9 @@ export const groups: Record<string, AnyRoute[]> = {
   events: eventRoutes,
   subscriptions: subscriptionRoutes,
   oidc: oidcRoutes,
+  ci: ciRoutes,
+  ciToken: ciTokenRoutes,
+  scheduler: schedulerRoutes,
   meta: metaRoutes(() => allRoutes),
 };
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { http } from "@google-cloud/functions-framework";
+import { registerRunnerSubscription } from "../shared/ci/scheduler/webhook.ts";
 import { loadConfig } from "../shared/config.ts";
 import { type AppContext, createContext } from "../shared/context.ts";
 import { migrate } from "../shared/db/migrate.ts";
@@ -7,6 +8,7 @@ import { DomainError } from "../shared/errors.ts";
 import { errorReply } from "../shared/http/dispatch.ts";
 import { nodeHandler, writeReply } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
+import { ciCronRoutes, ciReaperRoutes } from "./ci-timers/routes.ts";
 import { groups } from "./groups.ts";
 import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
 
@@ -24,11 +26,13 @@ function appContext(): Promise<AppContext> {
     const config = loadConfig();
     if (!config.DATABASE_URL) throw new Error("DATABASE_URL is required in the cloud");
     await migrate(config.DATABASE_URL);
-    return createContext(
+    const ctx = createContext(
       config,
       createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }),
       config.DATABASE_URL,
     );
+    await registerRunnerSubscription(ctx);
+    return ctx;
   })().catch((err) => {
     context = undefined;
     throw err;
@@ -83,3 +87,7 @@ for (const [name, routes] of Object.entries(groups)) http(name, functionHandler(
 // sweep (docs/events.md, "Webhooks"). It is private: not behind the load balancer, invokable only
 // by the tasks' and the scheduler's service accounts.
 http("webhookDelivery", functionHandler(webhookDeliveryRoutes));
+
+// Cloud Scheduler calls these every minute (docs/ci-scheduler.md); private like webhookDelivery.
+http("ciCron", functionHandler(ciCronRoutes));
+http("ciReaper", functionHandler(ciReaperRoutes));

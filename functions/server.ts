@@ -3,6 +3,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import pg from "pg";
+import { startCiTimers } from "../shared/ci/scheduler/timers.ts";
+import { registerRunnerSubscription } from "../shared/ci/scheduler/webhook.ts";
 import { loadConfig } from "../shared/config.ts";
 import { type AppContext, type ContextOptions, createContext } from "../shared/context.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embedded.ts";
@@ -74,17 +76,21 @@ export async function startServer(
   const ctx = createContext(config, log, databaseUrl, opts.context);
   await ctx.events.start();
   await ctx.webhooks.start();
+  await registerRunnerSubscription(ctx);
+  const stopCiTimers = config.SVC_CI_TIMERS ? startCiTimers(ctx) : () => {};
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
   server.listen(config.PORT);
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
+  ctx.selfUrl = `http://127.0.0.1:${port}`;
   log.info({ port }, "quire is listening");
   return {
     url: `http://127.0.0.1:${port}`,
     ctx,
     async close() {
+      stopCiTimers();
       await ctx.events.close();
       await ctx.webhooks.close();
       server.closeAllConnections();

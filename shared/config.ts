@@ -143,6 +143,23 @@ const jobIssuerUrl = optionalText.transform((v, ctx) => {
   return v.replace(/\/+$/, "");
 });
 
+/** A base URL (http or https, no query), with any trailing `/` dropped. */
+const baseUrl = optionalText.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    ctx.addIssue({ code: "custom", message: `must be a URL, got "${v}"` });
+    return z.NEVER;
+  }
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.search !== "" || url.hash !== "") {
+    ctx.addIssue({ code: "custom", message: "must be an http(s) URL without query or fragment" });
+    return z.NEVER;
+  }
+  return v.replace(/\/+$/, "");
+});
+
 /** A Cloud KMS key version name. */
 const kmsKeyVersion =
   /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+\/cryptoKeyVersions\/[^/]+$/;
@@ -192,6 +209,28 @@ export const envSchema = z
       message: "must be comma-separated projects/P/locations/L/keyRings/R/cryptoKeys/K/cryptoKeyVersions/N",
     }),
     SVC_JOB_KMS_ENDPOINT: optionalText,
+    SVC_PUBLIC_URL: baseUrl,
+    SVC_OIDC_INTERNAL_URL: baseUrl,
+    SVC_JOB_API_AUDIENCE: z.string().trim().min(1).default("quire"),
+    RUNNER_URL: baseUrl,
+    SVC_CI_WEBHOOK_SECRET: optionalText.refine((v) => v === undefined || v.length >= 16, {
+      message: "must be at least 16 characters",
+    }),
+    SVC_CI_WORKER_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, {
+      message: "must be at least 16 characters",
+    }),
+    SVC_CI_K8S_API_URL: baseUrl,
+    SVC_CI_K8S_CA_FILE: optionalText,
+    SVC_CI_K8S_TOKEN: optionalText,
+    SVC_CI_K8S_NAMESPACE: z.string().trim().min(1).default("ci"),
+    SVC_CI_K8S_AUDIENCE: z.string().trim().min(1).default("quire-ci"),
+    SVC_CI_LOG_STORE: z.enum(["local", "gcs"]).default("local"),
+    SVC_CI_LOG_BUCKET: optionalText,
+    SVC_CI_LOG_DIR: z.string().trim().min(1).default("/tmp/svc-ci-logs"),
+    SVC_CI_TIMERS: z
+      .enum(["true", "false", ""], { error: "must be true or false" })
+      .optional()
+      .transform((v) => v !== "false"),
   })
   .superRefine((env, ctx) => {
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
@@ -199,6 +238,21 @@ export const envSchema = z
         code: "custom",
         path: ["SVC_BLOB_BUCKET"],
         message: "is required when SVC_BLOB_STORE=gcs",
+      });
+    }
+    if (env.SVC_CI_LOG_STORE === "gcs" && !env.SVC_CI_LOG_BUCKET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_CI_LOG_BUCKET"],
+        message: "is required when SVC_CI_LOG_STORE=gcs",
+      });
+    }
+    if (env.SVC_CI_K8S_API_URL && env.SVC_CI_WORKER_TOKEN) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_CI_WORKER_TOKEN"],
+        message:
+          "is refused when a Kubernetes configuration (SVC_CI_K8S_API_URL) is set: workers prove who they are with TokenReview",
       });
     }
     if (env.SVC_JOB_SIGNER === "kms" && !env.SVC_JOB_KMS_KEY_VERSION) {

@@ -1,4 +1,4 @@
-import { jobIssuer } from "../../shared/ci/identity/index.ts";
+import { jobIssuer } from "../../shared/ci/urls.ts";
 import { route } from "../../shared/http/route.ts";
 
 /** Discovery and keys change rarely; verifiers may cache them for five minutes. */
@@ -12,7 +12,7 @@ export const oidcRoutes = [
     access: "public",
     summary: "OpenID discovery document of the CI job token issuer",
     handler: async ({ ctx }) => {
-      const issuer = jobIssuer(ctx.config);
+      const issuer = jobIssuer(ctx);
       return {
         status: 200,
         headers: CACHE,

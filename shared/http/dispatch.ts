@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { z } from "zod";
-import { requireRepoRole } from "../access/roles.ts";
-import type { Actor } from "../auth/actor.ts";
+import { type RepoAccess, type Role, requireRepoRole } from "../access/roles.ts";
+import type { Actor, JobActor } from "../auth/actor.ts";
+import { requireClaimedJob } from "../ci/jobs/request-token.ts";
 import type { AppContext } from "../context.ts";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
@@ -104,19 +105,25 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
     try {
       const url = new URL(raw.url, "http://quire.invalid");
       const { route, params } = findRoute(routes, raw.method.toUpperCase(), url.pathname);
-      if (route.access !== "public") {
-        actor = await ctx.auth.authenticate(raw.headers);
+      const { job, worker } = await nonPersonCaller(ctx, route, raw.headers);
+      if (route.access === "user" || typeof route.access === "object") {
+        actor = await ctx.auth.authenticate(raw.headers, ctx);
         if (!actor) fail("UNAUTHENTICATED", "sign in: send 'Authorization: Bearer <ID token>'");
+        if (actor.job) jobTokenGate(route);
       }
       const query = route.query
         ? parseWith(route.query, Object.fromEntries(url.searchParams), "query")
         : undefined;
       const pathParams = route.params ? parseWith(route.params, params, "path") : params;
-      const body = route.body ? parseWith(route.body, parseJsonBody(raw.body) ?? {}, "body") : undefined;
+      const parsedBody = route.body
+        ? parseWith(route.body, parseJsonBody(raw.body) ?? {}, "body")
+        : undefined;
       const repo =
         typeof route.access === "object"
-          ? await requireRepoRole(ctx.pool, params["repo"]!, actor!, route.access.repo)
+          ? await repoAccess(ctx, params["repo"]!, actor!, route.access.repo)
           : undefined;
+      const body =
+        actor?.job && route.jobToken === "report" ? jobReportBody(actor.job, parsedBody) : parsedBody;
       const log = ctx.log.child({ request_id: requestId });
       const reply = await route.handler({
         ctx,
@@ -128,6 +135,9 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         requestId,
         log,
         headers: raw.headers,
+        rawBody: raw.body,
+        job,
+        worker,
       });
       reply.headers = { ...reply.headers, "x-request-id": requestId };
       return { reply, actor, requestId };
@@ -143,6 +153,43 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       return { reply: errorReply(fault, requestId), actor, requestId, error: err };
     }
   };
+}
+
+/**
+ * What a CI job may do with its job token (`actor.job`), decided here and nowhere else: read its
+ * own repo (`GET` routes that need `reader`; `findRepoAccess` makes it a reader of that repo only,
+ * so any other repo answers 404 as if absent) and call the routes flagged `jobToken: "report"`
+ * (posting check runs) there. Anything else is 403, whatever repo it names.
+ */
+function jobTokenGate(route: AnyRoute): void {
+  const read = route.method === "GET" && typeof route.access === "object" && route.access.repo === "reader";
+  const report = route.jobToken === "report" && typeof route.access === "object";
+  if (!read && !report) fail("FORBIDDEN", "a CI job token may only read its repo and report check runs");
+}
+
+/**
+ * The repo of a repo route and the caller's role on it. On a `jobToken: "report"` route a job acts
+ * with the role the route needs, on its own repo only (anywhere else it is no reader: 404).
+ */
+async function repoAccess(ctx: AppContext, name: string, actor: Actor, need: Role): Promise<RepoAccess> {
+  if (!actor.job || need === "reader") return requireRepoRole(ctx.pool, name, actor, need);
+  const access = await requireRepoRole(ctx.pool, name, actor, "reader");
+  return { ...access, role: need };
+}
+
+/** The body of a report by a CI job: for its job's branch only, at the job's pinned sequence unless it names one. */
+function jobReportBody(job: JobActor, body: unknown): unknown {
+  const b = (body ?? {}) as { branch?: unknown; sequence?: unknown };
+  if (b.branch !== job.branch)
+    fail("FORBIDDEN", `a CI job token may only report on its job's branch '${job.branch}'`);
+  return { ...b, sequence: b.sequence ?? job.sequence };
+}
+
+/** The CI job (request token) or CI worker a route of that access is called by. */
+async function nonPersonCaller(ctx: AppContext, route: AnyRoute, headers: IncomingHttpHeaders) {
+  if (route.access === "requestToken") return { job: await requireClaimedJob(ctx.pool, headers) };
+  if (route.access === "worker") return { worker: await ctx.ciWorkers.verify(headers.authorization) };
+  return {};
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -30,6 +30,7 @@ export async function sendRow(
 ): Promise<AttemptOutcome> {
   const outcome = await sendWebhook({ url: row.url, secret: row.secret }, envelopeBody(row.event), {
     ...deps.send,
+    allowPrivate: deps.send.allowPrivate || row.trusted,
     signal,
   });
   const fields = {

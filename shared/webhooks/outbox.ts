@@ -34,6 +34,11 @@ export interface LeasedRow {
   lease: number;
   url: string;
   secret: string | null;
+  /**
+   * A system subscription: its URL is the operator's (RUNNER_URL), so it may be a private or
+   * loopback address, which user-made subscriptions may not reach.
+   */
+  trusted: boolean;
   event: EventRow;
 }
 
@@ -45,6 +50,7 @@ function toLeased(r: Record<string, unknown>): LeasedRow {
     lease: Number(r["lease_seq"]),
     url: r["url"] as string,
     secret: (r["secret"] as string | null) ?? null,
+    trusted: r["trusted"] === true,
     event: {
       id: r["event_id"] as string,
       type: r["type"] as string,

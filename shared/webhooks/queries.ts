@@ -5,17 +5,18 @@
 
 // What a deliverer needs to send one row: the row's lease, the subscription's target, the event.
 const leased_row = `o.id, o.subscription_id, o.attempts, o.lease_seq, s.url, s.secret,
-  e.id AS event_id, e.type, e.source, e.time, e.data`;
+  s.system_name IS NOT NULL AS trusted, e.id AS event_id, e.type, e.source, e.time, e.data`;
 
 /**
  * True while subscription `s`'s creator may still have it: a global subscription's creator is
  * still a global admin (`$admins`, from configuration), a repo subscription's creator can still
  * read the repo (any repo role, any org role, or a global admin). Checked at send time, so a
- * reader who loses access stops receiving, as an SSE stream of theirs would be closed.
+ * reader who loses access stops receiving, as an SSE stream of theirs would be closed. A system
+ * subscription (registered from the server's own configuration) has no person behind it.
  */
 const creator_may_read = (
   admins: string,
-) => `(s.created_by = ANY (${admins}::text[]) OR (s.repo_id IS NOT NULL AND (
+) => `(s.system_name IS NOT NULL OR s.created_by = ANY (${admins}::text[]) OR (s.repo_id IS NOT NULL AND (
     EXISTS (SELECT 1 FROM repo_roles rr WHERE rr.repo_id = s.repo_id AND rr.identity = s.created_by)
     OR EXISTS (SELECT 1 FROM repos r JOIN org_members om ON om.org = r.owner
                WHERE r.id = s.repo_id AND om.identity = s.created_by))))`;

@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import { inject } from "vitest";
 import { type RunningServer, startServer } from "../../functions/server.ts";
+import type { ContextOptions } from "../../shared/context.ts";
 import { type Client, client } from "./client.ts";
 import { databaseUrl, TEMPLATE_DATABASE } from "./global-setup.ts";
 import { startTestIdp, type TestIdp } from "./idp.ts";
@@ -53,7 +54,7 @@ export async function freshDatabase(): Promise<string> {
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  opts: { logTo?: NodeJS.WritableStream } = {},
+  opts: { logTo?: NodeJS.WritableStream; context?: ContextOptions } = {},
 ): Promise<TestApp> {
   const idp = await startTestIdp();
   const dbUrl = await freshDatabase();
@@ -68,7 +69,7 @@ export async function startTestApp(
       SVC_BLOB_LOCAL_DIR: blobDir,
       ...env,
     },
-    { logTo: opts.logTo ?? quietLog() },
+    { logTo: opts.logTo ?? quietLog(), ...(opts.context ? { context: opts.context } : {}) },
   );
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
   return {

@@ -15,8 +15,3 @@ export function jobSignerFromConfig(config: Env, pool: pg.Pool, clock: Clock): J
   }
   return localJobSigner(pool, clock);
 }
-
-/** The job-token issuer ({oidc_url}): SVC_OIDC_ISSUER_URL, else `http://127.0.0.1:<PORT>`. */
-export function jobIssuer(config: Env): string {
-  return config.SVC_OIDC_ISSUER_URL ?? `http://127.0.0.1:${config.PORT}`;
-}

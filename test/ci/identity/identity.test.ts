@@ -45,11 +45,13 @@ describe("discovery document", () => {
     });
   });
 
-  it("defaults the issuer to http://127.0.0.1:<PORT>", async () => {
-    const { jobIssuer } = await import("../../../shared/ci/identity/index.ts");
+  it("defaults the issuer to the process's own address, which the server learns when it listens", async () => {
+    const { jobIssuer } = await import("../../../shared/ci/urls.ts");
     const { loadConfig } = await import("../../../shared/config.ts");
-    expect(jobIssuer(loadConfig({ PORT: "9090" }))).toBe("http://127.0.0.1:9090");
-    expect(jobIssuer(loadConfig({}))).toBe("http://127.0.0.1:8080");
+    expect(jobIssuer({ config: loadConfig({}), selfUrl: "http://127.0.0.1:9090" })).toBe("http://127.0.0.1:9090");
+    expect(app.server.ctx.selfUrl).toBe(app.url);
+    const set = loadConfig({ SVC_OIDC_ISSUER_URL: "https://ci.example.com/" });
+    expect(jobIssuer({ config: set, selfUrl: app.url })).toBe("https://ci.example.com");
     expect(() => loadConfig({ SVC_OIDC_ISSUER_URL: "http://example.com" })).toThrow(/SVC_OIDC_ISSUER_URL/);
     expect(() => loadConfig({ SVC_JOB_SIGNER: "kms" })).toThrow(/SVC_JOB_KMS_KEY_VERSION/);
   });

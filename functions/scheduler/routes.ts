@@ -1,0 +1,126 @@
+import { Readable } from "node:stream";
+import { z } from "zod";
+import { checkName } from "../../shared/checks/names.ts";
+import { readLog, requireLog, signedLogUrl, verifyLogSignature } from "../../shared/ci/jobs/logs.ts";
+import { claimJob, completeJob, getRun, heartbeatJob, readableJob } from "../../shared/ci/jobs/operations.ts";
+import { finalStatuses } from "../../shared/ci/jobs/records.ts";
+import { requestTokenHash } from "../../shared/ci/jobs/request-token.ts";
+import { handleDelivery } from "../../shared/ci/scheduler/triggers.ts";
+import { verifyDelivery } from "../../shared/ci/scheduler/webhook.ts";
+import { fail } from "../../shared/errors.ts";
+import { noContent, ok, route } from "../../shared/http/route.ts";
+
+const jobParams = z.object({ id: z.uuid("must be a job id (a UUID)") });
+
+/**
+ * The CI scheduler (docs/ci-scheduler.md): event intake, the worker protocol (claim, heartbeat,
+ * complete) and job status with its log proxy. Internal only in the cloud, where it is one
+ * function; locally on the same port as the API.
+ */
+export const schedulerRoutes = [
+  route({
+    method: "POST",
+    path: "/webhook",
+    // No caller identity: the delivery proves itself with X-Svc-Signature over its exact bytes.
+    access: "public",
+    summary: "Receives event deliveries (signed with X-Svc-Signature) and queues the CI jobs they trigger",
+    handler: async ({ ctx, headers, rawBody }) => {
+      const body = rawBody ?? Buffer.alloc(0);
+      await verifyDelivery(ctx, headers["x-svc-signature"], body);
+      let event: unknown;
+      try {
+        event = JSON.parse(body.toString("utf8"));
+      } catch {
+        fail("MALFORMED_JSON", "the delivery is not valid JSON");
+      }
+      const outcome = await handleDelivery(ctx, event);
+      return ok({ jobs: outcome?.kind === "queued" ? outcome.jobs : [] });
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/claim",
+    access: "worker",
+    summary:
+      "Claims the oldest queued job: the job, a one-time request_token and oidc_token_url; 204 when none is queued",
+    handler: async ({ ctx, worker }) => {
+      const claim = await claimJob(ctx, worker!);
+      return claim ? ok(claim) : noContent();
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/jobs/:id/heartbeat",
+    access: "requestToken",
+    summary: "Keeps a claimed job alive (request token of that job)",
+    params: jobParams,
+    handler: async ({ ctx, job, params, headers }) =>
+      ok(await heartbeatJob(ctx, job!, params.id, requestTokenHash(headers))),
+  }),
+  route({
+    method: "POST",
+    path: "/jobs/:id/complete",
+    access: "requestToken",
+    summary: "Records a claimed job's final status, passed or failed (request token of that job)",
+    params: jobParams,
+    body: z.strictObject({
+      status: z.enum(finalStatuses, "must be passed or failed"),
+      error: z.string().max(4096, "must be at most 4096 characters").optional(),
+    }),
+    handler: async ({ ctx, job, params, headers, body }) =>
+      ok(await completeJob(ctx, job!, params.id, requestTokenHash(headers), body)),
+  }),
+  route({
+    method: "GET",
+    path: "/run/:id",
+    access: "user",
+    summary: "A CI job's status; reader or higher on its repo",
+    params: jobParams,
+    handler: async ({ ctx, actor, params }) => ok(await getRun(ctx, actor!, params.id)),
+  }),
+  route({
+    method: "GET",
+    path: "/run/:id/logs/:check*",
+    // Public in the table because the signed form needs no credentials; the handler
+    // authenticates the ordinary form itself (reader or higher on the job's repo).
+    access: "public",
+    summary:
+      "A check's log: a reader of the repo is redirected to a signed URL of the stored log (valid 15 minutes), which serves it",
+    params: z.object({ id: z.uuid("must be a job id (a UUID)"), check: checkName }),
+    query: z.object({
+      expires: z
+        .string()
+        .regex(/^\d{1,15}$/, "must be a Unix time in seconds")
+        .transform(Number)
+        .optional(),
+      sig: z.string().max(256).optional(),
+    }),
+    handler: async ({ ctx, headers, params, query }) => {
+      if (query.sig !== undefined || query.expires !== undefined) {
+        if (query.sig === undefined || query.expires === undefined)
+          fail("VALIDATION_FAILED", "a signed log URL needs both expires and sig");
+        await verifyLogSignature(ctx, { jobId: params.id, checkName: params.check, ...query } as {
+          jobId: string;
+          checkName: string;
+          expires: number;
+          sig: string;
+        });
+        const log = await readLog(ctx, params.id, params.check);
+        // Logs are served as plain text whatever was uploaded: a worker-supplied type such as
+        // text/html would run script on this origin.
+        const headers = {
+          "content-type": "text/plain; charset=utf-8",
+          "content-length": String(log.body.length),
+          "x-content-type-options": "nosniff",
+          "content-security-policy": "sandbox",
+        };
+        return { status: 200, stream: Readable.from([log.body]), headers };
+      }
+      const actor = await ctx.auth.authenticate(headers, ctx);
+      if (!actor) fail("UNAUTHENTICATED", "sign in: send 'Authorization: Bearer <ID token>'");
+      await readableJob(ctx, actor, params.id);
+      await requireLog(ctx, params.id, params.check);
+      return { status: 302, headers: { location: await signedLogUrl(ctx, params.id, params.check) } };
+    },
+  }),
+];

@@ -1,0 +1,88 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { archiveSigningKey } from "../../archives/presign.ts";
+import type { AppContext } from "../../context.ts";
+import { fail } from "../../errors.ts";
+import { runnerUrl } from "../urls.ts";
+
+/**
+ * Check logs (SPEC: `POST /repos/{name}/-/check/{check_name}/logs`). A log is kept in the log
+ * store (a directory, or a GCS bucket) under its job, one per check, and recorded in `ci_logs`.
+ * Its URL is the scheduler's log proxy, `GET {RUNNER_URL}/run/{job}/logs/{check}`, which answers a
+ * reader of the repo with a redirect to a short-lived signed URL of the stored log, so a browser
+ * or `curl -L` can open it without handing credentials to wherever it is stored.
+ */
+
+/** How long the signed URL a log redirect leads to stays valid. */
+export const LOG_URL_TTL_SECONDS = 15 * 60;
+
+/** The path of a check's log on the scheduler; the check name keeps its `/`s. */
+export const logPath = (jobId: string, checkName: string) =>
+  `/run/${jobId}/logs/${checkName.split("/").map(encodeURIComponent).join("/")}`;
+
+// Keys do not embed the check name (it may hold any character a check name may): its hash does.
+const objectKey = (jobId: string, checkName: string) =>
+  `ci-logs/${jobId}/${createHash("sha256").update(checkName, "utf8").digest("hex")}`;
+
+const log_upsert = `
+  INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at)
+  VALUES ($1, $2, $3, $4, $5, $6)
+  ON CONFLICT (job_id, check_name) DO UPDATE
+    SET content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at`;
+
+/** Stores (or replaces) the log of a job's check and returns its URL. */
+export async function storeLog(
+  ctx: AppContext,
+  log: { jobId: string; checkName: string; body: Buffer; contentType: string },
+): Promise<string> {
+  const key = objectKey(log.jobId, log.checkName);
+  await ctx.ciLogs.put(key, log.body);
+  await ctx.pool.query(log_upsert, [
+    log.jobId,
+    log.checkName,
+    key,
+    log.contentType,
+    log.body.length,
+    ctx.clock.now(),
+  ]);
+  return `${runnerUrl(ctx)}${logPath(log.jobId, log.checkName)}`;
+}
+
+const log_select = `SELECT object_key, content_type FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+
+/** Where a job's check log is kept, and its type; LOG_NOT_FOUND when none was uploaded. */
+export async function requireLog(ctx: AppContext, jobId: string, checkName: string) {
+  const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
+  if (!rows[0]) fail("LOG_NOT_FOUND", `job ${jobId} has no log for '${checkName}'`);
+  return { key: rows[0].object_key as string, contentType: rows[0].content_type as string };
+}
+
+/** A stored log's bytes and type. */
+export async function readLog(ctx: AppContext, jobId: string, checkName: string) {
+  const log = await requireLog(ctx, jobId, checkName);
+  return { body: await ctx.ciLogs.get(log.key), contentType: log.contentType };
+}
+
+// Signed under the presigned-archive key, with its own first line so that no log signature can
+// ever pass as an archive signature or the other way round.
+const logSignature = (key: Buffer, jobId: string, checkName: string, expires: number) =>
+  createHmac("sha256", key).update(`ci-log\n${jobId}\n${checkName}\n${expires}`, "utf8").digest();
+
+/** The signed, credential-free URL of a stored log, valid for LOG_URL_TTL_SECONDS. */
+export async function signedLogUrl(ctx: AppContext, jobId: string, checkName: string): Promise<string> {
+  const expires = Math.floor(ctx.clock.now().getTime() / 1000) + LOG_URL_TTL_SECONDS;
+  const sig = logSignature(await archiveSigningKey(ctx), jobId, checkName, expires).toString("hex");
+  return `${runnerUrl(ctx)}${logPath(jobId, checkName)}?${new URLSearchParams({ expires: String(expires), sig })}`;
+}
+
+/** Checks a signed log URL: the signature first (constant time), then its expiry. */
+export async function verifyLogSignature(
+  ctx: AppContext,
+  q: { jobId: string; checkName: string; expires: number; sig: string },
+): Promise<void> {
+  const expected = logSignature(await archiveSigningKey(ctx), q.jobId, q.checkName, q.expires);
+  const given = /^[0-9a-fA-F]{64}$/.test(q.sig) ? Buffer.from(q.sig, "hex") : null;
+  if (given === null || !timingSafeEqual(given, expected))
+    fail("SIGNATURE_INVALID", "the log URL's signature is not valid");
+  if (q.expires < Math.floor(ctx.clock.now().getTime() / 1000))
+    fail("URL_EXPIRED", "the log URL has expired");
+}

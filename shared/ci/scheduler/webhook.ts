@@ -1,0 +1,104 @@
+import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import type { AppContext } from "../../context.ts";
+import type { Queryable } from "../../db/pool.ts";
+import { fail } from "../../errors.ts";
+import { signature } from "../../webhooks/send.ts";
+import { runnerUrl } from "../urls.ts";
+
+/**
+ * The scheduler's side of the event subscription (SPEC "CI trigger mapping"): the global webhook
+ * subscription it registers, and the secret every delivery to `/webhook` must be signed with.
+ */
+
+/** The events that can queue CI. */
+export const CI_EVENT_TYPES = ["com.svc.commit.created", "com.svc.proposal.opened"] as const;
+/** The `system_name` of the scheduler's subscription: there is at most one. */
+export const RUNNER_SUBSCRIPTION = "ci-scheduler";
+const SECRET_NAME = "ci_webhook_secret";
+
+const secret_insert = `INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`;
+const secret_select = `SELECT secret FROM server_secrets WHERE name = $1`;
+
+// Per context, loaded once (a failed load is retried on the next call).
+const secrets = new WeakMap<AppContext, Promise<string>>();
+
+/**
+ * The webhook secret: SVC_CI_WEBHOOK_SECRET, else one generated once and kept in the database,
+ * where every instance of the API and of the scheduler finds the same one. There is always a
+ * secret, so `/webhook` always verifies: an unsigned delivery is never accepted.
+ */
+export function runnerWebhookSecret(ctx: AppContext): Promise<string> {
+  if (ctx.config.SVC_CI_WEBHOOK_SECRET) return Promise.resolve(ctx.config.SVC_CI_WEBHOOK_SECRET);
+  let secret = secrets.get(ctx);
+  if (!secret) {
+    secret = storedSecret(ctx.pool);
+    secret.catch(() => secrets.delete(ctx));
+    secrets.set(ctx, secret);
+  }
+  return secret;
+}
+
+async function storedSecret(db: Queryable): Promise<string> {
+  await db.query(secret_insert, [SECRET_NAME, randomBytes(32)]);
+  const { rows } = await db.query(secret_select, [SECRET_NAME]);
+  return (rows[0].secret as Buffer).toString("base64url");
+}
+
+/** Refuses a delivery unless `X-Svc-Signature` is the HMAC of exactly these bytes (constant time). */
+export async function verifyDelivery(ctx: AppContext, header: string | string[] | undefined, body: Buffer) {
+  const given = typeof header === "string" ? Buffer.from(header, "utf8") : null;
+  if (given === null) fail("UNAUTHENTICATED", "an event delivery must carry X-Svc-Signature");
+  const expected = Buffer.from(signature(await runnerWebhookSecret(ctx), body), "utf8");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    fail("UNAUTHENTICATED", "X-Svc-Signature does not match the delivery");
+}
+
+// One row per system name: a second start, or a second instance, updates the one row.
+const runner_subscription_upsert = `
+  INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, secret, created_at, created_by, system_name)
+  VALUES ($1, NULL, NULL, $2::text[], 'webhook', $3, $4, $5, $6, $6)
+  ON CONFLICT (system_name) DO UPDATE
+    SET event_types = EXCLUDED.event_types, url = EXCLUDED.url, secret = EXCLUDED.secret
+    WHERE (subscriptions.event_types, subscriptions.url, subscriptions.secret)
+      IS DISTINCT FROM (EXCLUDED.event_types, EXCLUDED.url, EXCLUDED.secret)
+  RETURNING id::text`;
+
+/**
+ * With RUNNER_URL set, makes sure the scheduler's global subscription exists, once: commit.created
+ * and proposal.opened to `<RUNNER_URL>/webhook`, signed with the runner secret. A changed URL or
+ * secret updates it in place. Unset, nothing is registered. Returns whether anything changed.
+ */
+export async function registerRunnerSubscription(ctx: AppContext): Promise<boolean> {
+  if (!ctx.config.RUNNER_URL) return false;
+  const { rowCount } = await ctx.pool.query(runner_subscription_upsert, [
+    randomUUID(),
+    CI_EVENT_TYPES,
+    `${runnerUrl(ctx)}/webhook`,
+    await runnerWebhookSecret(ctx),
+    ctx.clock.now(),
+    RUNNER_SUBSCRIPTION,
+  ]);
+  return rowCount === 1;
+}
+
+/** The parts of a delivered CloudEvent the scheduler reads. */
+export const deliveredEvent = z.object({
+  id: z.string().min(1).max(200),
+  type: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const commitCreatedData = z.object({
+  repo: z.string(),
+  branch: z.string(),
+  sequence: z.int().positive(),
+});
+
+export const proposalOpenedData = z.object({
+  repo: z.string(),
+  branch: z.string(),
+  base_branch: z.string(),
+  proposal_id: z.uuid(),
+  sequence: z.int().nonnegative(),
+});

@@ -1,0 +1,88 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "vitest";
+import { ManualClock } from "../../shared/clock.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { type Client, client, type Res } from "../support/client.ts";
+import { freePort } from "../support/ports.ts";
+
+/** The static worker token of the test apps (local mode's SVC_CI_WORKER_TOKEN). */
+export const WORKER_TOKEN = "worker-token-for-the-tests-0123456789";
+
+export interface CiApp extends TestApp {
+  clock: ManualClock;
+  /** A client that authenticates as the CI worker (the static token). */
+  worker: Client;
+  /** A client that sends `token` as its bearer (a request token or a job JWT). */
+  bearer(token: string): Client;
+}
+
+/**
+ * A test app set up as `npm start` runs CI: RUNNER_URL is the app itself (so the scheduler's
+ * subscription is registered at start and commits reach `/webhook` through real signed webhook
+ * deliveries), a static worker token, a log directory, a manual clock, and no timers (tests run
+ * the reaper and cron passes themselves).
+ */
+export async function startCiApp(env: Record<string, string> = {}): Promise<CiApp> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const logDir = await mkdtemp(path.join(tmpdir(), "quire-ci-logs-"));
+  const clock = new ManualClock(new Date());
+  const app = await startTestApp(
+    {
+      PORT: String(port),
+      RUNNER_URL: url,
+      SVC_CI_WORKER_TOKEN: WORKER_TOKEN,
+      SVC_CI_LOG_DIR: logDir,
+      SVC_CI_TIMERS: "false",
+      SVC_WEBHOOK_ALLOW_PRIVATE: "false",
+      LOG_LEVEL: process.env["QUIRE_TEST_LOG_LEVEL"] ?? "error",
+      ...env,
+    },
+    { context: { clock } },
+  );
+  const close = app.close;
+  return {
+    ...app,
+    clock,
+    worker: client(app.url, async () => WORKER_TOKEN),
+    bearer: (token) => client(app.url, async () => token),
+    async close() {
+      await close();
+      await rm(logDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `/claim` until a job comes (the webhook delivery is asynchronous), or fails after `ms`. */
+export async function claimWithin(app: CiApp, ms = 10_000): Promise<Res> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const res = await app.worker.post("/claim");
+    if (res.status !== 204 || Date.now() > until) {
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Waits until `sql` returns a count of at least `n` (a job queued by a delivery), or fails. */
+export async function waitForCount(app: TestApp, sql: string, values: unknown[], n: number, ms = 10_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const [row] = await app.sql<{ n: number }>(sql, values);
+    if ((row?.n ?? 0) >= n) return row!.n;
+    if (Date.now() > until) expect(row?.n ?? 0, `waited ${ms} ms for ${sql}`).toBeGreaterThanOrEqual(n);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A `.svc/ci.yaml` with one check per name, run on every push and on proposals to main. */
+export function ciYaml(checks: string[], on = "on:\n  push:\n  proposal:\n    base_branches: [main]\n") {
+  const list = checks
+    .map((name) => `  - name: ${name}\n    image: alpine:3.20\n    steps:\n      - echo ${name}\n`)
+    .join("");
+  return `${on}checks:\n${list}`;
+}
