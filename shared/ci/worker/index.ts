@@ -1,0 +1,48 @@
+import type { Clock } from "../../clock.ts";
+import type { Env } from "../../config.ts";
+import type { Logger } from "../../log.ts";
+import { googleAccessTokenSource, kubernetesApis } from "./k8s-client.ts";
+import { kubernetesWorkerVerifier } from "./kubernetes.ts";
+import { staticWorkerVerifier, unconfiguredWorkerVerifier } from "./static.ts";
+import type { WorkerVerifier } from "./verifier.ts";
+
+export { MAX_POD_AGE_MS, WORKER_NAME } from "./kubernetes.ts";
+export type { WorkerIdentity, WorkerVerifier } from "./verifier.ts";
+
+/** Per-request limit on Kubernetes API calls; a claim waits at most four of these. */
+const K8S_TIMEOUT_MS = 10_000;
+
+/**
+ * The worker check for `POST /claim` the configuration names:
+ * - SVC_CI_K8S_API_URL set: TokenReview plus the pod's owner chain (the scheduler authenticates
+ *   with SVC_CI_K8S_TOKEN, else a Google access token from Application Default Credentials);
+ * - else SVC_CI_WORKER_TOKEN set: the local static token;
+ * - else: every claim is refused.
+ * Config validation already refuses both at once, so a static token can never weaken a cluster
+ * setup. Throws at start-up when the Kubernetes URL or CA file cannot work.
+ */
+export function workerVerifierFromConfig(
+  config: Env,
+  log: Logger,
+  deps: { clock?: Clock; timeoutMs?: number } = {},
+): WorkerVerifier {
+  if (config.SVC_CI_K8S_API_URL) {
+    const apis = kubernetesApis({
+      server: config.SVC_CI_K8S_API_URL,
+      caFile: config.SVC_CI_K8S_CA_FILE,
+      credential: config.SVC_CI_K8S_TOKEN
+        ? { token: config.SVC_CI_K8S_TOKEN }
+        : { tokenSource: googleAccessTokenSource() },
+      timeoutMs: deps.timeoutMs ?? K8S_TIMEOUT_MS,
+    });
+    return kubernetesWorkerVerifier({
+      apis,
+      namespace: config.SVC_CI_K8S_NAMESPACE,
+      audience: config.SVC_CI_K8S_AUDIENCE,
+      log,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    });
+  }
+  if (config.SVC_CI_WORKER_TOKEN) return staticWorkerVerifier(config.SVC_CI_WORKER_TOKEN, log);
+  return unconfiguredWorkerVerifier(log);
+}
