@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { archiveSigningKey } from "../../archives/presign.ts";
 import type { AppContext } from "../../context.ts";
 import { fail } from "../../errors.ts";
@@ -19,15 +19,24 @@ export const LOG_URL_TTL_SECONDS = 15 * 60;
 export const logPath = (jobId: string, checkName: string) =>
   `/run/${jobId}/logs/${checkName.split("/").map(encodeURIComponent).join("/")}`;
 
-// Keys do not embed the check name (it may hold any character a check name may): its hash does.
+// Keys do not embed the check name (it may hold any character a check name may) but its hash,
+// and each upload gets a key of its own: the GCS store never overwrites an object (its keys are
+// meant to be content addresses), so a replacement is a new object and the old one is deleted.
 const objectKey = (jobId: string, checkName: string) =>
-  `ci-logs/${jobId}/${createHash("sha256").update(checkName, "utf8").digest("hex")}`;
+  `ci-logs/${jobId}/${createHash("sha256").update(checkName, "utf8").digest("hex")}/${randomUUID()}`;
 
+// `previous` reads the statement's snapshot, so it sees the row as it was before the upsert.
 const log_upsert = `
-  INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
-  ON CONFLICT (job_id, check_name) DO UPDATE
-    SET content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at`;
+  WITH previous AS (
+    SELECT object_key FROM ci_logs WHERE job_id = $1 AND check_name = $2),
+  upserted AS (
+    INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (job_id, check_name) DO UPDATE
+      SET object_key = EXCLUDED.object_key, content_type = EXCLUDED.content_type,
+          bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at
+    RETURNING 1)
+  SELECT (SELECT object_key FROM previous) AS replaced FROM upserted`;
 
 /** Stores (or replaces) the log of a job's check and returns its URL. */
 export async function storeLog(
@@ -36,7 +45,7 @@ export async function storeLog(
 ): Promise<string> {
   const key = objectKey(log.jobId, log.checkName);
   await ctx.ciLogs.put(key, log.body);
-  await ctx.pool.query(log_upsert, [
+  const { rows } = await ctx.pool.query(log_upsert, [
     log.jobId,
     log.checkName,
     key,
@@ -44,6 +53,10 @@ export async function storeLog(
     log.body.length,
     ctx.clock.now(),
   ]);
+  const replaced = rows[0]?.replaced as string | null;
+  // Best effort: a leftover object is only storage, never read again.
+  if (replaced)
+    await ctx.ciLogs.delete(replaced).catch((err) => ctx.log.warn({ err }, "old ci log not deleted"));
   return `${runnerUrl(ctx)}${logPath(log.jobId, log.checkName)}`;
 }
 
