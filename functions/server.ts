@@ -96,6 +96,7 @@ export async function startServer(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.policies.close();
+      await ctx.jobSigner.close?.();
       await ctx.pool.end();
       await embedded?.stop();
     },

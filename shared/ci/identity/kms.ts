@@ -1,6 +1,7 @@
 import { createHash, createPublicKey } from "node:crypto";
 import { KeyManagementServiceClient } from "@google-cloud/kms";
 import { credentials } from "@grpc/grpc-js";
+import { crc32c } from "./crc32c.ts";
 import { type JobSigner, type JWK, publicJwkOf } from "./signer.ts";
 
 /** The `kid` of a KMS key version: stable across instances and restarts, and reveals no name. */
@@ -61,10 +62,23 @@ export function kmsJobSigner(opts: KmsSignerOptions): JobSigner {
     keyId: async () => kmsKeyId(keyVersion),
     async sign(input) {
       const digest = createHash("sha256").update(input).digest();
-      const [res] = await client.asymmetricSign({ name: keyVersion, digest: { sha256: digest } });
+      const [res] = await client.asymmetricSign({
+        name: keyVersion,
+        digest: { sha256: digest },
+        digestCrc32c: { value: crc32c(digest) },
+      });
+      // KMS's integrity protocol: it confirms it received our digest intact, names the key it
+      // used, and sends the signature's checksum. A token signed over corrupted bytes would fail
+      // every verification later, far from the cause; here it is an error at once.
       if (!res.signature || res.signature.length === 0) throw new Error("KMS returned no signature");
-      return Buffer.from(res.signature as Uint8Array);
+      const signature = Buffer.from(res.signature as Uint8Array);
+      if (!res.verifiedDigestCrc32c) throw new Error("KMS did not verify the digest's CRC32C");
+      if (res.name !== keyVersion) throw new Error(`KMS signed with ${String(res.name)}, not ${keyVersion}`);
+      if (Number(res.signatureCrc32c?.value) !== crc32c(signature))
+        throw new Error("the signature from KMS does not match its CRC32C");
+      return signature;
     },
     publicJwks: () => Promise.all(versions.map(publicJwk)),
+    close: () => client.close(),
   };
 }

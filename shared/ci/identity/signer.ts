@@ -24,6 +24,8 @@ export interface JobSigner {
   sign(signingInput: Buffer): Promise<Buffer>;
   /** The current key and every retired key that may still have unexpired tokens. */
   publicJwks(): Promise<JWK[]>;
+  /** Releases what the signer holds open (the KMS client's channel). */
+  close?(): Promise<void>;
 }
 
 /** Job tokens live one hour (SPEC, Authentication 5). */

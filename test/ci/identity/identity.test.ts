@@ -48,7 +48,9 @@ describe("discovery document", () => {
   it("defaults the issuer to the process's own address, which the server learns when it listens", async () => {
     const { jobIssuer } = await import("../../../shared/ci/urls.ts");
     const { loadConfig } = await import("../../../shared/config.ts");
-    expect(jobIssuer({ config: loadConfig({}), selfUrl: "http://127.0.0.1:9090" })).toBe("http://127.0.0.1:9090");
+    expect(jobIssuer({ config: loadConfig({}), selfUrl: "http://127.0.0.1:9090" })).toBe(
+      "http://127.0.0.1:9090",
+    );
     expect(app.server.ctx.selfUrl).toBe(app.url);
     const set = loadConfig({ SVC_OIDC_ISSUER_URL: "https://ci.example.com/" });
     expect(jobIssuer({ config: set, selfUrl: app.url })).toBe("https://ci.example.com");

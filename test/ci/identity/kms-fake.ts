@@ -12,6 +12,7 @@ import {
   status,
 } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
+import { crc32c } from "../../../shared/ci/identity/crc32c.ts";
 
 /**
  * A Cloud KMS stand-in for tests: a gRPC server built from the protos @google-cloud/kms ships,
@@ -21,11 +22,18 @@ import { loadSync } from "@grpc/proto-loader";
 interface SignRequest {
   name: string;
   digest?: { sha256?: Buffer };
+  digestCrc32c?: { value?: string };
 }
+
+const flipFirst = (b: Buffer) => Buffer.concat([Buffer.from([b[0]! ^ 0xff]), b.subarray(1)]);
 
 export interface FakeKms {
   /** `host:port`, for kmsClient(endpoint). */
   endpoint: string;
+  /** Flip a byte of each signature after its CRC32C was computed, as a corrupted transfer would. */
+  corruptSignatures: boolean;
+  /** Name this version in sign answers instead of the one asked for. */
+  answerAsVersion: string | undefined;
   /** The public key of a version, to verify signatures independently of the client. */
   publicKey(version: string): KeyObject;
   /** How many AsymmetricSign calls arrived. */
@@ -66,6 +74,8 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
   const fake = {
     endpoint: "",
     signCalls: 0,
+    corruptSignatures: false,
+    answerAsVersion: undefined as string | undefined,
     publicKey: (v: string) => keys.get(v)!.publicKey,
     close: async () => {},
   };
@@ -82,7 +92,17 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
         { key: pair.privateKey, padding: constants.RSA_PKCS1_PADDING },
         Buffer.concat([SHA256_DIGEST_INFO, digest]),
       );
-      done(null, { signature, name: call.request.name });
+      const sent = call.request.digestCrc32c?.value;
+      if (sent !== undefined && Number(sent) !== crc32c(digest))
+        return done({ code: status.INVALID_ARGUMENT, details: "digest_crc32c does not match digest" });
+      if (fake.corruptSignatures) signature[0]! ^= 0xff;
+      done(null, {
+        signature,
+        name: fake.answerAsVersion ?? call.request.name,
+        verifiedDigestCrc32c: sent !== undefined,
+        // The checksum of the signature as KMS computed it, before any corruption in transit.
+        signatureCrc32c: { value: String(crc32c(fake.corruptSignatures ? flipFirst(signature) : signature)) },
+      });
     },
     GetPublicKey(call: ServerUnaryCall<{ name: string }, unknown>, done: sendUnaryData<unknown>) {
       const pair = keys.get(call.request.name);

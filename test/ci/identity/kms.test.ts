@@ -68,4 +68,28 @@ describe("KMS job signer, through @google-cloud/kms against a gRPC fake", () => 
       await client.close();
     }
   });
+
+  it("checks KMS's integrity fields: a signature corrupted in transit, or one by another key version, is an error", async () => {
+    const client = kmsClient(kms.endpoint);
+    const signer = kmsJobSigner({ client, keyVersion: V2 });
+    try {
+      kms.corruptSignatures = true;
+      await expect(signer.sign(Buffer.from("x"))).rejects.toThrow(/CRC32C/);
+      kms.corruptSignatures = false;
+      kms.answerAsVersion = V1;
+      await expect(signer.sign(Buffer.from("x"))).rejects.toThrow(/signed with/);
+      kms.answerAsVersion = undefined;
+      await expect(signer.sign(Buffer.from("x"))).resolves.toHaveLength(256);
+    } finally {
+      kms.corruptSignatures = false;
+      kms.answerAsVersion = undefined;
+      await signer.close?.();
+    }
+  });
+
+  it("computes CRC32C as KMS does (the Castagnoli check value)", async () => {
+    const { crc32c } = await import("../../../shared/ci/identity/crc32c.ts");
+    expect(crc32c(Buffer.from("123456789"))).toBe(0xe3069283);
+    expect(crc32c(Buffer.alloc(0))).toBe(0);
+  });
 });

@@ -82,7 +82,7 @@ describe("check logs in a GCS bucket (fake-gcs-server)", () => {
     app.clock.advance(16 * 60_000);
     const expired = await fetch(signed);
     expect(expired.status).toBe(403);
-    expect((await expired.json()).code).toBe("URL_EXPIRED");
+    expect(((await expired.json()) as { code: string }).code).toBe("URL_EXPIRED");
   });
 
   it("answers the proxy only to readers of the job's repo, and 404 for a log never uploaded", async () => {
@@ -92,10 +92,10 @@ describe("check logs in a GCS bucket (fake-gcs-server)", () => {
     expect((await openLog(path, null)).status).toBe(401);
     const stranger = await openLog(path, await app.idp.token("stranger@example.com"));
     expect(stranger.status).toBe(404);
-    expect((await stranger.json()).code).toBe("JOB_NOT_FOUND");
+    expect(((await stranger.json()) as { code: string }).code).toBe("JOB_NOT_FOUND");
     const missing = await openLog(`/run/${id}/logs/docs/build`, await app.idp.token(fx.owner));
     expect(missing.status).toBe(404);
-    expect((await missing.json()).code).toBe("LOG_NOT_FOUND");
+    expect(((await missing.json()) as { code: string }).code).toBe("LOG_NOT_FOUND");
     expect((await app.as("stranger@example.com").get(`/run/${id}`)).status).toBe(404);
   });
 
