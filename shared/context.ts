@@ -1,11 +1,13 @@
 import type pg from "pg";
 import { type Authenticator, createAuthenticator } from "./auth/authenticate.ts";
 import { createIdTokenVerifier } from "./auth/idtoken.ts";
+import { createJobTokenVerifier } from "./auth/jobtoken.ts";
 import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
 import { jobSignerFromConfig } from "./ci/identity/index.ts";
 import type { JobSigner } from "./ci/identity/signer.ts";
+import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { KeyedGate } from "./commits/gate.ts";
 import type { Env } from "./config.ts";
@@ -33,6 +35,15 @@ export interface AppContext {
   commitGate: KeyedGate;
   /** Signs CI job OIDC JWTs and publishes the JWKS: a local database key or Cloud KMS (docs/ci-identity.md). */
   jobSigner: JobSigner;
+  /** Checks who claims a CI job: Kubernetes TokenReview, or a static token locally (docs/ci-worker-identity.md). */
+  ciWorkers: WorkerVerifier;
+  /** Where CI check logs are kept: a local directory or a GCS bucket (docs/ci-scheduler.md). */
+  ciLogs: BlobStore;
+  /**
+   * This process's own base URL, the default of every public URL setting that is unset
+   * (shared/ci/urls.ts). The server sets it once it listens, since PORT=0 picks the port then.
+   */
+  selfUrl: string;
 }
 
 /** Seams for tests and benchmarks: a manual clock, webhook timeouts and resolution. */
@@ -64,12 +75,23 @@ export function createContext(
       config.SVC_BLOB_STORE === "gcs"
         ? gcsBlobStore(config.SVC_BLOB_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
-    auth: createAuthenticator({ verifier, devIdentity: config.DEV_IDENTITY, globalAdmins }),
+    auth: createAuthenticator({
+      verifier,
+      jobTokens: createJobTokenVerifier(),
+      devIdentity: config.DEV_IDENTITY,
+      globalAdmins,
+    }),
     policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
     events: eventHubFromConfig(config, log, pool, databaseUrl),
     clock,
     webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
     commitGate: new KeyedGate(),
     jobSigner: jobSignerFromConfig(config, pool, clock),
+    ciWorkers: workerVerifierFromConfig(config, log),
+    ciLogs:
+      config.SVC_CI_LOG_STORE === "gcs"
+        ? gcsBlobStore(config.SVC_CI_LOG_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
+        : localBlobStore(config.SVC_CI_LOG_DIR),
+    selfUrl: `http://127.0.0.1:${config.PORT}`,
   };
 }

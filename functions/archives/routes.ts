@@ -51,12 +51,13 @@ async function presignedRepo(ctx: AppContext, name: string, q: ArchiveQuery): Pr
 }
 
 /**
- * The ordinary form: a signed-in reader of the repo (404 for one who may not read it). Returns the
+ * The ordinary form: a signed-in reader of the repo (404 for one who may not read it), or a CI job
+ * with its job token, which reads its own repo only (`findRepoAccess`). Returns the
  * repo and the caller's identity, which the archive's own log line records (the request log line
  * of a public route has none).
  */
 async function readerRepo(ctx: AppContext, name: string, call: ArchiveCall) {
-  const actor = await ctx.auth.authenticate(call.headers);
+  const actor = await ctx.auth.authenticate(call.headers, ctx);
   if (!actor)
     fail("UNAUTHENTICATED", "sign in: send 'Authorization: Bearer <ID token>', or use a presigned URL");
   const access = await requireRepoRole(ctx.pool, name, actor, "reader");

@@ -9,8 +9,11 @@ export const checkRoutes = [
     method: "POST",
     path: "/repos/:repo*/-/check",
     access: { repo: "writer" },
+    // A CI job's token reports here too, on its own repo and its job's branch only; its default
+    // sequence is the job's pinned one, not the head (shared/http/dispatch.ts).
+    jobToken: "report",
     summary:
-      "Report a check run for a branch at a sequence (default: its head); replaces an earlier report of the same check there",
+      "Report a check run for a branch at a sequence (default: its head; for a CI job token, the job's pinned sequence); replaces an earlier report of the same check there",
     body: z.object({
       branch: branchName,
       check_name: checkName,

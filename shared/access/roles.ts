@@ -53,8 +53,24 @@ const repo_select_with_access = prepared(
   WHERE r.name = $1`,
 );
 
-/** The repo and the caller's effective role on it, or null when no such repo exists. */
+const repo_select_for_job = prepared(
+  "repo_select_for_job",
+  `SELECT id, name, owner, created_at, created_by FROM repos WHERE name = $1`,
+);
+
+/**
+ * The repo and the caller's effective role on it, or null when no such repo exists. A CI job
+ * (job token, `actor.job`) is a reader of its own repo and has no role on any other, whatever roles
+ * an identity spelled `ci-job:…` might have been granted; the one write it may make, reporting a
+ * check run, is allowed by the dispatcher (shared/http/dispatch.ts, `jobToken`).
+ */
 export async function findRepoAccess(db: Queryable, name: string, actor: Actor): Promise<RepoAccess | null> {
+  if (actor.job) {
+    const { rows } = await db.query(repo_select_for_job([name]));
+    const repo = rows[0] as RepoRow | undefined;
+    if (!repo) return null;
+    return { repo, role: repo.id === actor.job.repoId ? "reader" : null, orgRole: null };
+  }
   const { rows } = await db.query(repo_select_with_access([name, actor.identity]));
   const row = rows[0];
   if (!row) return null;

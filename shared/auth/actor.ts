@@ -1,7 +1,25 @@
+/** The CI job behind a job OIDC JWT (SPEC, Authentication 5), as the database knows it now. */
+export interface JobActor {
+  /** `ci_jobs.id`, also the token's `job_id`. */
+  id: string;
+  repoId: number;
+  /** The repo's full name, `<org>/<repo>`. */
+  repo: string;
+  /** The branch the job tests: the only branch it may report check runs on. */
+  branch: string;
+  /** The branch head the job is pinned to: a check run's default sequence. */
+  sequence: number;
+}
+
 /** The authenticated caller of a request. */
 export interface Actor {
-  /** The identity: the ID token's `email` claim (or DEV_IDENTITY). */
+  /** The identity: the ID token's `email` claim (or DEV_IDENTITY), or `ci-job:<job_id>` for a job token. */
   identity: string;
-  /** BOOTSTRAP_ADMIN and GLOBAL_ADMINS act as admin on every org and repo. */
+  /** BOOTSTRAP_ADMIN and GLOBAL_ADMINS act as admin on every org and repo. Never a job. */
   globalAdmin: boolean;
+  /**
+   * Set when the caller is a CI job with its job OIDC JWT. Such a caller only reads its own repo
+   * and reports check runs on its job's branch (shared/http/dispatch.ts, docs/ci-identity.md).
+   */
+  job?: JobActor;
 }

@@ -2,18 +2,26 @@ import type { IncomingHttpHeaders } from "node:http";
 import { fail } from "../errors.ts";
 import type { Actor } from "./actor.ts";
 import type { IdTokenVerifier } from "./idtoken.ts";
+import type { JobTokenContext, JobTokenVerifier } from "./jobtoken.ts";
 
 export interface Authenticator {
-  /** The caller, null when no credentials were sent; throws UNAUTHENTICATED for bad ones. */
-  authenticate(headers: IncomingHttpHeaders): Promise<Actor | null>;
+  /**
+   * The caller, null when no credentials were sent; throws UNAUTHENTICATED for bad ones. `ctx` is
+   * the request's context, against which a job token is checked (its issuer is the server's own
+   * address unless configured, known only once the server listens).
+   */
+  authenticate(headers: IncomingHttpHeaders, ctx: JobTokenContext): Promise<Actor | null>;
 }
 
 /**
- * Bearer ID tokens, or — with DEV_IDENTITY set, for local development only — everyone is that
- * identity without any token check.
+ * Bearer ID tokens and CI job tokens, or — with DEV_IDENTITY set, for local development only —
+ * everyone is that identity without any token check. A bearer token whose (unverified) `iss` is our
+ * own job issuer is a job token and is verified as one (shared/auth/jobtoken.ts); every other
+ * bearer token is an ID token of the identity provider.
  */
 export function createAuthenticator(opts: {
   verifier: IdTokenVerifier;
+  jobTokens: JobTokenVerifier;
   devIdentity?: string | undefined;
   globalAdmins: ReadonlySet<string>;
 }): Authenticator {
@@ -23,13 +31,15 @@ export function createAuthenticator(opts: {
     return { identity, globalAdmin: opts.globalAdmins.has(identity) };
   };
   return {
-    async authenticate(headers) {
+    async authenticate(headers, ctx) {
       if (opts.devIdentity) return actorFor(opts.devIdentity);
       const header = headers.authorization;
       if (header === undefined || header === "") return null;
       const match = /^Bearer\s+(\S+)$/i.exec(header);
       if (!match) fail("UNAUTHENTICATED", "the Authorization header must be 'Bearer <token>'");
-      return actorFor(await opts.verifier.verify(match[1]!));
+      const token = match[1]!;
+      if (opts.jobTokens.claimsOurIssuer(ctx, token)) return opts.jobTokens.verify(ctx, token);
+      return actorFor(await opts.verifier.verify(token));
     },
   };
 }

@@ -1,0 +1,67 @@
+import { expect } from "vitest";
+import { issueJobToken } from "../../../shared/ci/identity/issue.ts";
+import { claimOldest, enqueueJob } from "../../../shared/ci/jobs/queue.ts";
+import type { JobRow } from "../../../shared/ci/jobs/records.ts";
+import { newRequestToken } from "../../../shared/ci/jobs/request-token.ts";
+import { ManualClock } from "../../../shared/clock.ts";
+import type { RepoFixture } from "../../commits/fixtures.ts";
+import { startTestApp, type TestApp } from "../../support/app.ts";
+import { type Client, client } from "../../support/client.ts";
+
+export interface JobTokenApp extends TestApp {
+  clock: ManualClock;
+  /** A client that sends `token` as its bearer. */
+  bearer(token: string): Client;
+}
+
+/**
+ * A test app with a manual clock (job tokens expire by it) and no CI timers, so no reaper re-queues
+ * a job behind a test's back, and no RUNNER_URL, so commits queue no jobs: every job here is made
+ * by `claimedJob`.
+ */
+export async function startJobTokenApp(env: Record<string, string> = {}): Promise<JobTokenApp> {
+  const clock = new ManualClock(new Date());
+  const app = await startTestApp({ SVC_CI_TIMERS: "false", ...env }, { context: { clock } });
+  return { ...app, clock, bearer: (token) => client(app.url, async () => token) };
+}
+
+/**
+ * A job queued for `branch` of the fixture's repo at its current head and claimed at once, as the
+ * scheduler's queue does it (the test's jobs are the only ones, so the oldest queued is this one).
+ */
+export async function claimedJob(app: JobTokenApp, fx: RepoFixture, branch: string): Promise<JobRow> {
+  const ctx = app.server.ctx;
+  const [row] = await app.sql<{ id: number; head_sequence: number }>(
+    "SELECT id, head_sequence FROM branches WHERE repo_id = $1 AND name = $2",
+    [fx.repoId, branch],
+  );
+  const id = await enqueueJob(ctx.pool, {
+    repoId: fx.repoId,
+    branchId: row!.id,
+    sequence: row!.head_sequence,
+    triggerType: "manual",
+    triggerBranch: branch,
+    triggerBaseBranch: null,
+    triggerProposalId: null,
+    triggerKey: null,
+    checks: ["docs/lint"],
+    createdBy: fx.owner,
+    now: ctx.clock.now(),
+  });
+  const job = await claimOldest(ctx.pool, {
+    worker: "test-worker",
+    tokenHash: newRequestToken().hash,
+    now: ctx.clock.now(),
+  });
+  expect(job?.id).toBe(id);
+  return job!;
+}
+
+/** A job JWT for `job` from the real token issuer (audit row included), audience `quire` unless given. */
+export function mint(
+  app: JobTokenApp,
+  job: JobRow,
+  request: { audience?: string; check_name?: string } = {},
+): Promise<string> {
+  return issueJobToken(app.server.ctx, job, { audience: "quire", ...request });
+}
