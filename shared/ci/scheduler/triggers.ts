@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { RepoAccess, RepoRow } from "../../access/roles.ts";
 import type { Actor } from "../../auth/actor.ts";
 import { type BranchRow, MAIN, requireActive, requireBranch } from "../../branches/branches.ts";
@@ -23,6 +24,19 @@ async function findTarget(db: Queryable, repo: string, branch: string) {
 }
 
 /**
+ * The data of a delivered event in the shape the service sends; 400 otherwise (a signed delivery
+ * with other data is a bug of the sender, not of the scheduler: it must not answer 500).
+ */
+function dataOf<S extends z.ZodType>(schema: S, type: string, data: unknown): z.output<S> {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `data.${i.path.join(".")}: ${i.message}`).join("; ");
+    fail("VALIDATION_FAILED", `the data of this ${type} delivery is not valid: ${issues}`);
+  }
+  return parsed.data;
+}
+
+/**
  * One delivered event (SPEC "CI trigger mapping"). `commit.created` may queue `push` and, when
  * the branch has an open proposal, `proposal_synchronized`; `proposal.opened` may queue
  * `proposal`. Jobs are pinned to the sequence the event names (the new commit; the proposal's
@@ -34,7 +48,7 @@ export async function handleDelivery(ctx: AppContext, body: unknown): Promise<Ru
   if (!event.success) fail("VALIDATION_FAILED", "the delivery is not a CloudEvent with id, type and data");
   const { id, type, data } = event.data;
   if (type === "com.svc.commit.created") {
-    const commit = commitCreatedData.parse(data);
+    const commit = dataOf(commitCreatedData, type, data);
     const target = await findTarget(ctx.pool, commit.repo, commit.branch);
     if (!target) return null;
     const open = await openProposalOf(ctx.pool, target.branch.id);
@@ -48,7 +62,7 @@ export async function handleDelivery(ctx: AppContext, body: unknown): Promise<Ru
     });
   }
   if (type === "com.svc.proposal.opened") {
-    const opened = proposalOpenedData.parse(data);
+    const opened = dataOf(proposalOpenedData, type, data);
     const target = await findTarget(ctx.pool, opened.repo, opened.branch);
     if (!target || opened.sequence === 0) return null;
     return requestRuns(ctx, {
