@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
+import { type CiApp, ciYaml, startCiApp } from "../support.ts";
+import { jobsOf, settle } from "./scheduler-support.ts";
+
+/**
+ * `POST /repos/{name}/-/ci/run` (SPEC "CI manual run"): a writer or higher queues a `manual` job
+ * of a branch at its head, whatever the `on` block says; everyone else, and every request that
+ * cannot run, gets an error and queues nothing.
+ */
+
+let app: CiApp;
+let fx: RepoFixture;
+let head: number;
+const WRITER = "manual-writer@example.com";
+const READER = "manual-reader@example.com";
+// No trigger matches any branch of this repo: only manual runs queue anything.
+const NEVER = "on:\n  push:\n    branches: [nope]\n";
+
+beforeAll(async () => {
+  app = await startCiApp();
+  fx = await repoWithOwner(app);
+  for (const [identity, role] of [
+    [WRITER, "writer"],
+    [READER, "reader"],
+  ] as const) {
+    const res = await fx.client.put(`${fx.base}/roles/${identity}`, { role });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  }
+  await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["docs/lint", "docs/links"], NEVER) });
+  head = await commit(fx, "main", { "a.md": "a\n" });
+  await settle(app, fx.repo);
+});
+afterAll(() => app?.close());
+
+const queued = async () => (await jobsOf(app, fx.repo)).filter((j) => j.status === "queued");
+
+describe("manual CI runs", () => {
+  it("the on block queued nothing on its own", async () => {
+    expect(await jobsOf(app, fx.repo)).toEqual([]);
+  });
+
+  it("a writer gets 201 {run_id}: a manual job on the branch at its head, ignoring on", async () => {
+    const res = await app.as(WRITER).post(`${fx.base}/ci/run`, { branch: "main" });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(Object.keys(res.body)).toEqual(["run_id"]);
+    expect(res.body.run_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const run = await app.as(READER).get(`/run/${res.body.run_id}`);
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    expect(run.body).toMatchObject({
+      id: res.body.run_id,
+      repo: fx.repo,
+      branch: "main",
+      sequence: head,
+      status: "queued",
+      trigger_type: "manual",
+      trigger_branch: "main",
+      trigger_base_branch: null,
+      trigger_proposal_id: null,
+      checks: ["docs/lint", "docs/links"],
+      created_by: WRITER,
+    });
+  });
+
+  it("each manual run is its own job, on any branch, pinned to that branch's head", async () => {
+    await createBranch(fx, "feature/x");
+    const featureHead = await commit(fx, "feature/x", { "f.md": "f\n" });
+    const first = await fx.client.post(`${fx.base}/ci/run`, { branch: "feature/x" });
+    const second = await fx.client.post(`${fx.base}/ci/run`, { branch: "feature/x" });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(first.body.run_id).not.toBe(second.body.run_id);
+    const jobs = (await jobsOf(app, fx.repo)).filter((j) => j.trigger_branch === "feature/x");
+    expect(jobs.map((j) => [j.id, j.trigger_type, j.sequence, j.created_by]).sort()).toEqual(
+      [
+        [first.body.run_id, "manual", featureHead, fx.owner],
+        [second.body.run_id, "manual", featureHead, fx.owner],
+      ].sort(),
+    );
+  });
+
+  it("a reader gets 403 and nothing is queued", async () => {
+    const before = await queued();
+    const res = await app.as(READER).post(`${fx.base}/ci/run`, { branch: "main" });
+    expect(res.status, JSON.stringify(res.body)).toBe(403);
+    expect(await queued()).toEqual(before);
+    // Nor can someone without any role on the repo (it is not even visible to them).
+    const stranger = await app
+      .as("manual-stranger@example.com")
+      .post(`${fx.base}/ci/run`, { branch: "main" });
+    expect(stranger.status).toBe(404);
+    expect((await app.anonymous.post(`${fx.base}/ci/run`, { branch: "main" })).status).toBe(401);
+    expect(await queued()).toEqual(before);
+  });
+
+  it("a branch without .svc/ci.yaml is 409 CI_NOT_CONFIGURED", async () => {
+    const other = await repoWithOwner(app);
+    await commit(other, "main", { "README.md": "no CI\n" });
+    const res = await other.client.post(`${other.base}/ci/run`, { branch: "main" });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.code).toBe("CI_NOT_CONFIGURED");
+    expect(await jobsOf(app, other.repo)).toEqual([]);
+  });
+
+  it("an unknown branch is 404", async () => {
+    const before = await queued();
+    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "no-such-branch" });
+    expect(res.status, JSON.stringify(res.body)).toBe(404);
+    expect(res.body.code).toBe("BRANCH_NOT_FOUND");
+    expect(await queued()).toEqual(before);
+  });
+
+  it.each([
+    ["no body", undefined],
+    ["an empty object", {}],
+    ["a branch that is not a string", { branch: 5 }],
+    ["an invalid branch name", { branch: "../main" }],
+    ["an unknown field", { branch: "main", sequence: 1 }],
+    ["a list", ["main"]],
+  ])("a bad body (%s) is 400 and queues nothing", async (_what, body) => {
+    const before = await queued();
+    const res = await fx.client.post(`${fx.base}/ci/run`, body);
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.code).toBe("VALIDATION_FAILED");
+    expect(await queued()).toEqual(before);
+  });
+
+  it("malformed JSON is 400 and queues nothing", async () => {
+    const before = await queued();
+    const res = await fx.client.raw("POST", `${fx.base}/ci/run`, {
+      body: "{branch:",
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(400);
+    expect(await queued()).toEqual(before);
+  });
+
+  it("an abandoned branch is 409 and queues nothing", async () => {
+    await createBranch(fx, "dropped");
+    await commit(fx, "dropped", { "d.md": "d\n" });
+    expect((await fx.client.delete(`${fx.base}/branch/dropped`)).status).toBe(204);
+    const before = await queued();
+    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "dropped" });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.code).toBe("BRANCH_NOT_ACTIVE");
+    expect(await queued()).toEqual(before);
+  });
+
+  it("a configuration whose every check is skipped for a manual run is 409 and queues nothing", async () => {
+    await createBranch(fx, "pushes-only");
+    const yaml =
+      "checks:\n  - name: p\n    image: alpine:3.20\n    steps: [echo p]\n    if: event.type == 'push'\n";
+    await commit(fx, "pushes-only", { ".svc/ci.yaml": yaml });
+    await settle(app, fx.repo);
+    const before = await jobsOf(app, fx.repo);
+    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "pushes-only" });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.code).toBe("CI_NOTHING_TO_RUN");
+    expect(await jobsOf(app, fx.repo)).toEqual(before);
+  });
+});
