@@ -80,6 +80,12 @@ CREATE TABLE ci_logs (
 -- creator's access check.
 ALTER TABLE subscriptions ADD COLUMN system_name text UNIQUE;
 
+-- The branch head when a proposal was opened: CI's proposal job tests it, so a commit's
+-- proposal_synchronized job is due only for commits above it, however late the commit's event
+-- reaches the scheduler. NULL for proposals opened before this column existed.
+ALTER TABLE proposals ADD COLUMN opened_at_sequence bigint;
+
 -- Down Migration
+ALTER TABLE proposals DROP COLUMN opened_at_sequence;
 ALTER TABLE subscriptions DROP COLUMN system_name;
 DROP TABLE ci_logs, ci_token_issuances, ci_jobs;

@@ -47,8 +47,8 @@ const proposal_select_list = `${record_select}
 // The partial unique index proposals_one_open_per_branch is the arbiter: a second open proposal,
 // also one racing this insert from another transaction, inserts nothing.
 const proposal_insert = `
-  INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author)
-  VALUES ($1, $2, $3, $4, $5, $6, $7)
+  INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
   ON CONFLICT (branch_id) WHERE state = 'open' DO NOTHING
   RETURNING ${own_columns}`;
 const proposal_lock = `SELECT ${own_columns} FROM proposals WHERE repo_id = $1 AND id = $2 FOR UPDATE`;
@@ -107,6 +107,7 @@ export async function openProposal(
       input.title,
       input.description,
       actor.identity,
+      branch.head_sequence,
     ]);
     if (!rows[0]) fail("PROPOSAL_EXISTS", `branch '${branch.name}' already has an open proposal`);
     const proposal = toRecord(rows[0], access.repo.name, branch.name);

@@ -5,7 +5,6 @@ import { type BranchRow, MAIN, requireActive, requireBranch } from "../../branch
 import type { AppContext } from "../../context.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { DomainError, fail } from "../../errors.ts";
-import { openProposalOf } from "../../proposals/proposals.ts";
 import { type RunOutcome, requestRuns, SCHEDULER_IDENTITY } from "./runs.ts";
 import { commitCreatedData, deliveredEvent, proposalOpenedData } from "./webhook.ts";
 
@@ -36,6 +35,18 @@ function dataOf<S extends z.ZodType>(schema: S, type: string, data: unknown): z.
   return parsed.data;
 }
 
+// The open proposal only counts for a commit made after it was opened: the proposal's own job
+// already tests the head it was opened at, and a commit's event may arrive after the opening.
+const proposal_select_open_before = `
+  SELECT id::text, base_branch FROM proposals
+  WHERE branch_id = $1 AND state = 'open' AND coalesce(opened_at_sequence, 0) < $2`;
+
+/** The branch's open proposal if `sequence` was committed after it opened, else null. */
+async function proposalOpenBefore(db: Queryable, branchId: number, sequence: number) {
+  const { rows } = await db.query(proposal_select_open_before, [branchId, sequence]);
+  return (rows[0] as { id: string; base_branch: string } | undefined) ?? null;
+}
+
 /**
  * One delivered event (SPEC "CI trigger mapping"). `commit.created` may queue `push` and, when
  * the branch has an open proposal, `proposal_synchronized`; `proposal.opened` may queue
@@ -51,7 +62,7 @@ export async function handleDelivery(ctx: AppContext, body: unknown): Promise<Ru
     const commit = dataOf(commitCreatedData, type, data);
     const target = await findTarget(ctx.pool, commit.repo, commit.branch);
     if (!target) return null;
-    const open = await openProposalOf(ctx.pool, target.branch.id);
+    const open = await proposalOpenBefore(ctx.pool, target.branch.id, commit.sequence);
     return requestRuns(ctx, {
       ...target,
       sequence: commit.sequence,

@@ -106,6 +106,21 @@ describe("push triggers", () => {
 });
 
 describe("proposal triggers", () => {
+  it("a commit's event that arrives after a proposal was opened on the branch queues no proposal_synchronized: the proposal job tests it", async () => {
+    const fx = await fresh();
+    await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["docs/lint"]) });
+    await createBranch(fx, "late");
+    const head = await commit(fx, "late", { "a.md": "a\n" });
+    await settle(app, fx.repo);
+    await openProposal(fx, "late");
+    await settle(app, fx.repo);
+    // The commit's delivery again, now that the proposal is open (as a late delivery sees it).
+    const id = await eventId(app, fx.repo, "com.svc.commit.created", { branch: "late", sequence: head });
+    expect((await deliver(app, await storedEnvelope(app, id))).status).toBe(200);
+    const atHead = (await jobsOf(app, fx.repo)).filter((j) => j.sequence === head).map((j) => j.trigger_type);
+    expect(atHead.sort()).toEqual(["proposal", "push"]);
+  });
+
   it("a commit to a branch with an open proposal queues both push and proposal_synchronized", async () => {
     const fx = await fresh();
     await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["docs/lint"]) });
