@@ -1,4 +1,5 @@
 import type { Budget } from "./load.ts";
+import { CI_PLAN, type CiPlan } from "./scenarios/ci.ts";
 import type { MergePlan } from "./scenarios/merge.ts";
 import { SSE_PLAN, type SsePlan } from "./scenarios/sse.ts";
 import { WEBHOOK_PLAN, type WebhookPlan } from "./scenarios/webhooks.ts";
@@ -28,6 +29,8 @@ export interface Plan {
   sse: SsePlan;
   /** Webhook deliveries to 20 subscriptions: a held backlog drained, then live commits. */
   webhooks: WebhookPlan;
+  /** CI scheduler: claims from 16 workers, and commit to claimable. */
+  ci: CiPlan;
 }
 
 // 4 to 6 minutes on 2 cores: most of it is the 19,990 edits of the big repo (100-300 commits/s).
@@ -51,6 +54,7 @@ export const FULL: Plan = {
   // deliveries in each part.
   sse: SSE_PLAN,
   webhooks: WEBHOOK_PLAN,
+  ci: CI_PLAN,
 };
 
 export const QUICK: Plan = {
@@ -70,4 +74,16 @@ export const QUICK: Plan = {
   archiveRepeats: 1,
   sse: { ...SSE_PLAN, commits: 40, warmup: 6, maxSeconds: 20, deliverySeconds: 20 },
   webhooks: { ...WEBHOOK_PLAN, commits: 50, maxSeconds: 20, deliverySeconds: 60 },
+  ci: {
+    ...CI_PLAN,
+    jobs: 300,
+    warmupJobs: 32,
+    maxSeconds: 20,
+    commits: 40,
+    warmupCommits: 5,
+    commitMaxSeconds: 20,
+    webhookPosts: 40,
+    burstCommits: 200,
+    burstWaitSeconds: 60,
+  },
 };

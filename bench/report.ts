@@ -4,6 +4,7 @@ import type { PhaseRecord } from "./phases.ts";
 import type { Plan } from "./plan.ts";
 import type { ReviewResults } from "./review.ts";
 import type { ArchiveTree } from "./scenarios/archive.ts";
+import type { CiBenchResult } from "./scenarios/ci.ts";
 import { type CommitLayout, LAYOUT_LABELS } from "./scenarios/commits.ts";
 import { type PolicyLatency, WARM_TARGET_MS } from "./scenarios/policy.ts";
 import { READ_CASES } from "./scenarios/reads.ts";
@@ -36,6 +37,7 @@ export interface BenchResults {
   reads: { id: string; label: string; big: LoadResult; small: LoadResult }[];
   review: ReviewResults;
   events: EventsResults;
+  ci: CiBenchResult;
   /** The peak is the highest VmHWM seen after any phase: the archive phase resets VmHWM. */
   memory: { idleRssMiB: number; peakRssMiB: number };
   phases: PhaseRecord[];
@@ -295,6 +297,65 @@ export function eventRowsOf(res: BenchResults): Row[] {
       ratio: w.live.commitsPerSecond / oneClient,
       ratioOf: "commits/s of 'Commit, 1 file: 1 client' (no subscriptions)",
       errors: w.live.errors,
+    },
+  ];
+}
+
+/** The fourth table: the CI scheduler's claims and the path from a commit to a claimable job. */
+export function ciRowsOf(res: BenchResults): Row[] {
+  const { queue, claims: c, commitToClaim: l, webhook: w, burst: b } = res.ci;
+  const tps = res.baseline.perSecond;
+  const part = (what: string, p: { p50Ms: number; p99Ms: number }): Row => ({
+    scenario: `CI: of which ${what}`,
+    result: `n=${l.commits}`,
+    ...p,
+    errors: 0,
+  });
+  const checked = `${c.doubleClaims} double claims, ${c.retried} with attempt > 1, ${c.unclaimed} left unclaimed`;
+  return [
+    {
+      scenario: `CI: queue manual runs (POST ci/run on main of ${res.ci.repo}), 16 clients`,
+      result: rate(queue, "jobs"),
+      ...latency(queue),
+      ratio: queue.perSecond / tps,
+      ratioOf: "baseline TPS",
+    },
+    {
+      scenario: `CI: claims (POST /claim) of ${c.queued} queued jobs by ${c.claimers} concurrent claimers, each until 204`,
+      result: `${rate(c, "claims")}; ${checked}`,
+      ...latency(c),
+      ratio: c.perSecond / tps,
+      ratioOf: "baseline TPS",
+    },
+    {
+      scenario: `CI: from a commit's response to POST /claim answering its push job; idle queue, 1 client committing to a branch, 1 worker polling every ${l.pollMs} ms`,
+      result: `n=${l.commits}, max ${ms(l.maxMs)} ms, ${l.beforeResponse} before the response`,
+      p50Ms: l.p50Ms,
+      p99Ms: l.p99Ms,
+      ratio: l.p50Ms / res.baseline.p50Ms,
+      ratioOf: "baseline tx latency (p50)",
+      errors: l.errors,
+    },
+    part(
+      "commit response to job queued (queued_at, server clock, ms): event, delivery to /webhook, .svc/ci.yaml read",
+      l.toQueued,
+    ),
+    part("job queued (before its insert commits) to the poller's claim answer", l.toClaim),
+    {
+      scenario: `CI: POST /webhook alone (a signed commit.created posted by the bench, 1 client): verify, read .svc/ci.yaml, queue`,
+      result: `n=${w.posts}`,
+      p50Ms: w.p50Ms,
+      p99Ms: w.p99Ms,
+      ratio: w.p50Ms / res.baseline.p50Ms,
+      ratioOf: "baseline tx latency (p50)",
+      errors: w.errors,
+    },
+    {
+      scenario: `CI: intake burst: ${b.commits} commits from 16 clients, each on its own branch, each queuing a push job through the scheduler's one subscription`,
+      result: `${b.jobsPerSecond.toFixed(0)} jobs/s queued (n=${b.jobs}, ${b.seconds.toFixed(2)} s), ${b.commitsPerSecond.toFixed(0)} commits/s, last job queued ${b.lagSeconds.toFixed(2)} s after the last commit`,
+      ratio: b.jobsPerSecond / b.commitsPerSecond,
+      ratioOf: "the burst's commits/s",
+      errors: b.errors,
     },
   ];
 }

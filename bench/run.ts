@@ -19,6 +19,7 @@ import { phaseRunner, sentBy } from "./phases.ts";
 import { FULL, type Plan, QUICK } from "./plan.ts";
 import {
   type BenchResults,
+  ciRowsOf,
   cpuTable,
   eventRowsOf,
   machineLine,
@@ -29,6 +30,7 @@ import {
 } from "./report.ts";
 import { measureReview, opaMissing } from "./review.ts";
 import { measureBaseline } from "./scenarios/baseline.ts";
+import { createCiRepo, measureCi } from "./scenarios/ci.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
@@ -53,20 +55,21 @@ async function main(): Promise<number> {
   progress(`plan ${plan.name}: starting quire with a fresh embedded PostgreSQL`);
   stopOnSignal();
   try {
-    const server = await startQuire();
+    const server = await startQuire({ ci: true });
     const results = await measureAll(server, plan, loadAtStart);
     const rows = rowsOf(results);
     const reviewRows = reviewRowsOf(results);
     const eventRows = eventRowsOf(results);
+    const ciRows = ciRowsOf(results);
     process.stdout.write(
-      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n### Events\n\n${markdownTable(eventRows)}\n\n${cpuTable(results.phases)}\n`,
+      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n### Events\n\n${markdownTable(eventRows)}\n\n### CI\n\n${markdownTable(ciRows)}\n\n${cpuTable(results.phases)}\n`,
     );
     if (values.json)
       await writeFile(
         values.json,
-        `${JSON.stringify({ ...results, rows, reviewRows, eventRows }, null, 2)}\n`,
+        `${JSON.stringify({ ...results, rows, reviewRows, eventRows, ciRows }, null, 2)}\n`,
       );
-    const failed = [...rows, ...reviewRows, ...eventRows].filter((r) => r.errors > 0);
+    const failed = [...rows, ...reviewRows, ...eventRows, ...ciRows].filter((r) => r.errors > 0);
     for (const r of failed) progress(`FAILED requests in "${r.scenario}"`);
     return failed.length > 0 ? 1 : 0;
   } finally {
@@ -86,6 +89,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
   progress(`baseline: ${baseline.perSecond.toFixed(0)} transactions/s`);
   const httpFloor = await phases.run("http floor", () => measureHttpFloor(q, plan.httpFloor), sentBy);
   await createOrg(q);
+  const ciRepo = await createCiRepo(server, q); // before any commit: see createCiRepo
   const commitsOn = (layout: CommitLayout) =>
     phases.run(`commits ${layout}`, () => measureCommits(q, layout, plan.commits), sentBy);
   const commits = {
@@ -112,6 +116,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     small: small.summary.repo,
   });
   const events = await measureEvents(server, q, phases, plan);
+  const ci = await measureCi(server, q, ciRepo, plan.ci, phases.run);
   const baselineEnd = await phases.run(
     "baseline again",
     () => measureBaseline(server.databaseUrl, plan.baseline),
@@ -130,6 +135,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     reads,
     review,
     events,
+    ci,
     memory: { idleRssMiB: idle.rssKiB / 1024, peakRssMiB: runPeakMiB(end.peakKiB, phases.records) },
     phases: phases.records,
   };

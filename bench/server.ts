@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -20,6 +21,8 @@ export interface QuireProcess {
   /** Where the server keeps large file bodies (SVC_BLOB_LOCAL_DIR); a second instance shares it. */
   blobDir: string;
   pid: number;
+  /** SVC_CI_WORKER_TOKEN, the bearer of `POST /claim`: set when started with `ci: true`. */
+  workerToken?: string;
   /** Current and peak (VmHWM) resident memory of the server process, in KiB. */
   memory(): Promise<{ rssKiB: number; peakKiB: number }>;
   /** Stops the server and its PostgreSQL and deletes the temp dir; safe to call more than once. */
@@ -48,6 +51,12 @@ export interface QuireOptions {
   sharing?: QuireProcess;
   /** Marks its log lines on stderr: `[quire]` by default. */
   name?: string;
+  /**
+   * Run the CI scheduler as `npm start` does with CI on: RUNNER_URL is the server's own URL (so it
+   * registers its global subscription at start, and commits reach its `/webhook` through signed
+   * deliveries) and a random SVC_CI_WORKER_TOKEN (`workerToken`) lets the bench claim jobs.
+   */
+  ci?: boolean;
 }
 
 /**
@@ -62,6 +71,17 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
   const [port, pgPort] = [await freePort(), await freePort()];
   const blobDir = opts.sharing?.blobDir ?? path.join(dir, "blobs");
   const databaseUrl = opts.sharing?.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${pgPort}/quire`;
+  const url = `http://127.0.0.1:${port}`;
+  const workerToken = opts.ci ? randomBytes(24).toString("base64url") : undefined;
+  // The port is chosen before the start, so RUNNER_URL can name it.
+  // A second instance shares the token (so it does not warn that claims are refused) but gets no
+  // RUNNER_URL: it would re-point the scheduler's one subscription at itself.
+  const sharedToken = opts.sharing?.workerToken;
+  const ci = workerToken
+    ? { RUNNER_URL: url, SVC_CI_WORKER_TOKEN: workerToken }
+    : sharedToken
+      ? { SVC_CI_WORKER_TOKEN: sharedToken }
+      : {};
   // `node --import tsx` rather than the tsx CLI: the CLI runs the script in a second process, and
   // the memory figures must come from the process that serves the requests.
   const child = spawn(process.execPath, ["--import", "tsx", "functions/main.ts"], {
@@ -77,6 +97,8 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
       SVC_EMBEDDED_PG_PORT: String(pgPort),
       SVC_BLOB_LOCAL_DIR: blobDir,
       SVC_WEBHOOK_ALLOW_PRIVATE: "true",
+      SVC_CI_LOG_DIR: path.join(dir, "ci-logs"),
+      ...ci,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -90,10 +112,11 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
     }
   });
   const server: QuireProcess = {
-    url: `http://127.0.0.1:${port}`,
+    url,
     databaseUrl,
     blobDir,
     pid: child.pid!,
+    ...(workerToken ? { workerToken } : {}),
     memory: () => memoryOf(child.pid!),
     stop,
   };
