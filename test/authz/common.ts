@@ -1,5 +1,8 @@
-import { UnsecuredJWT } from "jose";
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { SignJWT, UnsecuredJWT } from "jose";
 import { expect, it } from "vitest";
+import { type JobTokenClaims, signJobToken } from "../../shared/ci/identity/jwt.ts";
+import { jobIssuer } from "../../shared/ci/urls.ts";
 import type { TestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
 import type { TestIdp } from "../support/idp.ts";
@@ -30,6 +33,34 @@ export function unsignedToken(issuer: string, email: string): string {
 
 const bearer = async (token: Promise<string> | string) => `Bearer ${await token}`;
 
+/** Claims of a job token of the app's issuer and audience for a job Quire never issued one to. */
+function jobClaims(app: TestApp): JobTokenClaims {
+  const ctx = app.server.ctx;
+  return {
+    iss: jobIssuer(ctx),
+    sub: "repo:acme/docs:branch:main",
+    aud: ctx.config.SVC_JOB_API_AUDIENCE,
+    jti: randomUUID(),
+    job_id: randomUUID(),
+    repo: "acme/docs",
+    org: "acme",
+    branch: "main",
+    ref_type: "branch",
+    sequence: 1,
+  };
+}
+
+/** A job token of the app's issuer under its current kid, signed by a key it never published. */
+async function forgedJobToken(app: TestApp): Promise<string> {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const kid = await app.server.ctx.jobSigner.keyId();
+  return new SignJWT({ ...jobClaims(app) })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT", kid })
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(privateKey);
+}
+
 /** Each way of sending missing or bad credentials, and the Authorization header it sends. */
 const badCredentials: [string, (c: CommonAuthContext) => Promise<string | undefined>][] = [
   ["no Authorization header", async () => undefined],
@@ -46,11 +77,22 @@ const badCredentials: [string, (c: CommonAuthContext) => Promise<string | undefi
     "a token whose email is not verified",
     (c) => bearer(c.app.idp.token(PROBE_IDENTITY, { claims: { email_verified: false } })),
   ],
+  ["a job token signed by a key the app does not publish", (c) => bearer(forgedJobToken(c.app))],
+  [
+    "an expired job token signed by the app's own key",
+    (c) =>
+      bearer(signJobToken(c.app.server.ctx.jobSigner, jobClaims(c.app), new Date(Date.now() - 2 * 3600_000))),
+  ],
+  [
+    "a job token signed by the app's own key that the app never issued",
+    (c) => bearer(signJobToken(c.app.server.ctx.jobSigner, jobClaims(c.app), new Date())),
+  ],
 ];
 
 /**
  * The credential checks every non-public endpoint must pass: missing, malformed, wrongly signed,
- * expired, foreign, unsigned and unverified credentials all answer 401 with the one error shape
+ * expired, foreign, unsigned and unverified credentials, and job tokens that are forged, expired or
+ * were never issued, all answer 401 with the one error shape
  * `{code: "UNAUTHENTICATED", error}`. A control request with a valid token checks that the 401s
  * come from the credentials and not from the request itself. Call inside a `describe`; `send` is
  * called once per check, so it may build a fresh request each time.

@@ -8,6 +8,7 @@ import {
   authzEnv,
   type Call,
   identities,
+  isJobPersona,
   isRepoRolePersona,
   type Persona,
   personas,
@@ -32,6 +33,11 @@ import {
  *
  * The SSE routes answer 200 with a stream that never ends: their cells read only the status and
  * headers and then abort the request (`send` in world.ts), and a 200 must be `text/event-stream`.
+ *
+ * The last two columns are CI jobs with their job token (docs/ci-identity.md, "Job tokens on the
+ * repo API"): `job` runs on the fixture repo's `feature` branch, `otherRepoJob` on another repo of
+ * the org. A job reads its own repo (GET routes that need reader) and reports check runs there;
+ * any other repo is 404 as if absent, and every other route is 403 before any repo is looked up.
  */
 
 type Statuses = Record<Persona, number>;
@@ -44,92 +50,92 @@ function s(...statuses: number[]): Statuses {
 
 // biome-ignore format: the matrix stays aligned in columns
 const matrix: Record<string, Statuses> = {
-  //                                                        anonymous  stranger  reader  writer  maintainer  admin  orgOwner  orgMember  globalAdmin
-  "GET /healthz":                                         s(200,       200,      200,    200,    200,        200,   200,      200,       200),
-  "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200),
-  "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200),
-  "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200),
+  //                                                        anonymous  stranger  reader  writer  maintainer  admin  orgOwner  orgMember  globalAdmin  job  otherRepoJob
+  "GET /healthz":                                         s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
 
-  "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201),
-  "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200),
-  "GET /orgs/:org":                                       s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "DELETE /orgs/:org":                                    s(401,       404,      403,    403,    403,        403,   204,      403,       204),
-  "GET /orgs/:org/repos":                                 s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /orgs/:org/members":                               s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "POST /orgs/:org/members/:identity":                    s(401,       404,      403,    403,    403,        403,   201,      403,       201),
-  "DELETE /orgs/:org/members/:identity":                  s(401,       404,      403,    403,    403,        403,   204,      403,       204),
-  "GET /orgs/:org/invites":                               s(401,       404,      403,    403,    403,        403,   200,      403,       200),
-  "POST /orgs/:org/invites":                              s(401,       404,      403,    403,    403,        403,   201,      403,       201),
-  "POST /orgs/:org/invites/:token/accept [to another]":   s(401,       403,      403,    403,    403,        403,   403,      403,       403),
-  "POST /orgs/:org/invites/:token/accept [to caller]":    s(401,       200,      200,    200,    200,        200,   200,      200,       200),
-  "DELETE /orgs/:org/invites/:id":                        s(401,       404,      403,    403,    403,        403,   204,      403,       204),
+  "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201,         403, 403),
+  "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "GET /orgs/:org":                                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "DELETE /orgs/:org":                                    s(401,       404,      403,    403,    403,        403,   204,      403,       204,         403, 403),
+  "GET /orgs/:org/repos":                                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "GET /orgs/:org/members":                               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "POST /orgs/:org/members/:identity":                    s(401,       404,      403,    403,    403,        403,   201,      403,       201,         403, 403),
+  "DELETE /orgs/:org/members/:identity":                  s(401,       404,      403,    403,    403,        403,   204,      403,       204,         403, 403),
+  "GET /orgs/:org/invites":                               s(401,       404,      403,    403,    403,        403,   200,      403,       200,         403, 403),
+  "POST /orgs/:org/invites":                              s(401,       404,      403,    403,    403,        403,   201,      403,       201,         403, 403),
+  "POST /orgs/:org/invites/:token/accept [to another]":   s(401,       403,      403,    403,    403,        403,   403,      403,       403,         403, 403),
+  "POST /orgs/:org/invites/:token/accept [to caller]":    s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "DELETE /orgs/:org/invites/:id":                        s(401,       404,      403,    403,    403,        403,   204,      403,       204,         403, 403),
 
-  "GET /repos/:repo*/-/roles":                            s(401,       404,      403,    403,    403,        200,   200,      403,       200),
-  "PUT /repos/:repo*/-/roles/:identity":                  s(401,       404,      403,    403,    403,        200,   200,      403,       200),
-  "DELETE /repos/:repo*/-/roles/:identity":               s(401,       404,      403,    403,    403,        204,   204,      403,       204),
+  "GET /repos/:repo*/-/roles":                            s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "PUT /repos/:repo*/-/roles/:identity":                  s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "DELETE /repos/:repo*/-/roles/:identity":               s(401,       404,      403,    403,    403,        204,   204,      403,       204,         403, 403),
 
-  "GET /repos/:repo*/-/branches":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "POST /repos/:repo*/-/branch":                          s(401,       404,      403,    403,    201,        201,   201,      403,       201),
-  "GET /repos/:repo*/-/branch/:branch*":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "PATCH /repos/:repo*/-/branch/:branch*":                s(401,       404,      403,    200,    200,        200,   200,      403,       200),
-  "DELETE /repos/:repo*/-/branch/:branch*":               s(401,       404,      403,    403,    204,        204,   204,      403,       204),
+  "GET /repos/:repo*/-/branches":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/branch":                          s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
+  "GET /repos/:repo*/-/branch/:branch*":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "PATCH /repos/:repo*/-/branch/:branch*":                s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "DELETE /repos/:repo*/-/branch/:branch*":               s(401,       404,      403,    403,    204,        204,   204,      403,       204,         403, 403),
 
-  "POST /repos/:repo*/-/commit [to a branch]":            s(401,       404,      403,    201,    201,        201,   201,      403,       201),
-  "POST /repos/:repo*/-/commit [to main]":                s(401,       404,      403,    403,    201,        201,   201,      403,       201),
-  "GET /repos/:repo*/-/commit/:sequence":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/tree":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/file/:path*/history":              s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/file/:path*":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/diff":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/chain":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200),
+  "POST /repos/:repo*/-/commit [to a branch]":            s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "POST /repos/:repo*/-/commit [to main]":                s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
+  "GET /repos/:repo*/-/commit/:sequence":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/tree":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/file/:path*/history":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/file/:path*":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/diff":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/chain":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
 
-  "POST /repos/:repo*/-/review":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201),
-  "POST /repos/:repo*/-/review [approving own commits]":  s(401,       404,      403,    403,    403,        403,   403,      403,       403),
-  "GET /repos/:repo*/-/branch/:branch*/reviews":          s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "POST /repos/:repo*/-/check":                           s(401,       404,      403,    201,    201,        201,   201,      403,       201),
-  "GET /repos/:repo*/-/branch/:branch*/checks":           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "POST /repos/:repo*/-/comment":                         s(401,       404,      403,    201,    201,        201,   201,      403,       201),
-  "GET /repos/:repo*/-/branch/:branch*/comments":         s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "DELETE /repos/:repo*/-/comment/:id [another's]":       s(401,       404,      403,    403,    204,        204,   204,      403,       204),
-  "DELETE /repos/:repo*/-/comment/:id [own]":             s(401,       404,      403,    204,    204,        204,   204,      403,       204),
+  "POST /repos/:repo*/-/review":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "POST /repos/:repo*/-/review [approving own commits]":  s(401,       404,      403,    403,    403,        403,   403,      403,       403,         403, 403),
+  "GET /repos/:repo*/-/branch/:branch*/reviews":          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/check":                           s(401,       404,      403,    201,    201,        201,   201,      403,       201,         201, 404),
+  "GET /repos/:repo*/-/branch/:branch*/checks":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/comment":                         s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "GET /repos/:repo*/-/branch/:branch*/comments":         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "DELETE /repos/:repo*/-/comment/:id [another's]":       s(401,       404,      403,    403,    204,        204,   204,      403,       204,         403, 403),
+  "DELETE /repos/:repo*/-/comment/:id [own]":             s(401,       404,      403,    204,    204,        204,   204,      403,       204,         403, 403),
 
-  "POST /repos/:repo*/-/proposals":                       s(401,       404,      403,    201,    201,        201,   201,      403,       201),
-  "GET /repos/:repo*/-/proposals":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/proposals/:id":                    s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "PATCH /repos/:repo*/-/proposals/:id [another's]":      s(401,       404,      403,    403,    200,        200,   200,      403,       200),
-  "PATCH /repos/:repo*/-/proposals/:id [own]":            s(401,       404,      403,    200,    200,        200,   200,      403,       200),
-  "POST /repos/:repo*/-/proposals/:id/close [another's]": s(401,       404,      403,    403,    200,        200,   200,      403,       200),
-  "POST /repos/:repo*/-/proposals/:id/close [own]":       s(401,       404,      403,    200,    200,        200,   200,      403,       200),
+  "POST /repos/:repo*/-/proposals":                       s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "GET /repos/:repo*/-/proposals":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/proposals/:id":                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "PATCH /repos/:repo*/-/proposals/:id [another's]":      s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "PATCH /repos/:repo*/-/proposals/:id [own]":            s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/proposals/:id/close [another's]": s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/proposals/:id/close [own]":       s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
 
-  "POST /repos/:repo*/-/releases":                        s(401,       404,      403,    403,    201,        201,   201,      403,       201),
-  "GET /repos/:repo*/-/releases":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/releases/:release_name":           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "DELETE /repos/:repo*/-/releases/:release_name":        s(401,       404,      403,    403,    403,        204,   204,      403,       204),
+  "POST /repos/:repo*/-/releases":                        s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
+  "GET /repos/:repo*/-/releases":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/releases/:release_name":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "DELETE /repos/:repo*/-/releases/:release_name":        s(401,       404,      403,    403,    403,        204,   204,      403,       204,         403, 403),
 
-  "POST /repos/:repo*/-/merge":                           s(401,       404,      403,    403,    200,        200,   200,      403,       200),
-  "POST /repos/:repo*/-/rebase":                          s(401,       404,      403,    403,    200,        200,   200,      403,       200),
-  "GET /repos/:repo*/-/branch/:branch*/status":           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "POST /repos/:repo*/-/purge":                           s(401,       404,      403,    403,    403,        200,   200,      403,       200),
+  "POST /repos/:repo*/-/merge":                           s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/rebase":                          s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "GET /repos/:repo*/-/branch/:branch*/status":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/purge":                           s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
 
-  "GET /repos/:repo*/-/archive [ordinary]":               s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/archive [presigned]":              s(200,       200,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*/-/archive [forged signature]":       s(403,       403,      403,    403,    403,        403,   403,      403,       403),
+  "GET /repos/:repo*/-/archive [ordinary]":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/archive [presigned]":              s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /repos/:repo*/-/archive [forged signature]":       s(403,       403,      403,    403,    403,        403,   403,      403,       403,         403, 403),
 
-  "GET /repos/:repo*/-/events":                           s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "GET /events":                                          s(401,       403,      403,    403,    403,        403,   403,      403,       200),
+  "GET /repos/:repo*/-/events":                           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /events":                                          s(401,       403,      403,    403,    403,        403,   403,      403,       200,         403, 403),
 
-  "POST /subscriptions [repo]":                           s(401,       404,      201,    201,    201,        201,   201,      201,       201),
-  "POST /subscriptions [global]":                         s(401,       403,      403,    403,    403,        403,   403,      403,       201),
-  "GET /subscriptions":                                   s(401,       200,      200,    200,    200,        200,   200,      200,       200),
-  "DELETE /subscriptions/:id [another's]":                s(401,       404,      404,    404,    404,        404,   404,      404,       204),
-  "DELETE /subscriptions/:id [own]":                      s(401,       204,      204,    204,    204,        204,   204,      204,       204),
-  "POST /subscriptions/:id/resume [another's]":           s(401,       404,      404,    404,    404,        404,   404,      404,       204),
-  "POST /subscriptions/:id/resume [own]":                 s(401,       204,      204,    204,    204,        204,   204,      204,       204),
+  "POST /subscriptions [repo]":                           s(401,       404,      201,    201,    201,        201,   201,      201,       201,         403, 403),
+  "POST /subscriptions [global]":                         s(401,       403,      403,    403,    403,        403,   403,      403,       201,         403, 403),
+  "GET /subscriptions":                                   s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "DELETE /subscriptions/:id [another's]":                s(401,       404,      404,    404,    404,        404,   404,      404,       204,         403, 403),
+  "DELETE /subscriptions/:id [own]":                      s(401,       204,      204,    204,    204,        204,   204,      204,       204,         403, 403),
+  "POST /subscriptions/:id/resume [another's]":           s(401,       404,      404,    404,    404,        404,   404,      404,       204,         403, 403),
+  "POST /subscriptions/:id/resume [own]":                 s(401,       204,      204,    204,    204,        204,   204,      204,       204,         403, 403),
 
-  "POST /repos":                                          s(401,       404,      403,    403,    403,        403,   201,      403,       201),
-  "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200),
-  "GET /repos/:repo*":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200),
-  "DELETE /repos/:repo*":                                 s(401,       404,      403,    403,    403,        403,   204,      403,       204),
+  "POST /repos":                                          s(401,       404,      403,    403,    403,        403,   201,      403,       201,         403, 403),
+  "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "GET /repos/:repo*":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "DELETE /repos/:repo*":                                 s(401,       404,      403,    403,    403,        403,   204,      403,       204,         403, 403),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -172,11 +178,12 @@ const subscriptionRoute = (build: Request["build"]): Request => ({
  * A new subscription of the caller's own for an `[own]` cell. Every signed-in persona but the
  * stranger reads the fixture repo and subscribes itself; the stranger's was made while it was a
  * reader, its role removed since (the rule is "its creator", whatever the creator may read now).
- * Anonymous gets the colleague's. `suspended` for the resume cells, so a resume has work to do.
+ * Anonymous and the jobs get the colleague's. `suspended` for the resume cells, so a resume has work to do.
  */
 function ownSubscription(w: World, p: Persona, opts: { suspended?: boolean } = {}): Promise<string> {
   if (p === "anonymous") return w.freshSubscription(w.colleague, opts);
   if (p === "stranger") return w.freshSubscriptionOfFormerReader(identities.stranger, opts);
+  if (isJobPersona(p)) return w.freshSubscription(w.colleague, opts); // a job cannot subscribe
   return w.freshSubscription(identities[p], opts);
 }
 
@@ -226,13 +233,15 @@ const requests: Record<string, Request> = {
       return { method: "POST", path: `/orgs/${w.org}/invites/${token}/accept` };
     },
     notFound: "INVITE_NOT_FOUND",
-    forbidden: "INVITE_EMAIL_MISMATCH",
+    // A job token is refused before the invitation is looked at.
+    forbidden: (p) => (isJobPersona(p) ? "FORBIDDEN" : "INVITE_EMAIL_MISMATCH"),
   },
   // Accepting changes the caller's membership, so each cell gets its own org.
   "POST /orgs/:org/invites/:token/accept [to caller]": {
     build: async (w, p) => {
       const org = await w.freshOrg({ withRepo: false });
-      const email = p === "anonymous" ? `${w.unique("invited")}@authz.test` : identities[p];
+      const email =
+        p === "anonymous" || isJobPersona(p) ? `${w.unique("invited")}@authz.test` : identities[p];
       const { token } = await w.freshInvite(org, email);
       return { method: "POST", path: `/orgs/${org}/invites/${token}/accept` };
     },
@@ -541,7 +550,7 @@ for (const [row, statuses] of Object.entries(matrix)) {
       const req = requests[row];
       if (!req) return expect.fail(`no request builder for "${row}"`);
       const call = await req.build(world, persona);
-      const res = await send(app, persona, call);
+      const res = await send(world, persona, call);
       const code = typeof res.body === "object" && res.body !== null ? res.body.code : undefined;
       expect(
         { status: res.status, code },
@@ -628,6 +637,42 @@ describe("visibility beyond the status codes", () => {
         absent.body.error.replace(missing, "X"),
       );
     }
+  });
+
+  it("answers a job token of another repo the same for the fixture repo as for a missing one", async () => {
+    const job = world.as("otherRepoJob");
+    const existing = await job.get(`/repos/${world.repo}/-/branches`);
+    const missing = await job.get(`/repos/${world.org}/no-such-repo/-/branches`);
+    expect([existing.status, missing.status]).toEqual([404, 404]);
+    expect([existing.body.code, missing.body.code]).toEqual(["REPO_NOT_FOUND", "REPO_NOT_FOUND"]);
+    const strip = (m: string) => m.replaceAll(world.repo, "X").replaceAll(`${world.org}/no-such-repo`, "X");
+    expect(strip(existing.body.error)).toBe(strip(missing.body.error));
+  });
+
+  it("refuses a job token everything but reads and check runs with one message, and records its reports as ci-job:<id>", async () => {
+    const job = world.as("job");
+    for (const res of [
+      await job.get("/orgs"),
+      await job.post(`/repos/${world.repo}/-/merge`, { branch: "x" }),
+    ]) {
+      expect(res.body).toEqual({
+        code: "FORBIDDEN",
+        error: "a CI job token may only read its repo and report check runs",
+      });
+    }
+    const report = await job.post(`/repos/${world.repo}/-/check`, {
+      branch: world.branch,
+      check_name: `authz/${world.unique("job-check")}`,
+      status: "passed",
+    });
+    expect(report.status, JSON.stringify(report.body)).toBe(201);
+    expect(report.body.reporter).toMatch(/^ci-job:[0-9a-f-]{36}$/);
+    const other = await job.post(`/repos/${world.repo}/-/check`, {
+      branch: "main",
+      check_name: "authz/job-on-main",
+      status: "passed",
+    });
+    expect([other.status, other.body.code]).toEqual([403, "FORBIDDEN"]);
   });
 
   it("lets a plain member leave the org (removing themselves), but not remove others", async () => {

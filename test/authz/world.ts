@@ -2,14 +2,20 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
+import { issueJobToken } from "../../shared/ci/identity/issue.ts";
+import { claimOldest, enqueueJob } from "../../shared/ci/jobs/queue.ts";
+import { newRequestToken } from "../../shared/ci/jobs/request-token.ts";
 import type { AnyRoute, Method } from "../../shared/http/route.ts";
 import { ADMIN, type TestApp } from "../support/app.ts";
-import { b64, type Client, type Res } from "../support/client.ts";
+import { b64, type Client, client, type Res } from "../support/client.ts";
 
 /**
  * The callers of the authorization tests. Repo roles (reader .. admin) are granted on the fixture
  * repo with PUT /repos/{name}/-/roles/{identity}; orgOwner and orgMember hold only an org role, so
- * their repo access is derived from the org; globalAdmin is in GLOBAL_ADMINS.
+ * their repo access is derived from the org; globalAdmin is in GLOBAL_ADMINS. The last two are not
+ * people but CI jobs sending their job OIDC JWT (docs/ci-identity.md, "Job tokens on the repo
+ * API"): `job` is a running job of the fixture repo's branch `feature`, `otherRepoJob` one of
+ * another repo of the same org.
  */
 export const personas = [
   "anonymous",
@@ -21,9 +27,15 @@ export const personas = [
   "orgOwner",
   "orgMember",
   "globalAdmin",
+  "job",
+  "otherRepoJob",
 ] as const;
 export type Persona = (typeof personas)[number];
-export type SignedIn = Exclude<Persona, "anonymous">;
+export const jobPersonas = ["job", "otherRepoJob"] as const;
+export type JobPersona = (typeof jobPersonas)[number];
+export const isJobPersona = (p: Persona): p is JobPersona => (jobPersonas as readonly string[]).includes(p);
+/** The personas that are people signed in with an ID token. */
+export type SignedIn = Exclude<Persona, "anonymous" | JobPersona>;
 
 export const repoRolePersonas = ["reader", "writer", "maintainer", "admin"] as const;
 export type RepoRolePersona = (typeof repoRolePersonas)[number];
@@ -98,11 +110,12 @@ export async function sendRaw(base: string, call: Call, headers: Record<string, 
   };
 }
 
-/** Sends `call` as a persona (anonymous sends no Authorization header); see `sendRaw`. */
-export async function send(app: TestApp, p: Persona, call: Call): Promise<Res> {
-  const headers: Record<string, string> =
-    p === "anonymous" ? {} : { authorization: `Bearer ${await app.idp.token(identities[p])}` };
-  return sendRaw(app.url, call, headers);
+/**
+ * Sends `call` as a persona (anonymous sends no Authorization header, a job its job token, anyone
+ * else a fresh ID token); see `sendRaw`.
+ */
+export async function send(w: World, p: Persona, call: Call): Promise<Res> {
+  return sendRaw(w.app.url, call, await w.headersOf(p));
 }
 
 /** Asserts a fixture request succeeded with exactly `status` and returns its body. */
@@ -118,8 +131,9 @@ async function must(res: Promise<Res>, status: number, what: string): Promise<Re
  * the four repo roles granted, one commit on main, a branch `feature`, a pending invitation, and
  * (by `colleague`, a writer who is none of the personas) a proposal on branch `proposed` and a
  * comment on `feature`, plus a release of sequence 1, and a webhook subscription of the colleague on
- * the fixture repo. The `fresh*` helpers make new objects for cells whose request mutates. `close`
- * stops the webhook receiver.
+ * the fixture repo. For the job personas: a repo `acme/other` and a claimed CI job on each of
+ * `feature` of the fixture repo and `main` of the other, with a job token of each. The `fresh*`
+ * helpers make new objects for cells whose request mutates. `close` stops the webhook receiver.
  */
 export class World {
   readonly org = "acme";
@@ -127,6 +141,10 @@ export class World {
   readonly branch = "feature";
   readonly file = "docs/a.md";
   readonly sequence = 1;
+  /** A second repo of the org, whose CI job is the `otherRepoJob` persona. */
+  readonly otherRepo = "acme/other";
+  /** The job token of each job persona. */
+  jobTokens!: Record<JobPersona, string>;
   /**
    * A writer on the fixture repo who is none of the personas: authors the commits, proposals and
    * comments that must be someone else's for every persona (self-approval, author-or-maintainer).
@@ -188,7 +206,54 @@ export class World {
     w.comment = await w.freshComment(w.colleague);
     w.release = await w.freshRelease();
     w.subscription = await w.freshSubscription(w.colleague);
+    await w.createRepo(w.otherRepo);
+    w.jobTokens = {
+      job: await w.runningJobToken(w.repo, w.branch),
+      otherRepoJob: await w.runningJobToken(w.otherRepo, "main"),
+    };
     return w;
+  }
+
+  /**
+   * The job token of a new CI job of `branch`, queued and claimed as the scheduler does. Its
+   * heartbeat is set a day ahead so no reaper re-queues it (which would void the token) however
+   * long the tests run.
+   */
+  private async runningJobToken(repo: string, branch: string): Promise<string> {
+    const ctx = this.app.server.ctx;
+    const [row] = await this.app.sql<{ id: number; repo_id: number; head_sequence: number }>(
+      `SELECT b.id, b.repo_id, b.head_sequence FROM branches b JOIN repos r ON r.id = b.repo_id
+       WHERE r.name = $1 AND b.name = $2`,
+      [repo, branch],
+    );
+    const id = await enqueueJob(ctx.pool, {
+      repoId: row!.repo_id,
+      branchId: row!.id,
+      sequence: row!.head_sequence,
+      triggerType: "manual",
+      triggerBranch: branch,
+      triggerBaseBranch: null,
+      triggerProposalId: null,
+      triggerKey: null,
+      checks: ["authz/check"],
+      createdBy: ADMIN,
+      now: ctx.clock.now(),
+    });
+    const job = await claimOldest(ctx.pool, {
+      worker: "authz-worker",
+      tokenHash: newRequestToken().hash,
+      now: ctx.clock.now(),
+    });
+    expect(job?.id, `fixture: claim the job of ${repo} ${branch}`).toBe(id);
+    await this.app.sql("UPDATE ci_jobs SET last_heartbeat_at = now() + interval '1 day' WHERE id = $1", [id]);
+    return issueJobToken(ctx, job!, { audience: ctx.config.SVC_JOB_API_AUDIENCE });
+  }
+
+  /** The Authorization header of a persona: none, a job token, or a fresh ID token. */
+  async headersOf(p: Persona): Promise<Record<string, string>> {
+    if (p === "anonymous") return {};
+    if (isJobPersona(p)) return { authorization: `Bearer ${this.jobTokens[p]}` };
+    return { authorization: `Bearer ${await this.app.idp.token(identities[p])}` };
   }
 
   /** Stops the webhook receiver. */
@@ -200,6 +265,7 @@ export class World {
   /** A client for a persona, or for any other identity; anonymous sends no Authorization header. */
   as(p: Persona | { identity: string }): Client {
     if (typeof p === "object") return this.app.as(p.identity);
+    if (isJobPersona(p)) return client(this.app.url, async () => this.jobTokens[p]);
     return p === "anonymous" ? this.app.anonymous : this.app.as(identities[p]);
   }
 
