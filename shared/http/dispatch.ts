@@ -177,12 +177,18 @@ async function repoAccess(ctx: AppContext, name: string, actor: Actor, need: Rol
   return { ...access, role: need };
 }
 
-/** The body of a report by a CI job: for its job's branch only, at the job's pinned sequence unless it names one. */
+/**
+ * The body of a report by a CI job: about what the job tested, so only on its job's branch and
+ * at its pinned sequence (the default); a job's verdict on any other state would be a claim about
+ * something it never ran.
+ */
 function jobReportBody(job: JobActor, body: unknown): unknown {
   const b = (body ?? {}) as { branch?: unknown; sequence?: unknown };
   if (b.branch !== job.branch)
     fail("FORBIDDEN", `a CI job token may only report on its job's branch '${job.branch}'`);
-  return { ...b, sequence: b.sequence ?? job.sequence };
+  if (b.sequence !== undefined && b.sequence !== job.sequence)
+    fail("FORBIDDEN", `a CI job token may only report at its job's sequence ${job.sequence}`);
+  return { ...b, sequence: job.sequence };
 }
 
 /** The CI job (request token) or CI worker a route of that access is called by. */

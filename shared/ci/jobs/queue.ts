@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../../db/pool.ts";
+import { prepared, type Queryable } from "../../db/pool.ts";
 import type { TriggerType } from "../config/triggers.ts";
 import { type FinalStatus, type JobRow, job_columns } from "./records.ts";
 
@@ -66,9 +66,12 @@ export async function enqueueJob(db: Queryable, job: NewJob): Promise<string | n
   return (rows[0]?.id as string | undefined) ?? null;
 }
 
+// The worker protocol's statements are prepared: planning the claim cost as much as running it.
 // The oldest queued job, locked with SKIP LOCKED so concurrent claimers each take a different row
 // without waiting on one another; a re-queued job keeps its queued_at and so is first in line.
-const job_claim_oldest = `
+const job_claim_oldest = prepared(
+  "job_claim_oldest",
+  `
   WITH next AS (
     SELECT id FROM ci_jobs WHERE status = 'queued'
     ORDER BY queued_at, id LIMIT 1
@@ -78,51 +81,54 @@ const job_claim_oldest = `
       last_heartbeat_at = $1, request_token_sha256 = $3
   FROM next, repos r
   WHERE j.id = next.id AND r.id = j.repo_id
-  RETURNING ${job_columns}`;
+  RETURNING ${job_columns}`,
+);
 
 /** Claims the oldest queued job for `worker`, binding it to the token hash; null when none is queued. */
 export async function claimOldest(
   db: Queryable,
   input: { worker: string; tokenHash: Buffer; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(job_claim_oldest, [input.now, input.worker, input.tokenHash]);
+  const { rows } = await db.query(job_claim_oldest([input.now, input.worker, input.tokenHash]));
   return (rows[0] as JobRow | undefined) ?? null;
 }
 
-const job_update_heartbeat = `
+const job_update_heartbeat = prepared(
+  "job_update_heartbeat",
+  `
   UPDATE ci_jobs j SET last_heartbeat_at = $3
   FROM repos r
   WHERE j.id = $1 AND j.status = 'claimed' AND j.request_token_sha256 = $2 AND r.id = j.repo_id
-  RETURNING ${job_columns}`;
+  RETURNING ${job_columns}`,
+);
 
 /** Records a heartbeat of the claim that holds `tokenHash`; null when it holds none (any more). */
 export async function heartbeat(
   db: Queryable,
   input: { jobId: string; tokenHash: Buffer; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(job_update_heartbeat, [input.jobId, input.tokenHash, input.now]);
+  const { rows } = await db.query(job_update_heartbeat([input.jobId, input.tokenHash, input.now]));
   return (rows[0] as JobRow | undefined) ?? null;
 }
 
-const job_update_completed = `
+const job_update_completed = prepared(
+  "job_update_completed",
+  `
   UPDATE ci_jobs j
   SET status = $3, error = $4, completed_at = $5, last_heartbeat_at = $5, request_token_sha256 = NULL
   FROM repos r
   WHERE j.id = $1 AND j.status = 'claimed' AND j.request_token_sha256 = $2 AND r.id = j.repo_id
-  RETURNING ${job_columns}`;
+  RETURNING ${job_columns}`,
+);
 
 /** Completes the job of the claim that holds `tokenHash`; its request token stops working. */
 export async function complete(
   db: Queryable,
   input: { jobId: string; tokenHash: Buffer; status: FinalStatus; error: string | null; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(job_update_completed, [
-    input.jobId,
-    input.tokenHash,
-    input.status,
-    input.error,
-    input.now,
-  ]);
+  const { rows } = await db.query(
+    job_update_completed([input.jobId, input.tokenHash, input.status, input.error, input.now]),
+  );
   return (rows[0] as JobRow | undefined) ?? null;
 }
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { Queryable } from "../../db/pool.ts";
+import { prepared, type Queryable } from "../../db/pool.ts";
 import { fail } from "../../errors.ts";
 import { type JobRow, job_columns } from "./records.ts";
 
@@ -39,13 +39,16 @@ export function requestTokenHash(headers: IncomingHttpHeaders): Buffer {
   return hashRequestToken(match[1]!);
 }
 
-const job_select_by_token = `
+const job_select_by_token = prepared(
+  "job_select_by_token",
+  `
   SELECT ${job_columns} FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
-  WHERE j.request_token_sha256 = $1 AND j.status = 'claimed'`;
+  WHERE j.request_token_sha256 = $1 AND j.status = 'claimed'`,
+);
 
 /** The claimed job a request token belongs to; 401 for any token that holds no claim now. */
 export async function requireClaimedJob(db: Queryable, headers: IncomingHttpHeaders): Promise<JobRow> {
-  const { rows } = await db.query(job_select_by_token, [requestTokenHash(headers)]);
+  const { rows } = await db.query(job_select_by_token([requestTokenHash(headers)]));
   if (!rows[0]) fail("UNAUTHENTICATED", "the request token is missing, invalid or expired");
   return rows[0] as JobRow;
 }

@@ -164,7 +164,7 @@ describe("check runs", () => {
     expect(event?.["data"]).toMatchObject({ reporter: `ci-job:${job.id}`, sequence: job.sequence });
   });
 
-  it("keeps the pinned sequence after the branch has moved on; an explicit sequence is used as given", async () => {
+  it("keeps the pinned sequence after the branch has moved on, and refuses to report on any other sequence", async () => {
     const head = await commit(fx, "feature", { "docs/c.md": "# C\n" }, "moves on");
     expect(head).toBeGreaterThan(job.sequence);
     const pinned = await jwt.post(`${fx.base}/check`, {
@@ -180,8 +180,15 @@ describe("check runs", () => {
       status: "failed",
       sequence: head,
     });
-    expect(explicit.status, JSON.stringify(explicit.body)).toBe(201);
-    expect(explicit.body).toMatchObject({ sequence: head, reporter: `ci-job:${job.id}` });
+    expect(explicit.status, JSON.stringify(explicit.body)).toBe(403);
+    expect(explicit.body.code).toBe("FORBIDDEN");
+    const same = await jwt.post(`${fx.base}/check`, {
+      branch: "feature",
+      check_name: "docs/spell",
+      status: "failed",
+      sequence: job.sequence,
+    });
+    expect(same.status, JSON.stringify(same.body)).toBe(201);
     // A person's report without a sequence still goes to the head.
     const person = await fx.client.post(`${fx.base}/check`, {
       branch: "feature",
