@@ -94,19 +94,30 @@ const badCredentials: [string, (c: CommonAuthContext) => Promise<string | undefi
  * expired, foreign, unsigned and unverified credentials, and job tokens that are forged, expired or
  * were never issued, all answer 401 with the one error shape
  * `{code: "UNAUTHENTICATED", error}`. A control request with a valid token checks that the 401s
- * come from the credentials and not from the request itself. Call inside a `describe`; `send` is
- * called once per check, so it may build a fresh request each time.
+ * come from the credentials and not from the request itself. Routes that a CI job's request token
+ * or a CI worker authenticates give their own `control`, and for them a valid ID token is one more
+ * credential that must get 401. Call inside a `describe`; `send` is called once per check, so it
+ * may build a fresh request each time.
  */
-export function runCommonAuthTests(ctx: () => CommonAuthContext, sendWith: SendWithAuthorization): void {
-  it.each(badCredentials)("%s → 401 UNAUTHENTICATED", async (_, authorization) => {
+export function runCommonAuthTests(
+  ctx: () => CommonAuthContext,
+  sendWith: SendWithAuthorization,
+  control?: { what: string; authorization: () => string },
+): void {
+  const cases = control
+    ? [...badCredentials, ["a valid ID token of the app's issuer", validIdToken] as const]
+    : badCredentials;
+  it.each(cases)("%s → 401 UNAUTHENTICATED", async (_, authorization) => {
     const res = await sendWith(await authorization(ctx()));
     expect(res.status, JSON.stringify(res.body)).toBe(401);
     expect(res.body).toEqual({ code: "UNAUTHENTICATED", error: expect.any(String) });
   });
 
-  it("control: a valid token from the app's issuer is not refused with 401", async () => {
-    const res = await sendWith(await bearer(ctx().app.idp.token(PROBE_IDENTITY)));
+  it(`control: ${control?.what ?? "a valid token from the app's issuer"} is not refused with 401`, async () => {
+    const res = await sendWith(control ? control.authorization() : await validIdToken(ctx()));
     expect(res.status, JSON.stringify(res.body)).not.toBe(401);
     expect(res.status).toBeLessThan(500);
   });
 }
+
+const validIdToken = (c: CommonAuthContext) => bearer(c.app.idp.token(PROBE_IDENTITY));

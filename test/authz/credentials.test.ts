@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
+import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
@@ -27,6 +28,8 @@ beforeAll(async () => {
     baseUrl: "",
   });
   presignedArchiveQuery = url.slice(url.indexOf("?"));
+  const log = await signedLogUrl(app.server.ctx, world.jobs.job.id, world.loggedCheck);
+  signedLogQuery = log.slice(log.indexOf("?"));
 });
 afterAll(async () => {
   await world?.close();
@@ -48,10 +51,21 @@ interface Probe {
   params?: (w: World) => Record<string, string>;
   public?: true;
   authenticatedQuery?: string;
+  /** Headers of the request itself (the webhook's signature). */
+  headers?: (w: World) => Promise<Record<string, string>>;
+  /** Not an ID-token route: the valid credential of its control (a request token, the worker token). */
+  control?: { what: string; authorization: (w: World) => string };
 }
+
+const requestToken = {
+  what: "the job's live request token",
+  authorization: (w: World) => `Bearer ${w.jobs.job.requestToken}`,
+};
 
 /** The query of a genuine presigned archive URL for the fixture repo, made once the app runs. */
 let presignedArchiveQuery = "";
+/** The query of a genuine signed URL of the stored log of the fixture job. */
+let signedLogQuery = "";
 
 const probes: Record<string, Probe> = {
   "GET /healthz": { public: true },
@@ -124,6 +138,37 @@ const probes: Record<string, Probe> = {
   "GET /subscriptions": {},
   "DELETE /subscriptions/:id": { params: (w) => ({ id: w.subscription }) },
   "POST /subscriptions/:id/resume": { params: (w) => ({ id: w.subscription }) },
+  "POST /repos/:repo*/-/ci/run": { body: (w) => ({ branch: w.ciBranch }) },
+  "POST /repos/:repo*/-/archive/presign": { control: requestToken },
+  "POST /repos/:repo*/-/check/:check*/logs": {
+    params: (w) => ({ check: w.loggedCheck }),
+    control: requestToken,
+  },
+  "POST /ci/token": { body: () => ({ audience: "quire" }), control: requestToken },
+  // Public: deliveries prove themselves by their signature, whatever Authorization says.
+  "POST /webhook": {
+    public: true,
+    body: () => ({ id: "probe-event", type: "com.svc.authz.probe", data: {} }),
+    headers: (w) => w.webhookSignature({ id: "probe-event", type: "com.svc.authz.probe", data: {} }),
+  },
+  "POST /claim": {
+    control: { what: "the worker token", authorization: () => `Bearer ${authzEnv.SVC_CI_WORKER_TOKEN}` },
+  },
+  "POST /jobs/:id/heartbeat": { params: (w) => ({ id: w.jobs.job.id }), control: requestToken },
+  // An invalid status, so that the control (a live token) is refused for its body, not completed.
+  "POST /jobs/:id/complete": {
+    params: (w) => ({ id: w.jobs.job.id }),
+    body: () => ({ status: "probe" }),
+    control: requestToken,
+  },
+  "GET /run/:id": { params: (w) => ({ id: w.jobs.job.id }) },
+  // Public for its signed form; the ordinary form authenticates itself.
+  "GET /run/:id/logs/:check*": {
+    public: true,
+    params: (w) => ({ id: w.jobs.job.id, check: w.loggedCheck }),
+    query: () => signedLogQuery,
+    authenticatedQuery: "",
+  },
   "POST /repos": { body: (w) => ({ owner: w.org, name: `${w.org}/${w.unique("probe-repo")}` }) },
   "GET /repos": {},
   "GET /repos/:repo*": {},
@@ -146,6 +191,17 @@ function callFor(method: Call["method"], pattern: string, probe: Probe, query = 
   });
   const q = typeof query === "function" ? query() : (query ?? "");
   return { method, path: path + q, body: probe.body?.(world) };
+}
+
+/** `callFor` with the probe's own headers (a webhook signature). */
+async function fullCallFor(
+  method: Call["method"],
+  pattern: string,
+  probe: Probe,
+  query = probe.query,
+): Promise<Call> {
+  const call = callFor(method, pattern, probe, query);
+  return probe.headers ? { ...call, headers: await probe.headers(world) } : call;
 }
 
 /**
@@ -172,7 +228,7 @@ for (const route of allRoutes) {
       it("is public: answers without credentials and ignores bad ones", async () => {
         expect(route.access).toBe("public");
         for (const authorization of [undefined, "Basic x", "Bearer not-a-token"]) {
-          const call = callFor(route.method, route.path, probe);
+          const call = await fullCallFor(route.method, route.path, probe);
           const res = await sendProbe(call, authorization);
           expect(res.status, `${authorization}: ${JSON.stringify(res.body)}`).toBe(200);
         }
@@ -187,8 +243,11 @@ for (const route of allRoutes) {
       return;
     }
     it("is not public in its route table", () => expect(route.access).not.toBe("public"));
-    runCommonAuthTests(ctx, (authorization) =>
-      sendProbe(callFor(route.method, route.path, probe), authorization),
+    const control = probe.control;
+    runCommonAuthTests(
+      ctx,
+      (authorization) => sendProbe(callFor(route.method, route.path, probe), authorization),
+      control && { what: control.what, authorization: () => control.authorization(world) },
     );
   });
 }

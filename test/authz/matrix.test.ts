@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
+import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64, type Client } from "../support/client.ts";
@@ -131,6 +132,19 @@ const matrix: Record<string, Statuses> = {
   "DELETE /subscriptions/:id [own]":                      s(401,       204,      204,    204,    204,        204,   204,      204,       204,         403, 403),
   "POST /subscriptions/:id/resume [another's]":           s(401,       404,      404,    404,    404,        404,   404,      404,       204,         403, 403),
   "POST /subscriptions/:id/resume [own]":                 s(401,       204,      204,    204,    204,        204,   204,      204,       204,         403, 403),
+
+  "POST /repos/:repo*/-/ci/run":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "POST /repos/:repo*/-/archive/presign":                 s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "POST /repos/:repo*/-/check/:check*/logs":              s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "POST /ci/token":                                       s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "POST /webhook [signed]":                               s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "POST /webhook [unsigned]":                             s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "POST /claim":                                          s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "POST /jobs/:id/heartbeat":                             s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "POST /jobs/:id/complete":                              s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+  "GET /run/:id":                                         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "GET /run/:id/logs/:check* [ordinary]":                 s(401,       404,      302,    302,    302,        302,   302,      302,       302,         403, 403),
+  "GET /run/:id/logs/:check* [signed]":                   s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
 
   "POST /repos":                                          s(401,       404,      403,    403,    403,        403,   201,      403,       201,         403, 403),
   "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
@@ -509,6 +523,59 @@ const requests: Record<string, Request> = {
   })),
 
   // The body names the org; an org the caller cannot see answers ORG_NOT_FOUND.
+  "POST /repos/:repo*/-/ci/run": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/ci/run`,
+    body: { branch: w.ciBranch },
+  })),
+  // The request-token and worker routes take neither ID tokens nor job tokens: every persona is 401.
+  "POST /repos/:repo*/-/archive/presign": plainRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/archive/presign`,
+  })),
+  "POST /repos/:repo*/-/check/:check*/logs": plainRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/check/${w.loggedCheck}/logs`,
+    body: "a log",
+  })),
+  "POST /ci/token": plainRoute(async () => ({
+    method: "POST",
+    path: "/ci/token",
+    body: { audience: "quire" },
+  })),
+  // The scheduler's intake ignores who calls: only the delivery's signature counts.
+  "POST /webhook [signed]": plainRoute(async (w) => {
+    const body = { id: w.unique("event"), type: "com.svc.authz.probe", data: {} };
+    return { method: "POST", path: "/webhook", body, headers: await w.webhookSignature(body) };
+  }),
+  "POST /webhook [unsigned]": plainRoute(async (w) => ({
+    method: "POST",
+    path: "/webhook",
+    body: { id: w.unique("event"), type: "com.svc.authz.probe", data: {} },
+  })),
+  "POST /claim": plainRoute(async () => ({ method: "POST", path: "/claim" })),
+  "POST /jobs/:id/heartbeat": plainRoute(async (w) => ({
+    method: "POST",
+    path: `/jobs/${w.jobs.job.id}/heartbeat`,
+  })),
+  "POST /jobs/:id/complete": plainRoute(async (w) => ({
+    method: "POST",
+    path: `/jobs/${w.jobs.job.id}/complete`,
+    body: { status: "passed" },
+  })),
+  "GET /run/:id": {
+    build: async (w) => ({ method: "GET", path: `/run/${w.jobs.job.id}` }),
+    notFound: "JOB_NOT_FOUND",
+  },
+  "GET /run/:id/logs/:check* [ordinary]": {
+    build: async (w) => ({ method: "GET", path: `/run/${w.jobs.job.id}/logs/${w.loggedCheck}` }),
+    notFound: "JOB_NOT_FOUND",
+  },
+  "GET /run/:id/logs/:check* [signed]": plainRoute(async (w) => {
+    const url = new URL(await signedLogUrl(w.app.server.ctx, w.jobs.job.id, w.loggedCheck));
+    return { method: "GET", path: url.pathname + url.search };
+  }),
+
   "POST /repos": orgRoute(async (w) => ({
     method: "POST",
     path: "/repos",

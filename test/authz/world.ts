@@ -3,9 +3,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import { issueJobToken } from "../../shared/ci/identity/issue.ts";
+import { storeLog } from "../../shared/ci/jobs/logs.ts";
 import { claimOldest, enqueueJob } from "../../shared/ci/jobs/queue.ts";
 import { newRequestToken } from "../../shared/ci/jobs/request-token.ts";
+import { runnerWebhookSecret } from "../../shared/ci/scheduler/webhook.ts";
 import type { AnyRoute, Method } from "../../shared/http/route.ts";
+import { signature } from "../../shared/webhooks/send.ts";
 import { ADMIN, type TestApp } from "../support/app.ts";
 import { b64, type Client, client, type Res } from "../support/client.ts";
 
@@ -58,6 +61,8 @@ export interface Call {
   method: Method;
   path: string;
   body?: unknown;
+  /** Headers of the request itself (a webhook signature), beside the caller's Authorization. */
+  headers?: Record<string, string>;
 }
 
 /** "METHOD /pattern" exactly as in the route tables, e.g. "GET /orgs/:org/members". */
@@ -76,7 +81,10 @@ export function concretePath(pattern: string, values: Record<string, string>): s
  * The environment of the authorization tests' app: subscriptions need a webhook URL, and the only
  * receiver here is on 127.0.0.1 (docs/events.md, "Which URLs are accepted").
  */
-export const authzEnv = { SVC_WEBHOOK_ALLOW_PRIVATE: "true" };
+export const authzEnv = {
+  SVC_WEBHOOK_ALLOW_PRIVATE: "true",
+  SVC_CI_WORKER_TOKEN: "authz-worker-token-0123456789",
+};
 
 /**
  * Sends `call` to `base` with `headers`. An answer that is an event stream (the SSE routes answer
@@ -85,13 +93,15 @@ export const authzEnv = { SVC_WEBHOOK_ALLOW_PRIVATE: "true" };
  */
 export async function sendRaw(base: string, call: Call, headers: Record<string, string> = {}): Promise<Res> {
   const controller = new AbortController();
-  const h = { ...headers };
+  const h = { ...headers, ...call.headers };
   let body: string | undefined;
   if (call.body !== undefined) {
     h["content-type"] = "application/json";
     body = JSON.stringify(call.body);
   }
   const res = await fetch(base + call.path, {
+    // A redirect (the log proxy's 302) is the answer under test, not something to follow.
+    redirect: "manual",
     method: call.method,
     headers: h,
     body,
@@ -145,6 +155,12 @@ export class World {
   readonly otherRepo = "acme/other";
   /** The job token of each job persona. */
   jobTokens!: Record<JobPersona, string>;
+  /** The claimed CI job behind each job persona, with its request token. */
+  jobs!: Record<JobPersona, { id: string; requestToken: string }>;
+  /** A branch of the fixture repo with a `.svc/ci.yaml`, for manual CI runs. */
+  readonly ciBranch = "ci";
+  /** A check of the `job` persona's job whose log is stored. */
+  readonly loggedCheck = "authz/check";
   /**
    * A writer on the fixture repo who is none of the personas: authors the commits, proposals and
    * comments that must be someone else's for every persona (self-approval, author-or-maintainer).
@@ -206,20 +222,41 @@ export class World {
     w.comment = await w.freshComment(w.colleague);
     w.release = await w.freshRelease();
     w.subscription = await w.freshSubscription(w.colleague);
+    await w.freshBranch(w.repo, { name: w.ciBranch });
+    await must(
+      w.as("globalAdmin").post(`/repos/${w.repo}/-/commit`, {
+        branch: w.ciBranch,
+        message: "CI",
+        files: [
+          {
+            path: ".svc/ci.yaml",
+            content: b64('checks:\n  - name: authz/check\n    image: alpine\n    steps: ["true"]\n'),
+          },
+        ],
+      }),
+      201,
+      "commit .svc/ci.yaml",
+    );
     await w.createRepo(w.otherRepo);
-    w.jobTokens = {
-      job: await w.runningJobToken(w.repo, w.branch),
-      otherRepoJob: await w.runningJobToken(w.otherRepo, "main"),
-    };
+    const job = await w.runningJob(w.repo, w.branch);
+    const otherRepoJob = await w.runningJob(w.otherRepo, "main");
+    w.jobTokens = { job: job.jwt, otherRepoJob: otherRepoJob.jwt };
+    w.jobs = { job, otherRepoJob };
+    await storeLog(app.server.ctx, {
+      jobId: job.id,
+      checkName: w.loggedCheck,
+      body: Buffer.from("authz log\n"),
+      contentType: "text/plain",
+    });
     return w;
   }
 
   /**
-   * The job token of a new CI job of `branch`, queued and claimed as the scheduler does. Its
+   * A new CI job of `branch`, queued and claimed as the scheduler does: its id, request token and job token. Its
    * heartbeat is set a day ahead so no reaper re-queues it (which would void the token) however
    * long the tests run.
    */
-  private async runningJobToken(repo: string, branch: string): Promise<string> {
+  private async runningJob(repo: string, branch: string) {
     const ctx = this.app.server.ctx;
     const [row] = await this.app.sql<{ id: number; repo_id: number; head_sequence: number }>(
       `SELECT b.id, b.repo_id, b.head_sequence FROM branches b JOIN repos r ON r.id = b.repo_id
@@ -239,14 +276,22 @@ export class World {
       createdBy: ADMIN,
       now: ctx.clock.now(),
     });
+    const request = newRequestToken();
     const job = await claimOldest(ctx.pool, {
       worker: "authz-worker",
-      tokenHash: newRequestToken().hash,
+      tokenHash: request.hash,
       now: ctx.clock.now(),
     });
     expect(job?.id, `fixture: claim the job of ${repo} ${branch}`).toBe(id);
     await this.app.sql("UPDATE ci_jobs SET last_heartbeat_at = now() + interval '1 day' WHERE id = $1", [id]);
-    return issueJobToken(ctx, job!, { audience: ctx.config.SVC_JOB_API_AUDIENCE });
+    const jwt = await issueJobToken(ctx, job!, { audience: ctx.config.SVC_JOB_API_AUDIENCE });
+    return { id: job!.id, requestToken: request.token, jwt };
+  }
+
+  /** The `X-Svc-Signature` header of a delivery of `body` (as JSON) to the scheduler's `/webhook`. */
+  async webhookSignature(body: unknown): Promise<Record<string, string>> {
+    const secret = await runnerWebhookSecret(this.app.server.ctx);
+    return { "x-svc-signature": signature(secret, Buffer.from(JSON.stringify(body))) };
   }
 
   /** The Authorization header of a persona: none, a job token, or a fresh ID token. */

@@ -67,6 +67,8 @@ export async function startTestApp(
       GLOBAL_ADMINS: ADMIN,
       LOG_LEVEL: "error",
       SVC_BLOB_LOCAL_DIR: blobDir,
+      // No CI cron or reaper timers: tests run those passes themselves, at the moments they choose.
+      SVC_CI_TIMERS: "false",
       ...env,
     },
     { logTo: opts.logTo ?? quietLog(), ...(opts.context ? { context: opts.context } : {}) },

@@ -94,6 +94,8 @@ export async function getRun(ctx: AppContext, actor: Actor, id: string): Promise
 
 /** A job whose repo `actor` may read; JOB_NOT_FOUND otherwise. */
 export async function readableJob(ctx: AppContext, actor: Actor, id: string): Promise<JobRow> {
+  // The scheduler's status and log pages are for people; a job token reads its repo only.
+  if (actor.job) fail("FORBIDDEN", "a CI job token may only read its repo and report check runs");
   const job = await findJob(ctx.pool, id);
   const access = job ? await findRepoAccess(ctx.pool, job.repo, actor) : null;
   if (!job || !access?.role) fail("JOB_NOT_FOUND", `job '${id}' not found`);
