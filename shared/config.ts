@@ -126,39 +126,40 @@ const tasksQueue = optionalText.refine(
   },
 );
 
-/** SVC_OIDC_ISSUER_URL: the job-token issuer ({oidc_url}); https, or http on a loopback host. */
-const jobIssuerUrl = optionalText.transform((v, ctx) => {
-  if (v === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(v);
-  } catch {
-    ctx.addIssue({ code: "custom", message: `must be a URL, got "${v}"` });
-    return z.NEVER;
-  }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
-    ctx.addIssue({ code: "custom", message: "must be https (http is allowed only on a loopback address)" });
-    return z.NEVER;
-  }
-  return v.replace(/\/+$/, "");
-});
+/**
+ * A URL setting: http or https, no query or fragment, any trailing `/` dropped. With
+ * `httpsUnlessLoopback`, plain http is refused except on a loopback host (an issuer, whose keys a
+ * verifier would otherwise fetch in the clear).
+ */
+const urlSetting = (opts: { httpsUnlessLoopback: boolean }) =>
+  optionalText.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    let url: URL;
+    try {
+      url = new URL(v);
+    } catch {
+      ctx.addIssue({ code: "custom", message: `must be a URL, got "${v}"` });
+      return z.NEVER;
+    }
+    const plainAllowed = !opts.httpsUnlessLoopback || isLoopbackHost(url.hostname);
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && plainAllowed)) {
+      const rule = opts.httpsUnlessLoopback
+        ? "https (http is allowed only on a loopback address)"
+        : "http(s)";
+      ctx.addIssue({ code: "custom", message: `must be ${rule}` });
+      return z.NEVER;
+    }
+    if (url.search !== "" || url.hash !== "") {
+      ctx.addIssue({ code: "custom", message: "must have no query or fragment" });
+      return z.NEVER;
+    }
+    return v.replace(/\/+$/, "");
+  });
 
-/** A base URL (http or https, no query), with any trailing `/` dropped. */
-const baseUrl = optionalText.transform((v, ctx) => {
-  if (v === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(v);
-  } catch {
-    ctx.addIssue({ code: "custom", message: `must be a URL, got "${v}"` });
-    return z.NEVER;
-  }
-  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.search !== "" || url.hash !== "") {
-    ctx.addIssue({ code: "custom", message: "must be an http(s) URL without query or fragment" });
-    return z.NEVER;
-  }
-  return v.replace(/\/+$/, "");
-});
+/** SVC_OIDC_ISSUER_URL: the job-token issuer ({oidc_url}). */
+const jobIssuerUrl = urlSetting({ httpsUnlessLoopback: true });
+/** The other base URLs of the CI pieces (shared/ci/urls.ts). */
+const baseUrl = urlSetting({ httpsUnlessLoopback: false });
 
 /** A Cloud KMS key version name. */
 const kmsKeyVersion =

@@ -4,11 +4,10 @@ import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import { issueJobToken } from "../../shared/ci/identity/issue.ts";
 import { storeLog } from "../../shared/ci/jobs/logs.ts";
-import { claimOldest, enqueueJob } from "../../shared/ci/jobs/queue.ts";
-import { newRequestToken } from "../../shared/ci/jobs/request-token.ts";
 import { runnerWebhookSecret } from "../../shared/ci/scheduler/webhook.ts";
 import type { AnyRoute, Method } from "../../shared/http/route.ts";
 import { signature } from "../../shared/webhooks/send.ts";
+import { queueAndClaim } from "../ci/support.ts";
 import { ADMIN, type TestApp } from "../support/app.ts";
 import { b64, type Client, client, type Res } from "../support/client.ts";
 
@@ -258,34 +257,15 @@ export class World {
    */
   private async runningJob(repo: string, branch: string) {
     const ctx = this.app.server.ctx;
-    const [row] = await this.app.sql<{ id: number; repo_id: number; head_sequence: number }>(
-      `SELECT b.id, b.repo_id, b.head_sequence FROM branches b JOIN repos r ON r.id = b.repo_id
-       WHERE r.name = $1 AND b.name = $2`,
-      [repo, branch],
-    );
-    const id = await enqueueJob(ctx.pool, {
-      repoId: row!.repo_id,
-      branchId: row!.id,
-      sequence: row!.head_sequence,
-      triggerType: "manual",
-      triggerBranch: branch,
-      triggerBaseBranch: null,
-      triggerProposalId: null,
-      triggerKey: null,
+    const { job, requestToken } = await queueAndClaim(this.app, repo, branch, {
       checks: ["authz/check"],
       createdBy: ADMIN,
-      now: ctx.clock.now(),
     });
-    const request = newRequestToken();
-    const job = await claimOldest(ctx.pool, {
-      worker: "authz-worker",
-      tokenHash: request.hash,
-      now: ctx.clock.now(),
-    });
-    expect(job?.id, `fixture: claim the job of ${repo} ${branch}`).toBe(id);
-    await this.app.sql("UPDATE ci_jobs SET last_heartbeat_at = now() + interval '1 day' WHERE id = $1", [id]);
-    const jwt = await issueJobToken(ctx, job!, { audience: ctx.config.SVC_JOB_API_AUDIENCE });
-    return { id: job!.id, requestToken: request.token, jwt };
+    await this.app.sql("UPDATE ci_jobs SET last_heartbeat_at = now() + interval '1 day' WHERE id = $1", [
+      job.id,
+    ]);
+    const jwt = await issueJobToken(ctx, job, { audience: ctx.config.SVC_JOB_API_AUDIENCE });
+    return { id: job.id, requestToken, jwt };
   }
 
   /** The `X-Svc-Signature` header of a delivery of `body` (as JSON) to the scheduler's `/webhook`. */

@@ -2,6 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
+import { claimOldest, enqueueJob } from "../../shared/ci/jobs/queue.ts";
+import type { JobRow } from "../../shared/ci/jobs/records.ts";
+import { newRequestToken } from "../../shared/ci/jobs/request-token.ts";
 import { ManualClock } from "../../shared/clock.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { type Client, client, type Res } from "../support/client.ts";
@@ -85,4 +88,45 @@ export function ciYaml(checks: string[], on = "on:\n  push:\n  proposal:\n    ba
     .map((name) => `  - name: ${name}\n    image: alpine:3.20\n    steps:\n      - echo ${name}\n`)
     .join("");
   return `${on}checks:\n${list}`;
+}
+
+/**
+ * A manual job queued for `branch` of `repo` at its head and claimed at once, straight through the
+ * queue's own functions (no worker, no HTTP): for tests that need a claimed job and its request
+ * token but are not about how it got there. The app's queue must hold no older queued job.
+ */
+export async function queueAndClaim(
+  app: TestApp,
+  repo: string,
+  branch: string,
+  opts: { checks?: string[]; createdBy?: string } = {},
+): Promise<{ job: JobRow; requestToken: string }> {
+  const ctx = app.server.ctx;
+  const [row] = await app.sql<{ id: number; repo_id: number; head_sequence: number }>(
+    `SELECT b.id, b.repo_id, b.head_sequence FROM branches b JOIN repos r ON r.id = b.repo_id
+     WHERE r.name = $1 AND b.name = $2`,
+    [repo, branch],
+  );
+  expect(row, `branch ${branch} of ${repo}`).toBeDefined();
+  const id = await enqueueJob(ctx.pool, {
+    repoId: row!.repo_id,
+    branchId: row!.id,
+    sequence: row!.head_sequence,
+    triggerType: "manual",
+    triggerBranch: branch,
+    triggerBaseBranch: null,
+    triggerProposalId: null,
+    triggerKey: null,
+    checks: opts.checks ?? ["test/check"],
+    createdBy: opts.createdBy ?? "tester@example.com",
+    now: ctx.clock.now(),
+  });
+  const request = newRequestToken();
+  const job = await claimOldest(ctx.pool, {
+    worker: "test-worker",
+    tokenHash: request.hash,
+    now: ctx.clock.now(),
+  });
+  expect(job?.id, `the claim takes the job just queued on ${repo} ${branch}`).toBe(id);
+  return { job: job!, requestToken: request.token };
 }

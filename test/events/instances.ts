@@ -2,26 +2,15 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import path from "node:path";
 import { Writable } from "node:stream";
-import { type RunningServer, startServer } from "../../functions/server.ts";
-import { ADMIN, type TestApp } from "../support/app.ts";
+import type { RunningServer } from "../../functions/server.ts";
+import { ADMIN, startSecondInstance, type TestApp } from "../support/app.ts";
 import { freePort } from "../support/ports.ts";
 
-const quiet = () => new Writable({ write: (_c, _e, done) => done() });
+const _quiet = () => new Writable({ write: (_c, _e, done) => done() });
 
 /** A second Quire instance in this process, on its own port, against `app`'s database and identity provider. */
-export async function secondInstance(app: TestApp, env: Record<string, string> = {}): Promise<RunningServer> {
-  return startServer(
-    {
-      DATABASE_URL: app.databaseUrl,
-      PORT: "0",
-      OIDC_ISSUER: app.idp.issuer,
-      GLOBAL_ADMINS: ADMIN,
-      LOG_LEVEL: "error",
-      ...env,
-    },
-    { logTo: process.env["QUIRE_TEST_LOGS"] === "1" ? process.stdout : quiet() },
-  );
-}
+export const secondInstance = (app: TestApp, env: Record<string, string> = {}): Promise<RunningServer> =>
+  startSecondInstance(app, env);
 
 export interface ChildServer {
   url: string;

@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import { inject } from "vitest";
 import { type RunningServer, startServer } from "../../functions/server.ts";
+import type { Clock } from "../../shared/clock.ts";
 import type { ContextOptions } from "../../shared/context.ts";
 import { type Client, client } from "./client.ts";
 import { databaseUrl, TEMPLATE_DATABASE } from "./global-setup.ts";
@@ -89,4 +90,29 @@ export async function startTestApp(
       await rm(blobDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Another Quire instance in this process on `app`'s database, identity provider and blob
+ * directory (a restart, a second runner, a second SSE node), started with the server function
+ * `npm start` uses; `env` adds or overrides variables, `clock` shares a manual clock.
+ */
+export function startSecondInstance(
+  app: TestApp,
+  env: Record<string, string> = {},
+  clock?: Clock,
+): Promise<RunningServer> {
+  return startServer(
+    {
+      DATABASE_URL: app.databaseUrl,
+      PORT: "0",
+      OIDC_ISSUER: app.idp.issuer,
+      GLOBAL_ADMINS: ADMIN,
+      LOG_LEVEL: "error",
+      SVC_BLOB_LOCAL_DIR: app.server.ctx.config.SVC_BLOB_LOCAL_DIR,
+      SVC_CI_TIMERS: "false",
+      ...env,
+    },
+    { logTo: quietLog(), ...(clock ? { context: { clock } } : {}) },
+  );
 }

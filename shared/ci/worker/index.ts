@@ -1,13 +1,12 @@
 import type { Clock } from "../../clock.ts";
 import type { Env } from "../../config.ts";
 import type { Logger } from "../../log.ts";
-import { googleAccessTokenSource, kubernetesApis } from "./k8s-client.ts";
-import { kubernetesWorkerVerifier } from "./kubernetes.ts";
+import { checkKubernetesServer } from "./k8s-settings.ts";
 import { staticWorkerVerifier, unconfiguredWorkerVerifier } from "./static.ts";
 import type { WorkerVerifier } from "./verifier.ts";
 
-export { MAX_POD_AGE_MS, WORKER_NAME } from "./kubernetes.ts";
 export type { WorkerIdentity, WorkerVerifier } from "./verifier.ts";
+export { MAX_POD_AGE_MS, WORKER_NAME } from "./verifier.ts";
 
 /** Per-request limit on Kubernetes API calls; a claim waits at most four of these. */
 const K8S_TIMEOUT_MS = 10_000;
@@ -27,22 +26,46 @@ export function workerVerifierFromConfig(
   deps: { clock?: Clock; timeoutMs?: number } = {},
 ): WorkerVerifier {
   if (config.SVC_CI_K8S_API_URL) {
-    const apis = kubernetesApis({
-      server: config.SVC_CI_K8S_API_URL,
-      caFile: config.SVC_CI_K8S_CA_FILE,
-      credential: config.SVC_CI_K8S_TOKEN
-        ? { token: config.SVC_CI_K8S_TOKEN }
-        : { tokenSource: googleAccessTokenSource() },
-      timeoutMs: deps.timeoutMs ?? K8S_TIMEOUT_MS,
-    });
-    return kubernetesWorkerVerifier({
-      apis,
-      namespace: config.SVC_CI_K8S_NAMESPACE,
-      audience: config.SVC_CI_K8S_AUDIENCE,
-      log,
-      ...(deps.clock ? { clock: deps.clock } : {}),
+    const server = config.SVC_CI_K8S_API_URL;
+    checkKubernetesServer(server, config.SVC_CI_K8S_CA_FILE);
+    // @kubernetes/client-node costs over 100 MiB of memory: every process (and every cloud
+    // function) that never checks a claim is spared it.
+    return lazyVerifier(async () => {
+      const [{ googleAccessTokenSource, kubernetesApis }, { kubernetesWorkerVerifier }] = await Promise.all([
+        import("./k8s-client.ts"),
+        import("./kubernetes.ts"),
+      ]);
+      const apis = kubernetesApis({
+        server,
+        caFile: config.SVC_CI_K8S_CA_FILE,
+        credential: config.SVC_CI_K8S_TOKEN
+          ? { token: config.SVC_CI_K8S_TOKEN }
+          : { tokenSource: googleAccessTokenSource() },
+        timeoutMs: deps.timeoutMs ?? K8S_TIMEOUT_MS,
+      });
+      return kubernetesWorkerVerifier({
+        apis,
+        namespace: config.SVC_CI_K8S_NAMESPACE,
+        audience: config.SVC_CI_K8S_AUDIENCE,
+        log,
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      });
     });
   }
   if (config.SVC_CI_WORKER_TOKEN) return staticWorkerVerifier(config.SVC_CI_WORKER_TOKEN, log);
   return unconfiguredWorkerVerifier(log);
+}
+
+/** A verifier built on its first use; a failed build is tried again on the next claim. */
+function lazyVerifier(build: () => Promise<WorkerVerifier>): WorkerVerifier {
+  let built: Promise<WorkerVerifier> | undefined;
+  return {
+    async verify(authorization) {
+      built ??= build().catch((err) => {
+        built = undefined;
+        throw err;
+      });
+      return (await built).verify(authorization);
+    },
+  };
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import {
   ApiException,
   AuthenticationV1Api,
@@ -12,7 +11,7 @@ import {
   type User,
 } from "@kubernetes/client-node";
 import { GoogleAuth } from "google-auth-library";
-import { isLoopbackHost } from "../../config.ts";
+import { checkKubernetesServer } from "./k8s-settings.ts";
 
 /** The three API groups the worker check reads. Built once; they hold no per-claim state. */
 export interface KubernetesApis {
@@ -58,14 +57,8 @@ export function googleAccessTokenSource(): () => Promise<string> {
 
 /** Clients for the API server in `opts`; throws at start-up for a URL or CA file that cannot work. */
 export function kubernetesApis(opts: KubernetesApiOptions): KubernetesApis {
+  checkKubernetesServer(opts.server, opts.caFile);
   const url = new URL(opts.server);
-  // The scheduler sends its own bearer token on every call: never in clear text over a network.
-  if (url.protocol === "http:" && !isLoopbackHost(url.hostname))
-    throw new Error(`SVC_CI_K8S_API_URL must be https unless it is a loopback address, got ${opts.server}`);
-  // Read once so a wrong path fails at start rather than as a 503 on every claim; the library
-  // itself re-reads the file per request, which keeps a rotated CA working without a restart.
-  if (opts.caFile) readFileSync(opts.caFile);
-
   const kc = new KubeConfig();
   const user: User =
     "token" in opts.credential

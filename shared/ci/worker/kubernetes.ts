@@ -2,12 +2,15 @@ import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { classifyApiError, type KubernetesApis } from "./k8s-client.ts";
-import { bearerToken, refuse, unavailable, type WorkerIdentity, type WorkerVerifier } from "./verifier.ts";
-
-/** The service account, and the CronJob, that CI worker pods run as and come from (SPEC Authentication 7). */
-export const WORKER_NAME = "ci-worker";
-/** A worker pod may claim only while younger than this. */
-export const MAX_POD_AGE_MS = 4 * 60 * 60 * 1000;
+import {
+  bearerToken,
+  MAX_POD_AGE_MS,
+  refuse,
+  unavailable,
+  WORKER_NAME,
+  type WorkerIdentity,
+  type WorkerVerifier,
+} from "./verifier.ts";
 
 // Projected service-account tokens carry the pod they are bound to; the API server returns it in
 // the TokenReview's user.extra. Secret-based (legacy) tokens carry nothing and are refused.

@@ -1,6 +1,11 @@
 import { DomainError, fail } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 
+/** The service account, and the CronJob, that CI worker pods run as and come from (SPEC Authentication 7). */
+export const WORKER_NAME = "ci-worker";
+/** A worker pod may claim only while younger than this. */
+export const MAX_POD_AGE_MS = 4 * 60 * 60 * 1000;
+
 /** Who claimed: recorded on the job as `claimed_by`. */
 export interface WorkerIdentity {
   /** `k8s:<namespace>/<pod>` for a verified Kubernetes worker pod, or `static-token` for the local token. */

@@ -3,6 +3,7 @@ import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signJobToken } from "../../../shared/ci/identity/jwt.ts";
 import { kmsClient, kmsJobSigner, kmsKeyId } from "../../../shared/ci/identity/kms.ts";
+import { startTestApp } from "../../support/app.ts";
 import { claims } from "./claims.ts";
 import { type FakeKms, startFakeKms } from "./kms-fake.ts";
 
@@ -91,5 +92,29 @@ describe("KMS job signer, through @google-cloud/kms against a gRPC fake", () => 
     const { crc32c } = await import("../../../shared/ci/identity/crc32c.ts");
     expect(crc32c(Buffer.from("123456789"))).toBe(0xe3069283);
     expect(crc32c(Buffer.alloc(0))).toBe(0);
+  });
+
+  it("is what an app configured with SVC_JOB_SIGNER=kms signs and publishes with", async () => {
+    const app = await startTestApp({
+      SVC_JOB_SIGNER: "kms",
+      SVC_JOB_KMS_KEY_VERSION: V2,
+      SVC_JOB_KMS_PREVIOUS_KEY_VERSIONS: V1,
+      SVC_JOB_KMS_ENDPOINT: kms.endpoint,
+    });
+    try {
+      const jwks = (await app.anonymous.get("/.well-known/jwks.json")).body as { keys: { kid: string }[] };
+      expect(jwks.keys.map((k) => k.kid)).toEqual([kmsKeyId(V2), kmsKeyId(V1)]);
+      const token = await signJobToken(
+        app.server.ctx.jobSigner,
+        claims({ iss: "https://issuer.test" }),
+        new Date(),
+      );
+      const { protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as never), {
+        issuer: "https://issuer.test",
+      });
+      expect(protectedHeader.kid).toBe(kmsKeyId(V2));
+    } finally {
+      await app.close();
+    }
   });
 });

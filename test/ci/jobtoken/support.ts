@@ -1,12 +1,10 @@
-import { expect } from "vitest";
 import { issueJobToken } from "../../../shared/ci/identity/issue.ts";
-import { claimOldest, enqueueJob } from "../../../shared/ci/jobs/queue.ts";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
-import { newRequestToken } from "../../../shared/ci/jobs/request-token.ts";
 import { ManualClock } from "../../../shared/clock.ts";
 import type { RepoFixture } from "../../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
 import { type Client, client } from "../../support/client.ts";
+import { queueAndClaim } from "../support.ts";
 
 export interface JobTokenApp extends TestApp {
   clock: ManualClock;
@@ -30,31 +28,7 @@ export async function startJobTokenApp(env: Record<string, string> = {}): Promis
  * scheduler's queue does it (the test's jobs are the only ones, so the oldest queued is this one).
  */
 export async function claimedJob(app: JobTokenApp, fx: RepoFixture, branch: string): Promise<JobRow> {
-  const ctx = app.server.ctx;
-  const [row] = await app.sql<{ id: number; head_sequence: number }>(
-    "SELECT id, head_sequence FROM branches WHERE repo_id = $1 AND name = $2",
-    [fx.repoId, branch],
-  );
-  const id = await enqueueJob(ctx.pool, {
-    repoId: fx.repoId,
-    branchId: row!.id,
-    sequence: row!.head_sequence,
-    triggerType: "manual",
-    triggerBranch: branch,
-    triggerBaseBranch: null,
-    triggerProposalId: null,
-    triggerKey: null,
-    checks: ["docs/lint"],
-    createdBy: fx.owner,
-    now: ctx.clock.now(),
-  });
-  const job = await claimOldest(ctx.pool, {
-    worker: "test-worker",
-    tokenHash: newRequestToken().hash,
-    now: ctx.clock.now(),
-  });
-  expect(job?.id).toBe(id);
-  return job!;
+  return (await queueAndClaim(app, fx.repo, branch, { checks: ["docs/lint"], createdBy: fx.owner })).job;
 }
 
 /** A job JWT for `job` from the real token issuer (audit row included), audience `quire` unless given. */

@@ -1,10 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { Writable } from "node:stream";
 import { expect } from "vitest";
-import { type RunningServer, startServer } from "../../../functions/server.ts";
-import type { ManualClock } from "../../../shared/clock.ts";
 import { envelopeBody, signature } from "../../../shared/webhooks/send.ts";
-import { ADMIN, type TestApp } from "../../support/app.ts";
+import type { TestApp } from "../../support/app.ts";
 import type { Res } from "../../support/client.ts";
 
 /**
@@ -164,29 +161,4 @@ export async function deliver(app: TestApp, body: Buffer, sig?: string | null): 
   return app.anonymous.raw("POST", "/webhook", { body, headers });
 }
 
-const quiet = () =>
-  process.env["QUIRE_TEST_LOGS"] === "1" ? process.stdout : new Writable({ write: (_c, _e, done) => done() });
-
-/**
- * Another instance of Quire on `app`'s database (a restart, or a second runner), started with the
- * server function `npm start` uses; no CI timers unless `env` turns them on.
- */
-export function startSecondInstance(
-  app: TestApp,
-  env: Record<string, string> = {},
-  clock?: ManualClock,
-): Promise<RunningServer> {
-  return startServer(
-    {
-      DATABASE_URL: app.databaseUrl,
-      PORT: "0",
-      OIDC_ISSUER: app.idp.issuer,
-      GLOBAL_ADMINS: ADMIN,
-      LOG_LEVEL: "error",
-      SVC_BLOB_LOCAL_DIR: app.server.ctx.config.SVC_BLOB_LOCAL_DIR,
-      SVC_CI_TIMERS: "false",
-      ...env,
-    },
-    { logTo: quiet(), ...(clock ? { context: { clock } } : {}) },
-  );
-}
+export { startSecondInstance } from "../../support/app.ts";
