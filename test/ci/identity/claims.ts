@@ -1,6 +1,6 @@
 import type { JobTokenClaims } from "../../../shared/ci/identity/jwt.ts";
 
-/** Claims of a job token as the (later) token endpoint will fill them in. */
+/** Claims of a job token as the token endpoint fills them in. */
 export function claims(over: Partial<JobTokenClaims> = {}): JobTokenClaims {
   return {
     iss: "http://127.0.0.1:8080",
