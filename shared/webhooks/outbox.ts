@@ -28,6 +28,8 @@ export function backoffSeconds(attempt: number): number {
 export interface LeasedRow {
   id: number;
   subscriptionId: string;
+  /** What is sent one row at a time: the subscription, or a lane of a system subscription. */
+  lane: string;
   /** This attempt's number (1 for the first). */
   attempt: number;
   /** The lease under which the outcome may be recorded. */
@@ -46,6 +48,7 @@ function toLeased(r: Record<string, unknown>): LeasedRow {
   return {
     id: Number(r["id"]),
     subscriptionId: r["subscription_id"] as string,
+    lane: r["lane"] as string,
     attempt: Number(r["attempts"]),
     lease: Number(r["lease_seq"]),
     url: r["url"] as string,

@@ -3,8 +3,20 @@
  * (the deliverer's clock), never the database's now(), so tests move time instead of sleeping.
  */
 
+/**
+ * How many rows of one system subscription may be in flight at once. A person's subscription gets
+ * its events one at a time in event order; the system subscription (the CI scheduler's) needs no
+ * order, since each delivery queues its own jobs, so it is sent on this many lanes side by side.
+ */
+export const SYSTEM_LANES = 8;
+
+// The lane of row `o` of subscription `s`: the subscription itself, or one of its lanes.
+const lane_of = (o: string, s: string) =>
+  `CASE WHEN ${s}.system_name IS NULL THEN ${o}.subscription_id::text
+        ELSE ${o}.subscription_id::text || ':' || (${o}.id % ${SYSTEM_LANES}) END`;
+
 // What a deliverer needs to send one row: the row's lease, the subscription's target, the event.
-const leased_row = `o.id, o.subscription_id, o.attempts, o.lease_seq, s.url, s.secret,
+const leased_row = `o.id, o.subscription_id, ${lane_of("o", "s")} AS lane, o.attempts, o.lease_seq, s.url, s.secret,
   s.system_name IS NOT NULL AS trusted, e.id AS event_id, e.type, e.source, e.time, e.data`;
 
 /**
@@ -30,23 +42,26 @@ const creator_may_read = (
  * SKIP LOCKED lets workers lease side by side without waiting on each other, and a leased row is
  * invisible to the others until its lease ends, so two workers never send the same attempt. A
  * subscription with a row in flight anywhere is skipped, so each receiver gets its events one at
- * a time in event order. The k-th row of one subscription is leased for k lease periods, since the
+ * a time in event order. A system subscription is split the same way into SYSTEM_LANES lanes by
+ * row id, each lane one at a time. $3 is the lanes (subscription ids, or `<id>:<lane>`) this
+ * worker is already sending on. The k-th row of one lane is leased for k lease periods, since the
  * worker sends them one after another (each attempt takes at most the timeout, shorter than one
  * period). Rows of suspended subscriptions are never leased: they are held until resume.
  */
 export const outbox_lease_due = `
   WITH candidate AS (
-    SELECT o.id, o.subscription_id, ${creator_may_read("$6")} AS allowed
+    SELECT o.id, ${lane_of("o", "s")} AS lane, ${creator_may_read("$6")} AS allowed
     FROM webhook_outbox o
     JOIN subscriptions s ON s.id = o.subscription_id
     WHERE o.delivered_at IS NULL
       AND o.next_attempt_at <= $1::timestamptz
       AND (o.leased_until IS NULL OR o.leased_until <= $1::timestamptz)
       AND s.suspended_at IS NULL
-      AND o.subscription_id <> ALL ($3::uuid[])
+      AND ${lane_of("o", "s")} <> ALL ($3::text[])
       AND NOT EXISTS (
         SELECT 1 FROM webhook_outbox b
         WHERE b.subscription_id = o.subscription_id AND b.delivered_at IS NULL
+          AND (s.system_name IS NULL OR b.id % ${SYSTEM_LANES} = o.id % ${SYSTEM_LANES})
           AND b.leased_until IS NOT NULL AND b.leased_until > $1::timestamptz)
     ORDER BY o.id
     LIMIT $2
@@ -54,7 +69,7 @@ export const outbox_lease_due = `
   dropped AS (
     DELETE FROM webhook_outbox d USING candidate c WHERE d.id = c.id AND NOT c.allowed),
   ranked AS (
-    SELECT id, row_number() OVER (PARTITION BY subscription_id ORDER BY id) AS rank
+    SELECT id, row_number() OVER (PARTITION BY lane ORDER BY id) AS rank
     FROM candidate WHERE allowed)
   UPDATE webhook_outbox o
   SET attempts = o.attempts + 1,

@@ -14,9 +14,9 @@ import {
 export interface WorkerTuning {
   /** Most rows leased by one pass. */
   batch: number;
-  /** Most rows of one subscription leased by one pass (sent one after another). */
+  /** Most rows of one lane (a subscription, or a lane of a system subscription) leased by one pass (sent one after another). */
   perSubscription: number;
-  /** Most subscriptions this worker sends to at once. */
+  /** Most lanes this worker sends on at once. */
   maxSubscriptions: number;
   /** How often the worker looks for due rows without being woken (retries fall due this way). */
   pollMs: number;
@@ -96,15 +96,14 @@ export class PostgresWebhookWorker {
         admins: this.deps.admins,
       });
       const groups = new Map<string, LeasedRow[]>();
-      for (const row of rows)
-        groups.set(row.subscriptionId, [...(groups.get(row.subscriptionId) ?? []), row]);
+      for (const row of rows) groups.set(row.lane, [...(groups.get(row.lane) ?? []), row]);
       const started: Promise<void>[] = [];
-      for (const [subscription, group] of groups) {
+      for (const [lane, group] of groups) {
         const run = this.sendGroup(group).finally(() => {
-          this.sending.delete(subscription);
+          this.sending.delete(lane);
           this.loop?.wake();
         });
-        this.sending.set(subscription, run);
+        this.sending.set(lane, run);
         started.push(run);
       }
       return { leased: rows.length, sent: Promise.all(started).then(() => {}) };
