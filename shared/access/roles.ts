@@ -53,9 +53,14 @@ const repo_select_with_access = prepared(
   WHERE r.name = $1`,
 );
 
+// The repo, and whether the job still holds the claim its token was issued to: an open event
+// stream re-checks access through here, and must close once the job has ended.
 const repo_select_for_job = prepared(
   "repo_select_for_job",
-  `SELECT id, name, owner, created_at, created_by FROM repos WHERE name = $1`,
+  `SELECT r.id, r.name, r.owner, r.created_at, r.created_by,
+          EXISTS (SELECT 1 FROM ci_jobs j WHERE j.id = $2 AND j.repo_id = r.id AND j.status = 'claimed'
+                  AND j.attempt = $3) AS running
+   FROM repos r WHERE r.name = $1`,
 );
 
 /**
@@ -66,10 +71,10 @@ const repo_select_for_job = prepared(
  */
 export async function findRepoAccess(db: Queryable, name: string, actor: Actor): Promise<RepoAccess | null> {
   if (actor.job) {
-    const { rows } = await db.query(repo_select_for_job([name]));
-    const repo = rows[0] as RepoRow | undefined;
-    if (!repo) return null;
-    return { repo, role: repo.id === actor.job.repoId ? "reader" : null, orgRole: null };
+    const { rows } = await db.query(repo_select_for_job([name, actor.job.id, actor.job.attempt]));
+    if (!rows[0]) return null;
+    const { running, ...repo } = rows[0] as RepoRow & { running: boolean };
+    return { repo, role: running ? "reader" : null, orgRole: null };
   }
   const { rows } = await db.query(repo_select_with_access([name, actor.identity]));
   const row = rows[0];

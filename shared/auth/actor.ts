@@ -9,6 +9,8 @@ export interface JobActor {
   branch: string;
   /** The branch head the job is pinned to: a check run's default sequence. */
   sequence: number;
+  /** The claim the token was issued to: the job's access ends with it. */
+  attempt: number;
 }
 
 /** The authenticated caller of a request. */

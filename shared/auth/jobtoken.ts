@@ -169,6 +169,7 @@ export function createJobTokenVerifier(): JobTokenVerifier {
           repo: row.repo_name,
           branch: row.trigger_branch!,
           sequence: row.job_sequence!,
+          attempt: row.issued_attempt,
         },
       };
     },

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
+import { openSse } from "../../events/sse.ts";
+import { queueAndClaim } from "../support.ts";
+import { type JobTokenApp, mint, startJobTokenApp } from "./support.ts";
+
+/** A job's event stream on its repo lives as long as the job's claim: completing it closes the stream. */
+
+let app: JobTokenApp;
+let fx: RepoFixture;
+beforeAll(async () => {
+  app = await startJobTokenApp();
+  fx = await repoWithOwner(app);
+  await commit(fx, "main", { "a.md": "a\n" });
+});
+afterAll(() => app?.close());
+
+describe("a job token's event stream", () => {
+  it("is closed at the next access re-check once the job has completed", async () => {
+    const { job, requestToken } = await queueAndClaim(app, fx.repo, "main");
+    const s = await openSse(app.url, `/repos/${fx.repo}/-/events`, { token: await mint(app, job) });
+    try {
+      expect(s.status).toBe(200);
+      await app.server.ctx.events.recheck();
+      expect(s.messages.some((m) => m.event === "closed")).toBe(false);
+      const done = await app.bearer(requestToken).post(`/jobs/${job.id}/complete`, { status: "passed" });
+      expect(done.status).toBe(200);
+      await app.server.ctx.events.recheck();
+      await s.ended;
+      const closed = s.messages.find((m) => m.event === "closed");
+      expect(JSON.parse(closed!.data!)).toMatchObject({ reason: "access revoked", repo: fx.repo });
+    } finally {
+      s.close();
+    }
+  });
+});
