@@ -149,6 +149,8 @@ export async function measureCi(
       () => queueRuns(q, repo, plan.jobs, plan.maxSeconds),
       (r) => r.ids.length + r.result.errors,
     );
+    // The 2,000 fresh rows would otherwise be vacuumed by autovacuum in the middle of the claims.
+    await db.query("VACUUM (ANALYZE) ci_jobs");
     const claimed = await run(
       "ci: claims",
       () => claimAll(claim, plan.claimers, plan.maxSeconds),
