@@ -8,6 +8,7 @@ import type { AppContext } from "../../shared/context.ts";
 import { fail } from "../../shared/errors.ts";
 import type { Call } from "../../shared/http/route.ts";
 import { route } from "../../shared/http/route.ts";
+import { findRepoByName } from "../../shared/repos/repos.ts";
 
 const archiveQuery = z.object({
   branch: branchName.optional(),
@@ -22,8 +23,6 @@ const archiveQuery = z.object({
 });
 type ArchiveQuery = z.output<typeof archiveQuery>;
 type ArchiveCall = Call<{ repo: string }, ArchiveQuery, undefined>;
-
-const repo_select = `SELECT id, name, owner, created_at, created_by FROM repos WHERE name = $1`;
 
 /**
  * The presigned form: the signature (over the repo name as given) is checked before the repo is
@@ -45,9 +44,9 @@ async function presignedRepo(ctx: AppContext, name: string, q: ArchiveQuery): Pr
     expires: q.expires,
     sig: q.sig,
   });
-  const { rows } = await ctx.pool.query(repo_select, [name]);
-  if (!rows[0]) fail("REPO_NOT_FOUND", `repo '${name}' not found`);
-  return rows[0] as RepoRow;
+  const repo = await findRepoByName(ctx.pool, name);
+  if (!repo) fail("REPO_NOT_FOUND", `repo '${name}' not found`);
+  return repo;
 }
 
 /**

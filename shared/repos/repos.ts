@@ -26,8 +26,18 @@ const repo_select_readable = `
       OR EXISTS (SELECT 1 FROM repo_roles rr WHERE rr.repo_id = r.id AND rr.identity = $1)
       OR EXISTS (SELECT 1 FROM org_members m WHERE m.org = r.owner AND m.identity = $1))
   ORDER BY r.name`;
+const repo_select_by_name = `SELECT id, name, owner, created_at, created_by FROM repos WHERE name = $1`;
 const repo_delete = `DELETE FROM repos WHERE id = $1`;
 const repo_lock = `SELECT id FROM repos WHERE id = $1 FOR UPDATE`;
+
+/**
+ * A repo by name whoever asks, or null: for callers with no person behind them (a presigned URL,
+ * an event delivery), which check their right to it some other way.
+ */
+export async function findRepoByName(db: Queryable, name: string): Promise<RepoRow | null> {
+  const { rows } = await db.query(repo_select_by_name, [name]);
+  return (rows[0] as RepoRow | undefined) ?? null;
+}
 
 /**
  * Creates a repo in an org (org owner or global admin), with its `main` branch, and makes the

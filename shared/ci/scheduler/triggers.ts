@@ -1,21 +1,26 @@
 import type { z } from "zod";
 import type { RepoAccess, RepoRow } from "../../access/roles.ts";
 import type { Actor } from "../../auth/actor.ts";
-import { type BranchRow, MAIN, requireActive, requireBranch } from "../../branches/branches.ts";
+import {
+  type BranchRow,
+  branch_columns,
+  MAIN,
+  requireActive,
+  requireBranch,
+} from "../../branches/branches.ts";
 import type { AppContext } from "../../context.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { DomainError, fail } from "../../errors.ts";
+import { findRepoByName } from "../../repos/repos.ts";
 import { type RunOutcome, requestRuns, SCHEDULER_IDENTITY } from "./runs.ts";
 import { commitCreatedData, deliveredEvent, proposalOpenedData } from "./webhook.ts";
 
-const repo_select = `SELECT id, name, owner, created_at, created_by FROM repos WHERE name = $1`;
-
 /** The repo and branch an event names, or null when either is gone by the time it arrives. */
-async function findTarget(db: Queryable, repo: string, branch: string) {
-  const { rows } = await db.query(repo_select, [repo]);
-  if (!rows[0]) return null;
+async function findTarget(db: Queryable, name: string, branch: string) {
+  const repo = await findRepoByName(db, name);
+  if (!repo) return null;
   try {
-    return { repo: rows[0] as RepoRow, branch: await requireBranch(db, rows[0].id, branch) };
+    return { repo, branch: await requireBranch(db, repo.id, branch) };
   } catch (err) {
     if (err instanceof DomainError && err.code === "BRANCH_NOT_FOUND") return null;
     throw err;
@@ -88,11 +93,28 @@ export async function handleDelivery(ctx: AppContext, body: unknown): Promise<Ru
   return null;
 }
 
+// A page of repos with commits on main, each with its main branch row (the branch's columns
+// prefixed `b_`), so the runner reads no branch again per repo.
 const main_heads_select = `
-  SELECT r.id, r.name, r.owner, r.created_at, r.created_by, b.id AS branch_id
+  SELECT r.id, r.name, r.owner, r.created_at, r.created_by,
+         ${branch_columns
+           .split(", ")
+           .map((c) => `b.${c} AS b_${c}`)
+           .join(", ")}
   FROM repos r JOIN branches b ON b.repo_id = r.id AND b.name = '${MAIN}'
   WHERE b.head_sequence > 0 AND r.id > $1
   ORDER BY r.id LIMIT 200`;
+
+/** Splits a row of `main_heads_select` into the repo and its main branch. */
+function repoAndMain(row: Record<string, unknown>): { repo: RepoRow; branch: BranchRow } {
+  const repo: Record<string, unknown> = {};
+  const branch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key.startsWith("b_")) branch[key.slice(2)] = value;
+    else repo[key] = value;
+  }
+  return { repo: repo as unknown as RepoRow, branch: branch as unknown as BranchRow };
+}
 
 /**
  * The cron runner, once a minute: every repo whose `main` configuration has an `on.schedule` cron
@@ -107,14 +129,14 @@ export async function runSchedules(ctx: AppContext, minute: Date): Promise<strin
     if (rows.length === 0) return queued;
     for (const row of rows) {
       after = row.id;
-      const branch = await requireBranch(ctx.pool, row.id, MAIN);
+      const { repo, branch } = repoAndMain(row);
       const outcome = await requestRuns(ctx, {
-        repo: row as RepoRow,
+        repo,
         branch,
         sequence: branch.head_sequence,
         delivery: { kind: "schedule", minute: at },
         proposal: null,
-        key: `schedule:${row.id}:${at.toISOString()}`,
+        key: `schedule:${repo.id}:${at.toISOString()}`,
         createdBy: SCHEDULER_IDENTITY,
       });
       if (outcome.kind === "queued") queued.push(...outcome.jobs.map((j) => j.id));
