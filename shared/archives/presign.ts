@@ -1,7 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context.ts";
-import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
+import { serverSecret } from "../secrets.ts";
 
 /**
  * Presigned archive URLs (SPEC, Authentication 8): `sig` is the hex HMAC-SHA256, under a
@@ -13,37 +13,11 @@ import { fail } from "../errors.ts";
 export const ARCHIVE_URL_TTL_SECONDS = 3600;
 /** The row of `server_secrets` that holds the generated key when SVC_ARCHIVE_SIGNING_KEY is unset. */
 export const ARCHIVE_KEY_NAME = "archive_signing_key";
-const GENERATED_KEY_BYTES = 32;
-
-const secret_insert = `INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`;
-const secret_select = `SELECT secret FROM server_secrets WHERE name = $1`;
-
-/**
- * The key stored in the database, created on first use. Concurrent instances may both insert: the
- * first insert wins, the other does nothing, and both then read the winner's key.
- */
-async function storedKey(db: Queryable): Promise<Buffer> {
-  await db.query(secret_insert, [ARCHIVE_KEY_NAME, randomBytes(GENERATED_KEY_BYTES)]);
-  const { rows } = await db.query(secret_select, [ARCHIVE_KEY_NAME]);
-  if (!rows[0]) throw new Error(`server secret '${ARCHIVE_KEY_NAME}' vanished after it was created`);
-  return rows[0].secret as Buffer;
-}
-
-// Per context (one per process in production; several in one test process), loaded once.
-const keys = new WeakMap<AppContext, Promise<Buffer>>();
 
 /** The signing key: SVC_ARCHIVE_SIGNING_KEY when set, else the one in `server_secrets`, cached in process. */
 export function archiveSigningKey(ctx: AppContext): Promise<Buffer> {
   const configured = ctx.config.SVC_ARCHIVE_SIGNING_KEY;
-  if (configured) return Promise.resolve(configured);
-  let key = keys.get(ctx);
-  if (!key) {
-    key = storedKey(ctx.pool);
-    // A failed load (database down) is not cached: the next request tries again.
-    key.catch(() => keys.delete(ctx));
-    keys.set(ctx, key);
-  }
-  return key;
+  return configured ? Promise.resolve(configured) : serverSecret(ctx, ARCHIVE_KEY_NAME);
 }
 
 /** What a presigned URL grants: the archive of `repo` at (`branch`, `sequence`) until `expires`. */

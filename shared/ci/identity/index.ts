@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Clock } from "../../clock.ts";
 import type { Env } from "../../config.ts";
+import { retryingOnce } from "../../lazy.ts";
 import { type JobSigner, localJobSigner } from "./signer.ts";
 
 /** The job-token signer the configuration names: the local database key, or a Cloud KMS key. */
@@ -22,18 +23,19 @@ export function jobSignerFromConfig(config: Env, pool: pg.Pool, clock: Clock): J
 
 /** A signer built on its first use; a failed build is tried again on the next call. */
 function lazyJobSigner(build: () => Promise<JobSigner>): JobSigner {
-  let built: Promise<JobSigner> | undefined;
-  const signer = () =>
-    (built ??= build().catch((err) => {
-      built = undefined;
-      throw err;
-    }));
+  let started = false;
+  const load = retryingOnce(build);
+  const signer = () => {
+    started = true;
+    return load();
+  };
   return {
     keyId: async () => (await signer()).keyId(),
     sign: async (input) => (await signer()).sign(input),
     publicJwks: async () => (await signer()).publicJwks(),
+    // Closing a signer never used must not build one (and open a client) just to close it.
     close: async () => {
-      if (built) await (await built.catch(() => undefined))?.close?.();
+      if (started) await (await load().catch(() => undefined))?.close?.();
     },
   };
 }

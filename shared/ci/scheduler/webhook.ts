@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
-import type { Queryable } from "../../db/pool.ts";
 import { fail } from "../../errors.ts";
+import { serverSecret } from "../../secrets.ts";
 import { signature } from "../../webhooks/send.ts";
 import { runnerUrl } from "../urls.ts";
 
@@ -17,32 +17,14 @@ export const CI_EVENT_TYPES = ["com.svc.commit.created", "com.svc.proposal.opene
 export const RUNNER_SUBSCRIPTION = "ci-scheduler";
 const SECRET_NAME = "ci_webhook_secret";
 
-const secret_insert = `INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`;
-const secret_select = `SELECT secret FROM server_secrets WHERE name = $1`;
-
-// Per context, loaded once (a failed load is retried on the next call).
-const secrets = new WeakMap<AppContext, Promise<string>>();
-
 /**
  * The webhook secret: SVC_CI_WEBHOOK_SECRET, else one generated once and kept in the database,
  * where every instance of the API and of the scheduler finds the same one. There is always a
  * secret, so `/webhook` always verifies: an unsigned delivery is never accepted.
  */
-export function runnerWebhookSecret(ctx: AppContext): Promise<string> {
-  if (ctx.config.SVC_CI_WEBHOOK_SECRET) return Promise.resolve(ctx.config.SVC_CI_WEBHOOK_SECRET);
-  let secret = secrets.get(ctx);
-  if (!secret) {
-    secret = storedSecret(ctx.pool);
-    secret.catch(() => secrets.delete(ctx));
-    secrets.set(ctx, secret);
-  }
-  return secret;
-}
-
-async function storedSecret(db: Queryable): Promise<string> {
-  await db.query(secret_insert, [SECRET_NAME, randomBytes(32)]);
-  const { rows } = await db.query(secret_select, [SECRET_NAME]);
-  return (rows[0].secret as Buffer).toString("base64url");
+export async function runnerWebhookSecret(ctx: AppContext): Promise<string> {
+  if (ctx.config.SVC_CI_WEBHOOK_SECRET) return ctx.config.SVC_CI_WEBHOOK_SECRET;
+  return (await serverSecret(ctx, SECRET_NAME)).toString("base64url");
 }
 
 /** Refuses a delivery unless `X-Svc-Signature` is the HMAC of exactly these bytes (constant time). */

@@ -1,5 +1,6 @@
 import type { Clock } from "../../clock.ts";
 import type { Env } from "../../config.ts";
+import { retryingOnce } from "../../lazy.ts";
 import type { Logger } from "../../log.ts";
 import { checkKubernetesServer } from "./k8s-settings.ts";
 import { staticWorkerVerifier, unconfiguredWorkerVerifier } from "./static.ts";
@@ -58,14 +59,6 @@ export function workerVerifierFromConfig(
 
 /** A verifier built on its first use; a failed build is tried again on the next claim. */
 function lazyVerifier(build: () => Promise<WorkerVerifier>): WorkerVerifier {
-  let built: Promise<WorkerVerifier> | undefined;
-  return {
-    async verify(authorization) {
-      built ??= build().catch((err) => {
-        built = undefined;
-        throw err;
-      });
-      return (await built).verify(authorization);
-    },
-  };
+  const verifier = retryingOnce(build);
+  return { verify: async (authorization) => (await verifier()).verify(authorization) };
 }
