@@ -42,23 +42,35 @@ export function archiveSignature(key: Buffer, g: ArchiveGrant): string {
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 
 /**
- * Checks a presigned request: SIGNATURE_INVALID unless `sig` is the grant's signature (compared in
- * constant time; a sig of the wrong length or not hex fails before any comparison), then
- * URL_EXPIRED when `expires` is in the past. The signature comes first, so only a genuine URL is
- * ever told that it expired. Nothing here looks the repo up: a forged URL gets the same answer
- * whether or not its repo exists.
+ * The checks of any URL signed with the server's key (an archive's, a CI log's): SIGNATURE_INVALID
+ * unless `sig` is the hex of `expected` (compared in constant time; a sig of the wrong length or
+ * not hex fails before any comparison), then URL_EXPIRED when `expires` (Unix seconds) is before
+ * `nowMs`. The signature comes first, so only a genuine URL is ever told that it expired. `what`
+ * names the URL in the messages.
+ */
+export function requireSignedUrl(
+  what: string,
+  expected: Buffer,
+  given: { sig: string; expires: number },
+  nowMs: number,
+): void {
+  const sig = HEX_SHA256.test(given.sig) ? Buffer.from(given.sig, "hex") : null;
+  if (sig === null || sig.length !== expected.length || !timingSafeEqual(sig, expected))
+    fail("SIGNATURE_INVALID", `the ${what}'s signature is not valid`);
+  if (given.expires < Math.floor(nowMs / 1000)) fail("URL_EXPIRED", `the ${what} has expired`);
+}
+
+/**
+ * Checks a presigned request (`requireSignedUrl` against the grant's signature). Nothing here
+ * looks the repo up: a forged URL gets the same answer whether or not its repo exists.
  */
 export async function verifyArchiveSignature(
   ctx: AppContext,
   grant: ArchiveGrant & { sig: string },
   now: number = Date.now(),
 ): Promise<void> {
-  const key = await archiveSigningKey(ctx);
-  const expected = Buffer.from(archiveSignature(key, grant), "hex");
-  const given = HEX_SHA256.test(grant.sig) ? Buffer.from(grant.sig, "hex") : null;
-  if (given === null || given.length !== expected.length || !timingSafeEqual(given, expected))
-    fail("SIGNATURE_INVALID", "the archive URL's signature is not valid");
-  if (grant.expires < Math.floor(now / 1000)) fail("URL_EXPIRED", "the archive URL has expired");
+  const expected = Buffer.from(archiveSignature(await archiveSigningKey(ctx), grant), "hex");
+  requireSignedUrl("archive URL", expected, grant, now);
 }
 
 /**

@@ -58,8 +58,9 @@ export interface Route<
   access: Access;
   /**
    * `report`: a CI job with its job token may call this repo route as a writer (the role the route
-   * needs) on its own repo, for its job's branch only: the dispatcher refuses another `body.branch`
-   * with 403 and fills a missing `body.sequence` with the job's pinned sequence. Without it, a job
+   * needs) on its own repo, about what the job tested only: the dispatcher refuses another
+   * `body.branch` or `body.sequence` with 403 and fills a missing `body.sequence` with the job's
+   * pinned sequence. Without it, a job
    * token may call only `GET` routes that need `reader` (shared/http/dispatch.ts, `jobTokenGate`).
    */
   jobToken?: "report";

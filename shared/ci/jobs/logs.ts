@@ -1,5 +1,5 @@
-import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
-import { archiveSigningKey } from "../../archives/presign.ts";
+import { createHash, createHmac, randomUUID } from "node:crypto";
+import { archiveSigningKey, requireSignedUrl } from "../../archives/presign.ts";
 import type { AppContext } from "../../context.ts";
 import { fail } from "../../errors.ts";
 import { runnerUrl } from "../urls.ts";
@@ -93,9 +93,5 @@ export async function verifyLogSignature(
   q: { jobId: string; checkName: string; expires: number; sig: string },
 ): Promise<void> {
   const expected = logSignature(await archiveSigningKey(ctx), q.jobId, q.checkName, q.expires);
-  const given = /^[0-9a-fA-F]{64}$/.test(q.sig) ? Buffer.from(q.sig, "hex") : null;
-  if (given === null || !timingSafeEqual(given, expected))
-    fail("SIGNATURE_INVALID", "the log URL's signature is not valid");
-  if (q.expires < Math.floor(ctx.clock.now().getTime() / 1000))
-    fail("URL_EXPIRED", "the log URL has expired");
+  requireSignedUrl("log URL", expected, q, ctx.clock.now().getTime());
 }
