@@ -4,7 +4,6 @@ import { checkName } from "../../shared/checks/names.ts";
 import { readLog, requireLog, signedLogUrl, verifyLogSignature } from "../../shared/ci/jobs/logs.ts";
 import { claimJob, completeJob, getRun, heartbeatJob, readableJob } from "../../shared/ci/jobs/operations.ts";
 import { finalStatuses } from "../../shared/ci/jobs/records.ts";
-import { requestTokenHash } from "../../shared/ci/jobs/request-token.ts";
 import { handleDelivery } from "../../shared/ci/scheduler/triggers.ts";
 import { verifyDelivery } from "../../shared/ci/scheduler/webhook.ts";
 import { fail } from "../../shared/errors.ts";
@@ -54,8 +53,7 @@ export const schedulerRoutes = [
     access: "requestToken",
     summary: "Keeps a claimed job alive (request token of that job)",
     params: jobParams,
-    handler: async ({ ctx, job, params, headers }) =>
-      ok(await heartbeatJob(ctx, job!, params.id, requestTokenHash(headers))),
+    handler: async ({ ctx, job, params }) => ok(await heartbeatJob(ctx, job!, params.id)),
   }),
   route({
     method: "POST",
@@ -67,8 +65,7 @@ export const schedulerRoutes = [
       status: z.enum(finalStatuses, "must be passed or failed"),
       error: z.string().max(4096, "must be at most 4096 characters").optional(),
     }),
-    handler: async ({ ctx, job, params, headers, body }) =>
-      ok(await completeJob(ctx, job!, params.id, requestTokenHash(headers), body)),
+    handler: async ({ ctx, job, params, body }) => ok(await completeJob(ctx, job!, params.id, body)),
   }),
   route({
     method: "GET",

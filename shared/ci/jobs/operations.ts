@@ -41,9 +41,9 @@ function requireSameJob(job: JobRow, pathId: string): void {
 }
 
 /** `POST /jobs/{id}/heartbeat`. */
-export async function heartbeatJob(ctx: AppContext, job: JobRow, pathId: string, token: Buffer) {
+export async function heartbeatJob(ctx: AppContext, job: JobRow, pathId: string) {
   requireSameJob(job, pathId);
-  const row = await heartbeat(ctx.pool, { jobId: job.id, tokenHash: token, now: ctx.clock.now() });
+  const row = await heartbeat(ctx.pool, { jobId: job.id, attempt: job.attempt, now: ctx.clock.now() });
   if (!row) fail("UNAUTHENTICATED", "the request token is missing, invalid or expired");
   return { id: row.id, status: row.status, last_heartbeat_at: row.last_heartbeat_at };
 }
@@ -53,13 +53,12 @@ export async function completeJob(
   ctx: AppContext,
   job: JobRow,
   pathId: string,
-  token: Buffer,
   result: { status: FinalStatus; error?: string | undefined },
 ): Promise<JobRecord> {
   requireSameJob(job, pathId);
   const row = await complete(ctx.pool, {
     jobId: job.id,
-    tokenHash: token,
+    attempt: job.attempt,
     status: result.status,
     error: result.error ?? null,
     now: ctx.clock.now(),

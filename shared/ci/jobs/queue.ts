@@ -98,16 +98,19 @@ const job_update_heartbeat = prepared(
   `
   UPDATE ci_jobs j SET last_heartbeat_at = $3
   FROM repos r
-  WHERE j.id = $1 AND j.status = 'claimed' AND j.request_token_sha256 = $2 AND r.id = j.repo_id
+  WHERE j.id = $1 AND j.status = 'claimed' AND j.attempt = $2 AND r.id = j.repo_id
   RETURNING ${job_columns}`,
 );
 
-/** Records a heartbeat of the claim that holds `tokenHash`; null when it holds none (any more). */
+/**
+ * Records a heartbeat of claim `attempt` of the job (the claim whose request token the caller
+ * showed); null when that claim has ended, by completion or the reaper.
+ */
 export async function heartbeat(
   db: Queryable,
-  input: { jobId: string; tokenHash: Buffer; now: Date },
+  input: { jobId: string; attempt: number; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(job_update_heartbeat([input.jobId, input.tokenHash, input.now]));
+  const { rows } = await db.query(job_update_heartbeat([input.jobId, input.attempt, input.now]));
   return (rows[0] as JobRow | undefined) ?? null;
 }
 
@@ -117,17 +120,17 @@ const job_update_completed = prepared(
   UPDATE ci_jobs j
   SET status = $3, error = $4, completed_at = $5, last_heartbeat_at = $5, request_token_sha256 = NULL
   FROM repos r
-  WHERE j.id = $1 AND j.status = 'claimed' AND j.request_token_sha256 = $2 AND r.id = j.repo_id
+  WHERE j.id = $1 AND j.status = 'claimed' AND j.attempt = $2 AND r.id = j.repo_id
   RETURNING ${job_columns}`,
 );
 
-/** Completes the job of the claim that holds `tokenHash`; its request token stops working. */
+/** Completes the job as claim `attempt` of it; its request token stops working. */
 export async function complete(
   db: Queryable,
-  input: { jobId: string; tokenHash: Buffer; status: FinalStatus; error: string | null; now: Date },
+  input: { jobId: string; attempt: number; status: FinalStatus; error: string | null; now: Date },
 ): Promise<JobRow | null> {
   const { rows } = await db.query(
-    job_update_completed([input.jobId, input.tokenHash, input.status, input.error, input.now]),
+    job_update_completed([input.jobId, input.attempt, input.status, input.error, input.now]),
   );
   return (rows[0] as JobRow | undefined) ?? null;
 }

@@ -29,7 +29,7 @@ export function hashRequestToken(token: string): Buffer {
  * The hash of the request token in `Authorization: Bearer <token>`; 401 when the header is
  * missing or cannot be a request token, before any database work.
  */
-export function requestTokenHash(headers: IncomingHttpHeaders): Buffer {
+function requestTokenHash(headers: IncomingHttpHeaders): Buffer {
   const header = headers.authorization;
   if (header === undefined || header === "")
     fail("UNAUTHENTICATED", "send the job's request token: 'Authorization: Bearer <request_token>'");
