@@ -96,12 +96,8 @@ export const schedulerRoutes = [
       if (query.sig !== undefined || query.expires !== undefined) {
         if (query.sig === undefined || query.expires === undefined)
           fail("VALIDATION_FAILED", "a signed log URL needs both expires and sig");
-        await verifyLogSignature(ctx, { jobId: params.id, checkName: params.check, ...query } as {
-          jobId: string;
-          checkName: string;
-          expires: number;
-          sig: string;
-        });
+        const { sig, expires } = query;
+        await verifyLogSignature(ctx, { jobId: params.id, checkName: params.check, sig, expires });
         const log = await readLog(ctx, params.id, params.check);
         // Logs are served as plain text whatever was uploaded: a worker-supplied type such as
         // text/html would run script on this origin.
