@@ -27,9 +27,9 @@ const loaders = new WeakMap<AppContext, Map<string, () => Promise<Buffer>>>();
  * not kept: the next call tries again.
  */
 export function serverSecret(ctx: AppContext, name: string): Promise<Buffer> {
-  let byName = loaders.get(ctx);
-  if (!byName) loaders.set(ctx, (byName = new Map()));
-  let load = byName.get(name);
-  if (!load) byName.set(name, (load = retryingOnce(() => storedSecret(ctx.pool, name))));
+  const byName = loaders.get(ctx) ?? new Map<string, () => Promise<Buffer>>();
+  loaders.set(ctx, byName);
+  const load = byName.get(name) ?? retryingOnce(() => storedSecret(ctx.pool, name));
+  byName.set(name, load);
   return load();
 }
