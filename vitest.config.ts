@@ -1,11 +1,26 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
+/**
+ * Two projects, both run by `npm test`: `fast` is the kernel and the checks of generated files,
+ * with no PostgreSQL and no server (`npm run test:fast` runs it alone, in seconds); `server` is
+ * everything else, over real HTTP against the PostgreSQL cluster its global setup starts.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    projects: [
+      { extends: true, test: { name: "fast", include: ["test/fast/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "server",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/fast/**"],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+    ],
   },
 });

@@ -2,12 +2,11 @@ import http from "node:http";
 
 /** An answer whose status was not the one expected; the message carries the server's error body. */
 export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    what: string,
-    body: string,
-  ) {
+  readonly status: number;
+
+  constructor(status: number, what: string, body: string) {
     super(`${what}: HTTP ${status} ${body.slice(0, 300)}`);
+    this.status = status;
   }
 }
 

@@ -76,7 +76,7 @@ function descendants(processes: ProcStat[], root: number): ProcStat[] {
 
 /** Busy time from the first line of /proc/stat: everything but idle and iowait; steal counts as busy. */
 async function machineBusySeconds(): Promise<number> {
-  const first = (await readFile("/proc/stat", "utf8")).split("\n")[0]!;
+  const [first = ""] = (await readFile("/proc/stat", "utf8")).split("\n");
   const [user, nice, system, , , irq, softirq, steal] = first.split(/\s+/).slice(1).map(Number);
   const ticks = (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
   return ticks / TICKS_PER_SECOND;

@@ -35,9 +35,8 @@ export interface LoadResult {
 
 /** Nearest-rank percentile of ascending `sorted`; 0 when there is nothing to rank. */
 export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1] ?? 0; // undefined only when sorted is empty (rank 0)
 }
 
 /** Runs the warmup (if any), then the measured loop, and returns its throughput and latencies. */

@@ -6,6 +6,7 @@ import type { ReviewResults } from "./review.ts";
 import type { ArchiveTree } from "./scenarios/archive.ts";
 import type { CiBenchResult } from "./scenarios/ci.ts";
 import { type CommitLayout, LAYOUT_LABELS } from "./scenarios/commits.ts";
+import type { LargeFilesResult } from "./scenarios/large-files.ts";
 import { type PolicyLatency, WARM_TARGET_MS } from "./scenarios/policy.ts";
 import { READ_CASES } from "./scenarios/reads.ts";
 import { TARGET_P99_MS as SSE_TARGET_P99_MS } from "./scenarios/sse.ts";
@@ -38,6 +39,7 @@ export interface BenchResults {
   review: ReviewResults;
   events: EventsResults;
   ci: CiBenchResult;
+  largeFiles: LargeFilesResult;
   /** The peak is the highest VmHWM seen after any phase: the archive phase resets VmHWM. */
   memory: { idleRssMiB: number; peakRssMiB: number };
   phases: PhaseRecord[];

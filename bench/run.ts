@@ -30,44 +30,68 @@ import {
 } from "./report.ts";
 import { measureReview, opaMissing } from "./review.ts";
 import { measureBaseline } from "./scenarios/baseline.ts";
+import { measureBundles } from "./scenarios/bundles.ts";
 import { createCiRepo, measureCi } from "./scenarios/ci.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
+import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
+
+/** Scenarios that `--only` can run by themselves. */
+const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
+  "large-files": async (server) => markdownTable(largeFileRows(await measureLargeFiles(server))),
+  // The deployed functions (`npm run build`): size and cold start against a hello world.
+  bundles: (server) => measureBundles(server.databaseUrl),
+};
+
+/** The machine's one-minute load average (os.loadavg() always has three). */
+function oneMinuteLoad(): number {
+  const [oneMinute = 0] = os.loadavg();
+  return oneMinute;
+}
 
 /**
  * `npm run bench [-- --json <file>] [-- --quick]`: starts Quire with its own embedded PostgreSQL,
  * measures a pg baseline and every scenario against that one server (the SSE scenario adds a
  * second Quire process on its database for its own phase), prints markdown tables to stdout and
  * stops the servers. Exits 1 if any measured request failed.
+ *
+ * `npm run bench -- --only <scenario>` runs one scenario of ALONE on a server of its own and
+ * prints its table; a failed request fails the run.
  */
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { json: { type: "string" }, quick: { type: "boolean", default: false } },
+    options: {
+      json: { type: "string" },
+      quick: { type: "boolean", default: false },
+      only: { type: "string" },
+    },
   });
+  if (values.only !== undefined) return runAlone(values.only);
   const plan = values.quick ? QUICK : FULL;
   const noOpa = opaMissing();
   if (noOpa) {
     progress(`cannot run: ${noOpa}`);
     return 1;
   }
-  const loadAtStart = os.loadavg()[0]!; // before anything of ours runs: the machine's own business
+  const loadAtStart = oneMinuteLoad(); // before anything of ours runs: the machine's own business
   progress(`plan ${plan.name}: starting quire with a fresh embedded PostgreSQL`);
   stopOnSignal();
   try {
-    const server = await startQuire({ ci: true });
+    const server = await startQuire({ ci: true, loopProbe: true });
     const results = await measureAll(server, plan, loadAtStart);
     const rows = rowsOf(results);
     const reviewRows = reviewRowsOf(results);
     const eventRows = eventRowsOf(results);
     const ciRows = ciRowsOf(results);
+    const largeRows = largeFileRows(results.largeFiles);
     process.stdout.write(
-      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n### Events\n\n${markdownTable(eventRows)}\n\n### CI\n\n${markdownTable(ciRows)}\n\n${cpuTable(results.phases)}\n`,
+      `\n${machineLine(results)}\n\n${markdownTable(rows)}\n\n### Review and merge\n\n${markdownTable(reviewRows)}\n\n### Events\n\n${markdownTable(eventRows)}\n\n### CI\n\n${markdownTable(ciRows)}\n\n### Large files\n\n${markdownTable(largeRows)}\n\n${cpuTable(results.phases)}\n`,
     );
     if (values.json)
       await writeFile(
         values.json,
-        `${JSON.stringify({ ...results, rows, reviewRows, eventRows, ciRows }, null, 2)}\n`,
+        `${JSON.stringify({ ...results, rows, reviewRows, eventRows, ciRows, largeRows }, null, 2)}\n`,
       );
     const failed = [...rows, ...reviewRows, ...eventRows, ...ciRows].filter((r) => r.errors > 0);
     for (const r of failed) progress(`FAILED requests in "${r.scenario}"`);
@@ -117,6 +141,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
   });
   const events = await measureEvents(server, q, phases, plan);
   const ci = await measureCi(server, q, ciRepo, plan.ci, phases.run);
+  const largeFiles = await phases.run("large files", () => measureLargeFiles(server));
   const baselineEnd = await phases.run(
     "baseline again",
     () => measureBaseline(server.databaseUrl, plan.baseline),
@@ -136,9 +161,31 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
     review,
     events,
     ci,
+    largeFiles,
     memory: { idleRssMiB: idle.rssKiB / 1024, peakRssMiB: runPeakMiB(end.peakKiB, phases.records) },
     phases: phases.records,
   };
+}
+
+/** `--only <scenario>`: that scenario alone, on a server of its own. */
+async function runAlone(name: string): Promise<number> {
+  const scenario = ALONE[name];
+  if (!scenario) {
+    progress(`--only: no scenario '${name}'; choose one of: ${Object.keys(ALONE).join(", ")}`);
+    return 1;
+  }
+  stopOnSignal();
+  try {
+    const loadAtStart = oneMinuteLoad();
+    const server = await startQuire({ loopProbe: true });
+    const table = await scenario(server);
+    // Pauses and MB/s scale with the CPU left over: say how busy the machine was.
+    const load = `load average ${loadAtStart.toFixed(1)} at start, ${oneMinuteLoad().toFixed(1)} at end, ${os.cpus().length} CPUs`;
+    process.stdout.write(`\n### ${name}\n\n${load}\n\n${table}\n`);
+    return 0;
+  } finally {
+    await stopEveryQuire();
+  }
 }
 
 /**

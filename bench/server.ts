@@ -23,10 +23,22 @@ export interface QuireProcess {
   pid: number;
   /** SVC_CI_WORKER_TOKEN, the bearer of `POST /claim`: set when started with `ci: true`. */
   workerToken?: string;
+  /**
+   * With `loopProbe`: the longest event-loop delay in the server process since the previous call
+   * (so one call before a phase resets it). Without: undefined.
+   */
+  loopDelay(): Promise<LoopDelay | undefined>;
   /** Current and peak (VmHWM) resident memory of the server process, in KiB. */
   memory(): Promise<{ rssKiB: number; peakKiB: number }>;
   /** Stops the server and its PostgreSQL and deletes the temp dir; safe to call more than once. */
   stop(): Promise<void>;
+}
+
+/** The server's event-loop delay over a stretch of time, from bench/loop-probe.ts. */
+export interface LoopDelay {
+  /** The longest the event loop was held, ms. */
+  maxMs: number;
+  p99Ms: number;
 }
 
 const REPO_ROOT = path.resolve(import.meta.dirname, "..");
@@ -57,6 +69,8 @@ export interface QuireOptions {
    * deliveries) and a random SVC_CI_WORKER_TOKEN (`workerToken`) lets the bench claim jobs.
    */
   ci?: boolean;
+  /** Load bench/loop-probe.ts into the server, so that `loopDelay()` reports its event-loop pauses. */
+  loopProbe?: boolean;
 }
 
 /**
@@ -84,7 +98,9 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
       : {};
   // `node --import tsx` rather than the tsx CLI: the CLI runs the script in a second process, and
   // the memory figures must come from the process that serves the requests.
-  const child = spawn(process.execPath, ["--import", "tsx", "functions/main.ts"], {
+  const probeFile = opts.loopProbe ? path.join(dir, "loop-delay.json") : undefined;
+  const probe = probeFile ? ["--import", "./bench/loop-probe.ts"] : [];
+  const child = spawn(process.execPath, ["--import", "tsx", ...probe, "functions/main.ts"], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -99,6 +115,7 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
       SVC_WEBHOOK_ALLOW_PRIVATE: "true",
       SVC_CI_LOG_DIR: path.join(dir, "ci-logs"),
       ...ci,
+      ...(probeFile ? { QUIRE_LOOP_PROBE_FILE: probeFile } : {}),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -111,13 +128,16 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
       if (k >= 0) running.splice(k, 1);
     }
   });
+  const { pid } = child;
+  if (pid === undefined) throw new Error(`${name}: node did not start (its process has no pid)`);
   const server: QuireProcess = {
     url,
     databaseUrl,
     blobDir,
-    pid: child.pid!,
+    pid,
     ...(workerToken ? { workerToken } : {}),
-    memory: () => memoryOf(child.pid!),
+    loopDelay: async () => (probeFile ? readLoopDelay(pid, probeFile) : undefined),
+    memory: () => memoryOf(pid),
     stop,
   };
   running.push(server); // before waiting: a Ctrl-C during startup must stop it too
@@ -154,6 +174,26 @@ async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
     await sleep(250);
   }
   throw new Error(`quire did not answer /healthz within ${STARTUP_TIMEOUT_MS / 1000} s`);
+}
+
+/** Asks the probe in `pid` for its figures (SIGUSR2) and waits for it to write them. */
+async function readLoopDelay(pid: number, file: string): Promise<LoopDelay> {
+  const seqOf = async () => {
+    try {
+      return JSON.parse(await readFile(file, "utf8")) as LoopDelay & { seq: number };
+    } catch {
+      return undefined; // not written yet
+    }
+  };
+  const before = (await seqOf())?.seq ?? 0;
+  process.kill(pid, "SIGUSR2");
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const now = await seqOf();
+    if (now && now.seq > before) return { maxMs: now.maxMs, p99Ms: now.p99Ms };
+    await sleep(20);
+  }
+  throw new Error("the server's loop probe did not answer within 30 s");
 }
 
 async function memoryOf(pid: number): Promise<{ rssKiB: number; peakKiB: number }> {

@@ -3,6 +3,7 @@ import { archiveRoutes } from "./archives/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
 import { ciRoutes } from "./ci/routes.ts";
+import { ciCronRoutes, ciReaperRoutes } from "./ci-timers/routes.ts";
 import { ciTokenRoutes } from "./ci-token/routes.ts";
 import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
@@ -20,34 +21,78 @@ import { reviewRoutes } from "./reviews/routes.ts";
 import { roleRoutes } from "./roles/routes.ts";
 import { schedulerRoutes } from "./scheduler/routes.ts";
 import { subscriptionRoutes } from "./subscriptions/routes.ts";
+import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
 
 /**
- * Every endpoint group: in the cloud each is its own function (the load balancer routes by path);
- * locally all are mounted on one server. Order does not matter: a greedy `:repo*` never takes the
- * `-` segment, and where two patterns match one path the more literal one wins (shared/http/dispatch.ts).
+ * The public endpoint groups. In the cloud each is its own function (or, for `events`, the
+ * long-lived SSE service) behind the load balancer; locally all are mounted on one server.
+ *
+ * A group is a set of paths a load balancer URL map can express (docs/routing.md): a URL map
+ * matches path prefixes, templates whose `**` comes last, and headers, so it cannot tell
+ * `/repos/a/b/-/commit` from `/repos/a/b/-/tree` (repo names hold slashes). Hence one `repos`
+ * group for everything under `/repos/`, and the streams picked out by `Accept: text/event-stream`.
+ * The folders under functions/ stay split by aggregate; a group only composes their tables.
+ * Order does not matter: where two patterns match one path the more literal one wins
+ * (shared/http/dispatch.ts).
  */
-export const groups: Record<string, AnyRoute[]> = {
-  health: healthRoutes,
+export const groups = {
+  /** `/healthz` and `/openapi.json`; also the URL map's default service (its 404s). */
+  meta: [...healthRoutes, ...metaRoutes(() => allRoutes)],
+  /** Everything under `/repos` except the event stream. */
+  repos: [
+    ...repoRoutes,
+    ...branchRoutes,
+    ...commitRoutes,
+    ...archiveRoutes,
+    ...roleRoutes,
+    ...reviewRoutes,
+    ...checkRoutes,
+    ...commentRoutes,
+    ...proposalRoutes,
+    ...releaseRoutes,
+    ...mergeRoutes,
+    ...purgeRoutes,
+    ...ciRoutes,
+  ],
+  /** `/orgs` and `/orgs/**`. */
   orgs: orgRoutes,
-  roles: roleRoutes,
-  reviews: reviewRoutes,
-  checks: checkRoutes,
-  comments: commentRoutes,
-  branches: branchRoutes,
-  commits: commitRoutes,
-  archives: archiveRoutes,
-  repos: repoRoutes,
-  proposals: proposalRoutes,
-  releases: releaseRoutes,
-  merge: mergeRoutes,
-  purge: purgeRoutes,
-  events: eventRoutes,
+  /** `/subscriptions` and `/subscriptions/**`. */
   subscriptions: subscriptionRoutes,
-  oidc: oidcRoutes,
-  ci: ciRoutes,
-  ciToken: ciTokenRoutes,
+  /** The SSE streams: `/events` and `/repos/**` with `Accept: text/event-stream`. */
+  events: eventRoutes,
+  /** The CI scheduler's HTTP side: `/claim`, `/jobs/**`, `/webhook`, `/run/**`. */
   scheduler: schedulerRoutes,
-  meta: metaRoutes(() => allRoutes),
-};
+  /** The job-token endpoint and the issuer's discovery documents: `/ci/token`, `/.well-known/**`. */
+  identity: [...ciTokenRoutes, ...oidcRoutes],
+} satisfies Record<string, AnyRoute[]>;
 
+/** Every public route: what the local server mounts and the OpenAPI document describes. */
 export const allRoutes: AnyRoute[] = Object.values(groups).flat();
+
+/**
+ * The internal functions: never behind the load balancer, invoked only by Cloud Tasks and Cloud
+ * Scheduler with Google-signed OIDC tokens (access kind `internal`). Locally their work runs in
+ * the process (the PostgreSQL-backed queue worker and timers), so the local server mounts none.
+ */
+export const internalFunctions = {
+  webhookDelivery: webhookDeliveryRoutes,
+  ciCron: ciCronRoutes,
+  ciReaper: ciReaperRoutes,
+} satisfies Record<string, AnyRoute[]>;
+
+/**
+ * The deployment table, one entry per cloud function: function name (its entry point, and the
+ * name terraform deploys) → the routes it serves. functions/index.ts registers each with the
+ * functions framework; the build bundles each; terraform/ and its tests read the same names.
+ */
+export const cloudFunctions: Record<string, readonly AnyRoute[]> = { ...groups, ...internalFunctions };
+
+/**
+ * The functions that compile Rego (the merge route, in `repos`; docs/policies.md): their bundles
+ * carry the `opa` binary. Typed by the group names, so a regrouping that renames the group fails
+ * the type check instead of shipping a bundle without opa.
+ */
+export const policyFunctions: ReadonlySet<string> = new Set<keyof typeof groups>(["repos"]);
+
+/** Whether a function of the table is internal (no load balancer route, no public invoker). */
+export const isInternalFunction = (name: string): boolean => Object.hasOwn(internalFunctions, name);

@@ -3,35 +3,51 @@ import { http } from "@google-cloud/functions-framework";
 import { registerRunnerSubscription } from "../shared/ci/scheduler/webhook.ts";
 import { loadConfig } from "../shared/config.ts";
 import { type AppContext, createContext } from "../shared/context.ts";
-import { migrate } from "../shared/db/migrate.ts";
+import { pendingMigrations } from "../shared/db/migrate.ts";
+import { configuredDatabase } from "../shared/db/target.ts";
 import { DomainError } from "../shared/errors.ts";
 import { errorReply } from "../shared/http/dispatch.ts";
 import { nodeHandler, writeReply } from "../shared/http/node.ts";
-import { createLogger } from "../shared/log.ts";
-import { ciCronRoutes, ciReaperRoutes } from "./ci-timers/routes.ts";
-import { groups } from "./groups.ts";
-import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
+import { createLogger, type Logger } from "../shared/log.ts";
+import { cloudFunctions } from "./groups.ts";
 
 /**
  * The cloud entry point: each endpoint group is its own HTTP function, registered with the
  * functions framework under the group's name. The context (pool, adapters) is built on the first
- * request of an instance, after migrations (which wait on an advisory lock, so instances that
- * start together are safe).
+ * request of an instance. Functions never migrate: migrations are a step of the deployment
+ * (functions/migrate.ts, docs/deploy.md "Migrations"), and an instance whose code needs a migration
+ * the database lacks refuses to serve (503) until that step has run.
  */
 let context: Promise<AppContext> | undefined;
 
-function appContext(): Promise<AppContext> {
-  // A failed start (database unreachable at a cold start) is not kept: the next request retries.
+/** The schema is older than the code: a migration has not been applied. */
+class SchemaBehind extends DomainError {
+  constructor(pending: string[]) {
+    super(
+      "UNAVAILABLE",
+      `the database schema is behind this version of the service: migration ${pending[0]} has not been applied` +
+        (pending.length > 1 ? ` (${pending.length} pending)` : "") +
+        "; run the migration step of the deployment (npm run migrate)",
+    );
+  }
+}
+
+function appContext(log: Logger): Promise<AppContext> {
+  // A failed start (database unreachable, schema behind) is not kept: the next request retries.
   context ??= (async () => {
     const config = loadConfig();
-    if (!config.DATABASE_URL) throw new Error("DATABASE_URL is required in the cloud");
-    await migrate(config.DATABASE_URL);
-    const ctx = createContext(
-      config,
-      createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }),
-      config.DATABASE_URL,
-    );
-    await registerRunnerSubscription(ctx);
+    const db = await configuredDatabase(config);
+    if (!db) throw new Error("SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required in the cloud");
+    const ctx = createContext(config, log, db.target);
+    try {
+      const pending = await pendingMigrations(ctx.pool);
+      if (pending.length > 0) throw new SchemaBehind(pending);
+      await registerRunnerSubscription(ctx);
+    } catch (err) {
+      await ctx.pool.end().catch(() => {});
+      db.close();
+      throw err;
+    }
     return ctx;
   })().catch((err) => {
     context = undefined;
@@ -39,6 +55,23 @@ function appContext(): Promise<AppContext> {
   });
   return context;
 }
+
+let startLog: Logger | undefined;
+
+/** The logger of this instance, made once from the configuration (or its defaults when that is invalid). */
+function instanceLog(): Logger {
+  if (startLog) return startLog;
+  const env = process.env;
+  const format = env["LOG_FORMAT"] === "text" ? "text" : "json";
+  const level = (["debug", "info", "warn", "error"] as const).find((l) => l === env["LOG_LEVEL"]) ?? "info";
+  startLog = createLogger({ format, level });
+  return startLog;
+}
+
+const NOT_READY = new DomainError(
+  "UNAVAILABLE",
+  "the service is starting or its database is not available; try again",
+);
 
 /**
  * A request handler for a route table, built once the context is: until then (or when the start
@@ -49,18 +82,11 @@ function functionHandler(routes: Parameters<typeof nodeHandler>[1]) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     let ctx: AppContext;
     try {
-      ctx = await appContext();
-    } catch {
-      writeReply(
-        res,
-        errorReply(
-          new DomainError(
-            "UNAVAILABLE",
-            "the service is starting or its database is not available; try again",
-          ),
-          "-",
-        ),
-      );
+      ctx = await appContext(instanceLog());
+    } catch (err) {
+      if (err instanceof SchemaBehind) instanceLog().error(`not serving: ${err.message}`);
+      else instanceLog().warn({ err }, "not serving: the database is not available");
+      writeReply(res, errorReply(err instanceof SchemaBehind ? err : NOT_READY, "-"));
       return;
     }
     handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
@@ -81,13 +107,7 @@ function frameworkBody(limit: number) {
   };
 }
 
-for (const [name, routes] of Object.entries(groups)) http(name, functionHandler(routes));
-
-// Cloud Tasks calls this function with each webhook delivery attempt, and Cloud Scheduler with the
-// sweep (docs/events.md, "Webhooks"). It is private: not behind the load balancer, invokable only
-// by the tasks' and the scheduler's service accounts.
-http("webhookDelivery", functionHandler(webhookDeliveryRoutes));
-
-// Cloud Scheduler calls these every minute (docs/ci-scheduler.md); private like webhookDelivery.
-http("ciCron", functionHandler(ciCronRoutes));
-http("ciReaper", functionHandler(ciReaperRoutes));
+// One function per entry of the deployment table (functions/groups.ts, docs/routing.md): the public
+// groups behind the load balancer, and the internal functions that Cloud Tasks (webhookDelivery)
+// and Cloud Scheduler (webhookDelivery's sweep, ciCron, ciReaper) call with OIDC tokens.
+for (const [name, routes] of Object.entries(cloudFunctions)) http(name, functionHandler(routes));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isPlausibleEmail } from "./auth/email.ts";
 
 /** True for hosts that only this machine can reach; an `http://` issuer is allowed only there. */
 export function isLoopbackHost(host: string): boolean {
@@ -29,6 +30,11 @@ const integer = (fallback: number, min: number, max: number) =>
       }
       return n;
     });
+
+/** One identity, as a signed-in caller's would be (shared/auth/email.ts). */
+const identitySetting = optionalText.refine((v) => v === undefined || isPlausibleEmail(v), {
+  message: "must be an email address",
+});
 
 const identityList = z
   .string()
@@ -169,9 +175,19 @@ const kmsKeyVersion =
 export const envSchema = z
   .object({
     DATABASE_URL: optionalText,
+    SVC_CLOUD_SQL_INSTANCE: optionalText.refine(
+      (v) => v === undefined || /^[^:\s]+:[^:\s]+:[^:\s]+$/.test(v),
+      {
+        message: "must be an instance connection name, PROJECT:REGION:INSTANCE",
+      },
+    ),
+    SVC_CLOUD_SQL_IP_TYPE: z.enum(["PUBLIC", "PRIVATE", "PSC"]).default("PRIVATE"),
+    SVC_CLOUD_SQL_ADMIN_ENDPOINT: baseUrl,
+    SVC_DB_IAM_USER: optionalText,
+    SVC_DB_NAME: z.string().trim().min(1).default("quire"),
     PORT: integer(8080, 0, 65535),
-    DEV_IDENTITY: optionalText,
-    BOOTSTRAP_ADMIN: optionalText,
+    DEV_IDENTITY: identitySetting,
+    BOOTSTRAP_ADMIN: identitySetting,
     GLOBAL_ADMINS: identityList,
     LOG_FORMAT: z.enum(["json", "text"]).default("json"),
     LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -194,6 +210,7 @@ export const envSchema = z
     PUBSUB_EMULATOR_HOST: optionalText,
     GOOGLE_CLOUD_PROJECT: optionalText,
     SVC_WEBHOOK_ALLOW_PRIVATE: flag,
+    SVC_CHECK_RESPONSES: flag,
     SVC_WEBHOOK_DELIVERY: z.enum(["postgres", "cloudtasks"]).default("postgres"),
     SVC_WEBHOOK_TASKS_QUEUE: tasksQueue,
     SVC_WEBHOOK_TASKS_TARGET_URL: optionalText.refine((v) => v === undefined || /^https?:\/\/[^/]/.test(v), {
@@ -228,6 +245,11 @@ export const envSchema = z
     SVC_CI_LOG_STORE: z.enum(["local", "gcs"]).default("local"),
     SVC_CI_LOG_BUCKET: optionalText,
     SVC_CI_LOG_DIR: z.string().trim().min(1).default("/tmp/svc-ci-logs"),
+    SVC_INTERNAL_INVOKERS: identityList.refine((vs) => vs.every(isPlausibleEmail), {
+      message: "must be comma-separated service account emails",
+    }),
+    SVC_INTERNAL_AUDIENCE: identityList,
+    SVC_INTERNAL_ISSUER: issuerUrl,
     SVC_CI_TIMERS: z
       .enum(["true", "false", ""], { error: "must be true or false" })
       .optional()
@@ -246,6 +268,20 @@ export const envSchema = z
         code: "custom",
         path: ["SVC_CI_LOG_BUCKET"],
         message: "is required when SVC_CI_LOG_STORE=gcs",
+      });
+    }
+    if (env.SVC_CLOUD_SQL_INSTANCE && !env.SVC_DB_IAM_USER) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_DB_IAM_USER"],
+        message: "is required when SVC_CLOUD_SQL_INSTANCE is set",
+      });
+    }
+    if (env.SVC_CLOUD_SQL_INSTANCE && env.DATABASE_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["DATABASE_URL"],
+        message: "is refused together with SVC_CLOUD_SQL_INSTANCE: set one way to reach the database",
       });
     }
     if (env.SVC_CI_K8S_API_URL && env.SVC_CI_WORKER_TOKEN) {
@@ -274,6 +310,18 @@ export const envSchema = z
   });
 
 export type Env = z.infer<typeof envSchema>;
+
+/**
+ * The value of a setting that loadConfig's cross-field rules require in this configuration (a
+ * bucket when its store is gcs, ...). Throws when it is absent anyway, which only a configuration
+ * that did not come from loadConfig can be.
+ */
+export function requiredSetting<K extends keyof Env>(config: Env, key: K): NonNullable<Env[K]> {
+  const value = config[key];
+  if (value === undefined || value === null)
+    throw new Error(`the configuration has no ${key}, which this configuration requires`);
+  return value;
+}
 
 /** Raised when the environment is invalid; its message names every bad variable. */
 export class ConfigError extends Error {}

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { type Authenticator, createAuthenticator } from "./auth/authenticate.ts";
 import { createIdTokenVerifier } from "./auth/idtoken.ts";
+import { internalVerifierFromConfig } from "./auth/internal.ts";
 import { createJobTokenVerifier } from "./auth/jobtoken.ts";
 import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
@@ -10,9 +11,11 @@ import type { JobSigner } from "./ci/identity/signer.ts";
 import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { KeyedGate } from "./commits/gate.ts";
-import type { Env } from "./config.ts";
+import { type Env, requiredSetting } from "./config.ts";
 import { createPool } from "./db/pool.ts";
+import type { DatabaseTarget } from "./db/target.ts";
 import { type EventHub, eventHubFromConfig } from "./events/index.ts";
+import { type AccessTable, createAccessTable } from "./http/access.ts";
 import type { Logger } from "./log.ts";
 import { createPolicyEngine, type PolicyEngine } from "./policy/engine.ts";
 import { createWebhookDelivery, type WebhookDelivery, type WebhookOptions } from "./webhooks/delivery.ts";
@@ -44,6 +47,11 @@ export interface AppContext {
    * (shared/ci/urls.ts). The server sets it once it listens, since PORT=0 picks the port then.
    */
   selfUrl: string;
+  /**
+   * How the dispatcher checks each kind of route access (shared/http/access.ts); the callers of
+   * `internal` routes are proved by its verifier.
+   */
+  access: AccessTable;
 }
 
 /** Seams for tests and benchmarks: a manual clock, webhook timeouts and resolution. */
@@ -52,19 +60,28 @@ export interface ContextOptions {
   webhooks?: WebhookOptions;
 }
 
-/** The composition root: picks each adapter (local or cloud) from configuration. */
-export function createContext(
-  config: Env,
-  log: Logger,
-  databaseUrl: string,
-  opts: ContextOptions = {},
-): AppContext {
+/** Who a request is: ID tokens of the configured issuer, CI job tokens, the global admins. */
+export function authenticatorFromConfig(config: Env): Authenticator {
   const globalAdmins = new Set(
     [...config.GLOBAL_ADMINS, config.BOOTSTRAP_ADMIN ?? ""]
       .filter((a) => a !== "")
       .map((a) => a.toLowerCase()),
   );
-  const verifier = createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID });
+  return createAuthenticator({
+    verifier: createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID }),
+    jobTokens: createJobTokenVerifier(),
+    devIdentity: config.DEV_IDENTITY,
+    globalAdmins,
+  });
+}
+
+/** The composition root: picks each adapter (local or cloud) from configuration. */
+export function createContext(
+  config: Env,
+  log: Logger,
+  databaseUrl: DatabaseTarget,
+  opts: ContextOptions = {},
+): AppContext {
   const pool = createPool(databaseUrl);
   const clock = opts.clock ?? systemClock;
   return {
@@ -73,14 +90,12 @@ export function createContext(
     pool,
     blobs:
       config.SVC_BLOB_STORE === "gcs"
-        ? gcsBlobStore(config.SVC_BLOB_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
+        ? gcsBlobStore(
+            requiredSetting(config, "SVC_BLOB_BUCKET"),
+            storageClient(config.STORAGE_EMULATOR_HOST),
+          )
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
-    auth: createAuthenticator({
-      verifier,
-      jobTokens: createJobTokenVerifier(),
-      devIdentity: config.DEV_IDENTITY,
-      globalAdmins,
-    }),
+    auth: authenticatorFromConfig(config),
     policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
     events: eventHubFromConfig(config, log, pool, databaseUrl),
     clock,
@@ -90,8 +105,12 @@ export function createContext(
     ciWorkers: workerVerifierFromConfig(config, log),
     ciLogs:
       config.SVC_CI_LOG_STORE === "gcs"
-        ? gcsBlobStore(config.SVC_CI_LOG_BUCKET!, storageClient(config.STORAGE_EMULATOR_HOST))
+        ? gcsBlobStore(
+            requiredSetting(config, "SVC_CI_LOG_BUCKET"),
+            storageClient(config.STORAGE_EMULATOR_HOST),
+          )
         : localBlobStore(config.SVC_CI_LOG_DIR),
     selfUrl: `http://127.0.0.1:${config.PORT}`,
+    access: createAccessTable({ verifyInternal: internalVerifierFromConfig(config) }),
   };
 }

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "./support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "./support/app.ts";
 import { b64 } from "./support/client.ts";
+import { useFixture } from "./support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 describe("smoke", () => {
   it("serves health and a commit round trip", async () => {
@@ -20,7 +17,7 @@ describe("smoke", () => {
       files: [{ path: "a.md", content: b64("hi") }],
     });
     expect(c.status).toBe(201);
-    expect(c.body).toEqual({ sequence: 1 });
+    expect(c.body).toMatchObject({ sequence: 1, files: [{ path: "a.md" }] });
     const f = await alice.get("/repos/acme/docs/-/file/a.md");
     expect(Buffer.from(f.body.content, "base64").toString()).toBe("hi");
   });

@@ -132,7 +132,9 @@ export async function measureCi(
   plan: CiPlan,
   run: PhaseRun,
 ): Promise<CiBenchResult> {
-  const claim = workerClient(server.url, server.workerToken!);
+  const { workerToken } = server;
+  if (!workerToken) throw new Error("the CI scenarios need a server started with ci: true");
+  const claim = workerClient(server.url, workerToken);
   return withDb(server.databaseUrl, async (db) => {
     await commit(q, repo, "main", "add CI", [{ path: ".svc/ci.yaml", text: CONFIG }]);
     if (!(await queuedAtLeast(db, 1, plan.jobWaitSeconds)))

@@ -60,7 +60,9 @@ export async function measureCommits(
     warmup: 4 * targets.length,
     ...budget,
     send: async (i, w) => {
-      const { repo, branch } = targets[w]!;
+      const target = targets[w];
+      if (target === undefined) throw new Error(`commits: no target for client ${w} of ${targets.length}`);
+      const { repo, branch } = target;
       const path = `load/client-${w}/f${i % 50}.md`;
       await commit(q, repo, branch, `load ${i}`, [{ path, text: `commit ${i} by client ${w}\n` }]);
     },

@@ -77,8 +77,10 @@ export async function measureMerges(
     maxRequests: branches.length,
     maxSeconds,
     send: async (i) => {
-      const sequence = await mergeBranch(q, repo, branches[i]!);
-      if (sequence <= head) throw new Error(`merging ${branches[i]} wrote no commit on main`);
+      const branch = branches[i];
+      if (branch === undefined) throw new Error(`merge: no branch ${i} of ${branches.length}`);
+      const sequence = await mergeBranch(q, repo, branch);
+      if (sequence <= head) throw new Error(`merging ${branch} wrote no commit on main`);
       head = sequence;
     },
   });

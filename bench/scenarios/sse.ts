@@ -1,6 +1,6 @@
 import { pathToFileURL } from "node:url";
 import { openSse, type SseClient } from "../../test/events/sse.ts";
-import { quireClient } from "../client.ts";
+import { type QuireClient, quireClient } from "../client.ts";
 import { commit } from "../fixtures.ts";
 import { percentile } from "../load.ts";
 import { progress } from "../log.ts";
@@ -61,6 +61,9 @@ export interface SseBenchResult {
 
 const unmeasured: PhaseRun = (_name, work) => work();
 
+/** The first of `pair` for even `i`, the second for odd. */
+const alternate = <T>(pair: [T, T], i: number): T => (i % 2 === 0 ? pair[0] : pair[1]);
+
 /**
  * Opens the streams on `repo` (which must exist and see no other commits), alternating between
  * `urls`, and measures; the phase `sse` is the measured commits and the wait for their events.
@@ -72,7 +75,7 @@ export async function measureSse(
   plan: SsePlan = SSE_PLAN,
   run: PhaseRun = unmeasured,
 ): Promise<SseBenchResult> {
-  const clients = urls.map((u) => quireClient(u));
+  const clients: [QuireClient, QuireClient] = [quireClient(urls[0]), quireClient(urls[1])];
   const streams: SseClient[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -83,7 +86,7 @@ export async function measureSse(
   try {
     progress(`sse: opening ${plan.clients} streams over the two instances`);
     for (let i = 0; i < plan.clients; i++) {
-      const s = await openSse(urls[i % 2]!, `/repos/${repo}/-/events?types=com.svc.commit.created`);
+      const s = await openSse(alternate(urls, i), `/repos/${repo}/-/events?types=com.svc.commit.created`);
       if (s.status === 200) streams.push(s);
       else {
         s.close();
@@ -92,7 +95,7 @@ export async function measureSse(
     }
     /** One commit through instance i % 2; its sequence and when its response arrived. */
     const commitVia = async (i: number, message: string) => {
-      const sequence = await commit(clients[i % 2]!, repo, "main", message, [
+      const sequence = await commit(alternate(clients, i), repo, "main", message, [
         { path: "bench.md", text: message },
       ]);
       return { sequence, at: performance.now() };

@@ -107,7 +107,7 @@ async function startReceiver(): Promise<Receiver> {
           seen.add(key);
           const message = String(body.data?.message ?? "");
           arrivals.push({ at, message });
-          const prefix = message.split(" ")[0]!;
+          const [prefix = ""] = message.split(" ");
           counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
         }
         res.writeHead(200).end();

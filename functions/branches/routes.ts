@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { booleanParam, branchName } from "../../shared/api/names.ts";
+import { branchListResponse, branchResponse } from "../../shared/api/repos.ts";
 import { abandonBranch } from "../../shared/branches/abandon.ts";
 import { createBranch, getBranch, listBranches, promoteBranch } from "../../shared/branches/branches.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
@@ -13,16 +14,17 @@ export const branchRoutes = [
     access: { repo: "reader" },
     summary:
       "List branches by status; drafts only with draft=true, or among the rest with include_draft=true",
-    query: z.object({
+    query: z.strictObject({
       status: z
         .enum(["active", "merged", "abandoned"], "must be active, merged or abandoned")
         .default("active"),
       draft: booleanParam.default(false),
       include_draft: booleanParam.default(false),
     }),
+    responses: { 200: branchListResponse },
     handler: async ({ ctx, repo, query }) =>
       ok({
-        branches: await listBranches(ctx.pool, repo!, {
+        branches: await listBranches(ctx.pool, repo, {
           status: query.status,
           draft: query.draft,
           includeDraft: query.include_draft,
@@ -34,8 +36,9 @@ export const branchRoutes = [
     path: "/repos/:repo*/-/branch",
     access: { repo: "maintainer" },
     summary: "Create a branch at the current head of main",
-    body: z.object({ name: branchName, draft: z.boolean().default(false) }),
-    handler: async ({ ctx, actor, repo, body }) => created(await createBranch(ctx.pool, actor!, repo!, body)),
+    body: z.strictObject({ name: branchName, draft: z.boolean().default(false) }),
+    responses: { 201: branchResponse },
+    handler: async ({ ctx, actor, repo, body }) => created(await createBranch(ctx.pool, actor, repo, body)),
   }),
   route({
     method: "GET",
@@ -43,7 +46,8 @@ export const branchRoutes = [
     access: { repo: "reader" },
     summary: "Get a branch",
     params: branchParams,
-    handler: async ({ ctx, repo, params }) => ok(await getBranch(ctx.pool, repo!, params.branch)),
+    responses: { 200: branchResponse },
+    handler: async ({ ctx, repo, params }) => ok(await getBranch(ctx.pool, repo, params.branch)),
   }),
   route({
     method: "PATCH",
@@ -51,9 +55,10 @@ export const branchRoutes = [
     access: { repo: "writer" },
     summary: "Promote a draft branch to ready ({draft: false})",
     params: branchParams,
-    body: z.object({ draft: z.boolean() }),
+    body: z.strictObject({ draft: z.boolean() }),
+    responses: { 200: branchResponse },
     handler: async ({ ctx, repo, params, body }) =>
-      ok(await promoteBranch(ctx.pool, repo!, params.branch, body.draft)),
+      ok(await promoteBranch(ctx.pool, repo, params.branch, body.draft)),
   }),
   route({
     method: "DELETE",
@@ -61,8 +66,9 @@ export const branchRoutes = [
     access: { repo: "maintainer" },
     summary: "Mark a branch abandoned (main cannot be)",
     params: branchParams,
+    responses: { 204: null },
     handler: async ({ ctx, actor, repo, params }) => {
-      await abandonBranch(ctx.pool, actor!, repo!, params.branch);
+      await abandonBranch(ctx.pool, actor, repo, params.branch);
       return noContent();
     },
   }),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { branchName, sequenceParam } from "../../shared/api/names.ts";
+import { checkRunListResponse, checkRunResponse } from "../../shared/api/review.ts";
 import { listCheckRuns, reportCheck } from "../../shared/checks/checks.ts";
 import { checkName, checkStatuses, logUrl } from "../../shared/checks/names.ts";
 import { created, ok, route } from "../../shared/http/route.ts";
@@ -14,14 +15,15 @@ export const checkRoutes = [
     jobToken: "report",
     summary:
       "Report a check run for a branch at a sequence (default: its head; for a CI job token, the job's pinned sequence); replaces an earlier report of the same check there",
-    body: z.object({
+    body: z.strictObject({
       branch: branchName,
       check_name: checkName,
       status: z.enum(checkStatuses, "must be passed, failed or pending"),
       log_url: logUrl.nullable().optional(),
       sequence: z.int("must be a whole number").optional(),
     }),
-    handler: async ({ ctx, actor, repo, body }) => created(await reportCheck(ctx.pool, actor!, repo!, body)),
+    responses: { 201: checkRunResponse },
+    handler: async ({ ctx, actor, repo, body }) => created(await reportCheck(ctx.pool, actor, repo, body)),
   }),
   route({
     method: "GET",
@@ -29,8 +31,9 @@ export const checkRoutes = [
     access: { repo: "reader" },
     summary: "The check runs of a branch at sequences at or before a sequence, by sequence then name",
     params: z.object({ repo: z.string(), branch: branchName }),
-    query: z.object({ at: sequenceParam.optional() }),
+    query: z.strictObject({ at: sequenceParam.optional() }),
+    responses: { 200: checkRunListResponse },
     handler: async ({ ctx, repo, params, query }) =>
-      ok({ check_runs: await listCheckRuns(ctx.pool, repo!, { branch: params.branch, at: query.at }) }),
+      ok({ check_runs: await listCheckRuns(ctx.pool, repo, { branch: params.branch, at: query.at }) }),
   }),
 ];

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { cronResponse, reapResponse } from "../../shared/api/ci.ts";
 import { REAP_EVERY_MS } from "../../shared/ci/jobs/queue.ts";
 import { cronOnce, reapOnce } from "../../shared/ci/scheduler/timers.ts";
 import { ok, route } from "../../shared/http/route.ts";
@@ -13,8 +14,9 @@ export const ciCronRoutes = [
   route({
     method: "POST",
     path: "/ci-cron",
-    access: "public",
+    access: "internal",
     summary: "Queues the schedule jobs of the current minute (called by Cloud Scheduler every minute)",
+    responses: { 200: cronResponse },
     handler: async ({ ctx }) => ok({ jobs: await cronOnce(ctx) }),
   }),
 ];
@@ -23,9 +25,10 @@ export const ciReaperRoutes = [
   route({
     method: "POST",
     path: "/ci-reap",
-    access: "public",
+    access: "internal",
     summary:
       "Re-queues claimed jobs with no heartbeat for 2 minutes, twice 30 seconds apart (called by Cloud Scheduler every minute)",
+    responses: { 200: reapResponse },
     handler: async ({ ctx }) => {
       const first = await reapOnce(ctx);
       await sleep(REAP_EVERY_MS);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { tokenResponse } from "../../shared/api/ci.ts";
 import { checkName } from "../../shared/checks/names.ts";
 import { issueJobToken } from "../../shared/ci/identity/issue.ts";
 import { ok, route } from "../../shared/http/route.ts";
@@ -15,6 +16,7 @@ export const ciTokenRoutes = [
       audience: z.string().min(1, "must not be empty").max(512, "must be at most 512 characters"),
       check_name: checkName.optional(),
     }),
-    handler: async ({ ctx, job, body }) => ok({ token: await issueJobToken(ctx, job!, body) }),
+    responses: { 200: tokenResponse },
+    handler: async ({ ctx, job, body }) => ok({ token: await issueJobToken(ctx, job, body) }),
   }),
 ];

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { runIdResponse, urlResponse } from "../../shared/api/ci.ts";
 import { branchName } from "../../shared/api/names.ts";
+import { noFields } from "../../shared/api/strict.ts";
 import { checkName } from "../../shared/checks/names.ts";
 import { storeLog } from "../../shared/ci/jobs/logs.ts";
 import { presignJobArchive, requireJobRepo } from "../../shared/ci/jobs/operations.ts";
@@ -14,7 +16,8 @@ export const ciRoutes = [
     access: { repo: "writer" },
     summary: "Queues a manual CI run of a branch at its head, whatever the 'on' block says; returns run_id",
     body: z.strictObject({ branch: branchName }),
-    handler: async ({ ctx, actor, repo, body }) => created(await manualRun(ctx, actor!, repo!, body.branch)),
+    responses: { 201: runIdResponse },
+    handler: async ({ ctx, actor, repo, body }) => created(await manualRun(ctx, actor, repo, body.branch)),
   }),
   route({
     method: "POST",
@@ -23,7 +26,9 @@ export const ciRoutes = [
     summary:
       "A presigned archive URL (1 hour) of the job's branch at its pinned sequence; request token of a job of this repo",
     params: z.object({ repo: z.string() }),
-    handler: async ({ ctx, job, params }) => ok(await presignJobArchive(ctx, job!, params.repo)),
+    body: noFields,
+    responses: { 200: urlResponse },
+    handler: async ({ ctx, job, params }) => ok(await presignJobArchive(ctx, job, params.repo)),
   }),
   route({
     method: "POST",
@@ -32,10 +37,11 @@ export const ciRoutes = [
     summary:
       "Stores the log of one of the job's checks (the raw body) and returns its URL; request token of a job of this repo",
     params: z.object({ repo: z.string(), check: checkName }),
+    responses: { 201: urlResponse },
     handler: async ({ ctx, job, params, rawBody, headers }) => {
-      requireJobRepo(job!, params.repo);
+      requireJobRepo(job, params.repo);
       const url = await storeLog(ctx, {
-        jobId: job!.id,
+        jobId: job.id,
         checkName: params.check,
         body: rawBody ?? Buffer.alloc(0),
         contentType: headers["content-type"] ?? "text/plain",

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { branchName, filePath } from "../../shared/api/names.ts";
+import { commentListResponse, commentResponse } from "../../shared/api/review.ts";
 import { addComment, deleteComment, listComments, MAX_COMMENT_BODY } from "../../shared/comments/comments.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
 
@@ -9,7 +10,7 @@ export const commentRoutes = [
     path: "/repos/:repo*/-/comment",
     access: { repo: "writer" },
     summary: "Comment on a file of a branch, at the branch's current head",
-    body: z.object({
+    body: z.strictObject({
       branch: branchName,
       path: filePath,
       body: z
@@ -17,7 +18,8 @@ export const commentRoutes = [
         .min(1, "must not be empty")
         .max(MAX_COMMENT_BODY, `must be at most ${MAX_COMMENT_BODY} characters`),
     }),
-    handler: async ({ ctx, actor, repo, body }) => created(await addComment(ctx.pool, actor!, repo!, body)),
+    responses: { 201: commentResponse },
+    handler: async ({ ctx, actor, repo, body }) => created(await addComment(ctx.pool, actor, repo, body)),
   }),
   route({
     method: "GET",
@@ -25,9 +27,10 @@ export const commentRoutes = [
     access: { repo: "reader" },
     summary: "The comments on a branch, optionally on one file, oldest first",
     params: z.object({ repo: z.string(), branch: branchName }),
-    query: z.object({ path: filePath.optional() }),
+    query: z.strictObject({ path: filePath.optional() }),
+    responses: { 200: commentListResponse },
     handler: async ({ ctx, repo, params, query }) =>
-      ok({ comments: await listComments(ctx.pool, repo!, { branch: params.branch, path: query.path }) }),
+      ok({ comments: await listComments(ctx.pool, repo, { branch: params.branch, path: query.path }) }),
   }),
   route({
     method: "DELETE",
@@ -35,8 +38,9 @@ export const commentRoutes = [
     access: { repo: "writer" },
     summary: "Delete a comment: writers their own, maintainers any",
     params: z.object({ repo: z.string(), id: z.guid("must be a comment id (a UUID)") }),
+    responses: { 204: null },
     handler: async ({ ctx, actor, repo, params }) => {
-      await deleteComment(ctx.pool, actor!, repo!, params.id);
+      await deleteComment(ctx.pool, actor, repo, params.id);
       return noContent();
     },
   }),

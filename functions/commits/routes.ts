@@ -1,5 +1,14 @@
 import { z } from "zod";
 import { commitRequest } from "../../shared/api/commits.ts";
+import {
+  chainResponse,
+  commitCreatedResponse,
+  commitResponse,
+  diffResponse,
+  fileHistoryResponse,
+  fileResponse,
+  treeResponse,
+} from "../../shared/api/content.ts";
 import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
 import { readChain } from "../../shared/commits/chain.ts";
 import { createCommit } from "../../shared/commits/commit.ts";
@@ -17,7 +26,8 @@ export const commitRoutes = [
     access: { repo: "writer" },
     summary: "Commit file changes to a branch (main needs maintainer)",
     body: commitRequest,
-    handler: async ({ ctx, actor, repo, body }) => created(await createCommit(ctx, actor!, repo!, body)),
+    responses: { 201: commitCreatedResponse },
+    handler: async ({ ctx, actor, repo, body }) => created(await createCommit(ctx, actor, repo, body)),
   }),
   route({
     method: "GET",
@@ -25,20 +35,22 @@ export const commitRoutes = [
     access: { repo: "reader" },
     summary: "Get a commit by sequence",
     params: z.object({ repo: z.string(), sequence: sequenceParam }),
-    handler: async ({ ctx, repo, params }) => ok(await readCommit(ctx.pool, repo!, params.sequence)),
+    responses: { 200: commitResponse },
+    handler: async ({ ctx, repo, params }) => ok(await readCommit(ctx.pool, repo, params.sequence)),
   }),
   route({
     method: "GET",
     path: "/repos/:repo*/-/tree",
     access: { repo: "reader" },
     summary: "A page of the tree at a branch and sequence",
-    query: z.object({
+    query: z.strictObject({
       branch: onBranch,
       at: sequenceParam.optional(),
       limit: limitParam(100, 1000),
       after: filePath.optional(),
     }),
-    handler: async ({ ctx, repo, query }) => ok({ entries: await readTree(ctx.pool, repo!, query) }),
+    responses: { 200: treeResponse },
+    handler: async ({ ctx, repo, query }) => ok({ entries: await readTree(ctx.pool, repo, query) }),
   }),
   route({
     method: "GET",
@@ -46,9 +58,14 @@ export const commitRoutes = [
     access: { repo: "reader" },
     summary: "The commits that changed a file, newest first",
     params: fileParams,
-    query: z.object({ branch: onBranch, limit: limitParam(100, 1000), after: sequenceParam.optional() }),
+    query: z.strictObject({
+      branch: onBranch,
+      limit: limitParam(100, 1000),
+      after: sequenceParam.optional(),
+    }),
+    responses: { 200: fileHistoryResponse },
     handler: async ({ ctx, repo, params, query }) =>
-      ok({ entries: await readFileHistory(ctx.pool, repo!, { ...query, path: params.path }) }),
+      ok({ entries: await readFileHistory(ctx.pool, repo, { ...query, path: params.path }) }),
   }),
   route({
     method: "GET",
@@ -56,24 +73,26 @@ export const commitRoutes = [
     access: { repo: "reader" },
     summary: "A file at a branch and sequence",
     params: fileParams,
-    query: z.object({ branch: onBranch, at: sequenceParam.optional() }),
-    handler: async ({ ctx, repo, params, query }) =>
-      ok(await readFile(ctx, repo!, { ...query, path: params.path })),
+    query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),
+    responses: { 200: fileResponse },
+    handler: async ({ ctx, repo, params, query }) => readFile(ctx, repo, { ...query, path: params.path }),
   }),
   route({
     method: "GET",
     path: "/repos/:repo*/-/diff",
     access: { repo: "reader" },
     summary: "Files changed on a branch relative to its base on main, and conflicts",
-    query: z.object({ branch: branchName }),
-    handler: async ({ ctx, repo, query }) => ok(await diffBranch(ctx, repo!, query.branch)),
+    query: z.strictObject({ branch: branchName }),
+    responses: { 200: diffResponse },
+    handler: async ({ ctx, repo, query }) => ok(await diffBranch(ctx, repo, query.branch)),
   }),
   route({
     method: "GET",
     path: "/repos/:repo*/-/chain",
     access: { repo: "reader" },
     summary: "Commits in a sequence range with everything needed to verify their hash chain",
-    query: z.object({ from: sequenceParam.default(1), to: sequenceParam }),
-    handler: async ({ ctx, repo, query }) => ok({ commits: await readChain(ctx.pool, repo!, query) }),
+    query: z.strictObject({ from: sequenceParam.default(1), to: sequenceParam }),
+    responses: { 200: chainResponse },
+    handler: async ({ ctx, repo, query }) => ok({ commits: await readChain(ctx.pool, repo, query) }),
   }),
 ];

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { fail } from "../../shared/errors.ts";
 import { type Cursor, parseCursor } from "../../shared/events/cursor.ts";
 import { eventTypes, isEventType } from "../../shared/events/types.ts";
+import { bytes } from "../../shared/http/responses.ts";
 import { type Reply, route } from "../../shared/http/route.ts";
 
 /** Headers of an SSE reply: no caching, and no buffering by a proxy in front (nginx honours X-Accel-Buffering). */
@@ -60,14 +61,15 @@ export const eventRoutes = [
     summary:
       "SSE stream of the repo's events (reader or higher); query types (comma-separated), Last-Event-ID resumes",
     params: z.object({ repo: z.string() }),
-    query: z.object({ types: z.string().optional(), last_event_id: z.string().optional() }),
+    query: z.strictObject({ types: z.string().optional(), last_event_id: z.string().optional() }),
+    responses: { 200: bytes("text/event-stream") },
     handler: async ({ ctx, actor, repo, query, headers }) => {
       const types = typesFilter(query.types);
       const resumeAfter = resumeCursor(headers, query.last_event_id);
       const stream = await ctx.events.open({
-        actor: actor!,
+        actor: actor,
         scope: "repo",
-        filter: { repo: repo!.repo.name, types },
+        filter: { repo: repo.repo.name, types },
         resumeAfter,
       });
       return streamReply(stream);
@@ -78,12 +80,13 @@ export const eventRoutes = [
     path: "/events",
     access: "user",
     summary: "SSE stream of every event (global admin only); query repo (exact name), Last-Event-ID resumes",
-    query: z.object({ repo: z.string().min(1).optional(), last_event_id: z.string().optional() }),
+    query: z.strictObject({ repo: z.string().min(1).optional(), last_event_id: z.string().optional() }),
+    responses: { 200: bytes("text/event-stream") },
     handler: async ({ ctx, actor, query, headers }) => {
-      if (!actor!.globalAdmin) fail("FORBIDDEN", "the global event stream is for global admins");
+      if (!actor.globalAdmin) fail("FORBIDDEN", "the global event stream is for global admins");
       const resumeAfter = resumeCursor(headers, query.last_event_id);
       const stream = await ctx.events.open({
-        actor: actor!,
+        actor: actor,
         scope: "global",
         filter: { repo: query.repo ?? null, types: null },
         resumeAfter,

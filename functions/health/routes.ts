@@ -1,3 +1,4 @@
+import { healthResponse } from "../../shared/api/webhooks.ts";
 import { DomainError } from "../../shared/errors.ts";
 import { ok, route } from "../../shared/http/route.ts";
 
@@ -7,6 +8,7 @@ export const healthRoutes = [
     path: "/healthz",
     access: "public",
     summary: "Liveness and database reachability",
+    responses: { 200: healthResponse },
     handler: async ({ ctx }) => {
       try {
         await ctx.pool.query("SELECT 1");

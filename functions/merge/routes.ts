@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { branchName } from "../../shared/api/names.ts";
+import { branchStatusResponse, mergeResponse, rebaseResponse } from "../../shared/api/review.ts";
 import { ok, route } from "../../shared/http/route.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import { rebaseBranch } from "../../shared/merge/rebase.ts";
 import { branchStatus } from "../../shared/merge/status.ts";
 
-const onBranch = z.object({ branch: branchName });
+const onBranch = z.strictObject({ branch: branchName });
 
 export const mergeRoutes = [
   route({
@@ -13,9 +14,11 @@ export const mergeRoutes = [
     path: "/repos/:repo*/-/merge",
     access: { repo: "maintainer" },
     summary:
-      "Merge a branch into main after its policies allow it (403 with policy results; 409 with conflicts)",
-    body: onBranch,
-    handler: async ({ ctx, actor, repo, body }) => ok(await mergeBranch(ctx, actor!, repo!, body.branch)),
+      "Merge a branch into main after its policies allow it (403 with policy results; 409 with conflicts); dry_run: true answers the same and writes nothing",
+    body: onBranch.extend({ dry_run: z.boolean().default(false) }),
+    responses: { 200: mergeResponse },
+    handler: async ({ ctx, actor, repo, body }) =>
+      ok(await mergeBranch(ctx, actor, repo, body.branch, { dryRun: body.dry_run })),
   }),
   route({
     method: "POST",
@@ -23,7 +26,8 @@ export const mergeRoutes = [
     access: { repo: "maintainer" },
     summary: "Replay a branch's changes onto the current head of main (409 with conflicts)",
     body: onBranch,
-    handler: async ({ ctx, actor, repo, body }) => ok(await rebaseBranch(ctx, actor!, repo!, body.branch)),
+    responses: { 200: rebaseResponse },
+    handler: async ({ ctx, actor, repo, body }) => ok(await rebaseBranch(ctx, actor, repo, body.branch)),
   }),
   route({
     method: "GET",
@@ -31,7 +35,7 @@ export const mergeRoutes = [
     access: { repo: "reader" },
     summary: "Evaluate the merge policies and conflicts of a branch without merging",
     params: z.object({ repo: z.string(), branch: branchName }),
-    handler: async ({ ctx, actor, repo, params }) =>
-      ok(await branchStatus(ctx, actor!, repo!, params.branch)),
+    responses: { 200: branchStatusResponse },
+    handler: async ({ ctx, actor, repo, params }) => ok(await branchStatus(ctx, actor, repo, params.branch)),
   }),
 ];

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { openApiDocument } from "../../shared/http/openapi.ts";
 import { type AnyRoute, ok, route } from "../../shared/http/route.ts";
 
@@ -10,6 +11,7 @@ export function metaRoutes(described: () => AnyRoute[]): AnyRoute[] {
       path: "/openapi.json",
       access: "public",
       summary: "The OpenAPI document of every endpoint",
+      responses: { 200: z.looseObject({ openapi: z.string() }) },
       handler: async () => {
         document ??= openApiDocument(described());
         return ok(document);

@@ -1,3 +1,4 @@
+import { jwksResponse, openIdConfigurationResponse } from "../../shared/api/ci.ts";
 import { jobIssuer } from "../../shared/ci/urls.ts";
 import { route } from "../../shared/http/route.ts";
 
@@ -11,6 +12,7 @@ export const oidcRoutes = [
     path: "/.well-known/openid-configuration",
     access: "public",
     summary: "OpenID discovery document of the CI job token issuer",
+    responses: { 200: openIdConfigurationResponse },
     handler: async ({ ctx }) => {
       const issuer = jobIssuer(ctx);
       return {
@@ -31,6 +33,7 @@ export const oidcRoutes = [
     path: "/.well-known/jwks.json",
     access: "public",
     summary: "JSON Web Key Set with the public keys that sign CI job tokens",
+    responses: { 200: jwksResponse },
     handler: async ({ ctx }) => ({
       status: 200,
       headers: CACHE,

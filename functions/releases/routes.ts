@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { releaseListResponse, releaseResponse } from "../../shared/api/review.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
 import { createReleaseRequest, releaseName } from "../../shared/releases/api.ts";
 import { createRelease, deleteRelease, getRelease, listReleases } from "../../shared/releases/releases.ts";
@@ -12,15 +13,16 @@ export const releaseRoutes = [
     access: { repo: "maintainer" },
     summary: "Name a commit's sequence as a release",
     body: createReleaseRequest,
-    handler: async ({ ctx, actor, repo, body }) =>
-      created(await createRelease(ctx.pool, actor!, repo!, body)),
+    responses: { 201: releaseResponse },
+    handler: async ({ ctx, actor, repo, body }) => created(await createRelease(ctx.pool, actor, repo, body)),
   }),
   route({
     method: "GET",
     path: "/repos/:repo*/-/releases",
     access: { repo: "reader" },
     summary: "List releases, newest first (highest sequence, then latest created)",
-    handler: async ({ ctx, repo }) => ok({ releases: await listReleases(ctx.pool, repo!) }),
+    responses: { 200: releaseListResponse },
+    handler: async ({ ctx, repo }) => ok({ releases: await listReleases(ctx.pool, repo) }),
   }),
   route({
     method: "GET",
@@ -28,7 +30,8 @@ export const releaseRoutes = [
     access: { repo: "reader" },
     summary: "Get a release",
     params: releaseParams,
-    handler: async ({ ctx, repo, params }) => ok(await getRelease(ctx.pool, repo!, params.release_name)),
+    responses: { 200: releaseResponse },
+    handler: async ({ ctx, repo, params }) => ok(await getRelease(ctx.pool, repo, params.release_name)),
   }),
   route({
     method: "DELETE",
@@ -36,8 +39,9 @@ export const releaseRoutes = [
     access: { repo: "admin" },
     summary: "Delete a release",
     params: releaseParams,
+    responses: { 204: null },
     handler: async ({ ctx, repo, params }) => {
-      await deleteRelease(ctx.pool, repo!, params.release_name);
+      await deleteRelease(ctx.pool, repo, params.release_name);
       return noContent();
     },
   }),

@@ -1,5 +1,7 @@
 import { Readable } from "node:stream";
 import { z } from "zod";
+import { claimResponse, heartbeatResponse, jobResponse, queuedJobsResponse } from "../../shared/api/ci.ts";
+import { noFields } from "../../shared/api/strict.ts";
 import { checkName } from "../../shared/checks/names.ts";
 import { readLog, requireLog, signedLogUrl, verifyLogSignature } from "../../shared/ci/jobs/logs.ts";
 import { claimJob, completeJob, getRun, heartbeatJob, readableJob } from "../../shared/ci/jobs/operations.ts";
@@ -7,9 +9,14 @@ import { finalStatuses } from "../../shared/ci/jobs/records.ts";
 import { handleDelivery } from "../../shared/ci/scheduler/triggers.ts";
 import { verifyDelivery } from "../../shared/ci/scheduler/webhook.ts";
 import { fail } from "../../shared/errors.ts";
-import { noContent, ok, route } from "../../shared/http/route.ts";
+import { bytes, redirect } from "../../shared/http/responses.ts";
+import { noContent, ok, route, type SignatureCheck } from "../../shared/http/route.ts";
 
 const jobParams = z.object({ id: z.uuid("must be a job id (a UUID)") });
+
+/** A signed log URL names its job and check: the signature is over both. */
+const checkLogSignature: SignatureCheck = (ctx, params, { sig, expires }) =>
+  verifyLogSignature(ctx, { jobId: params["id"] ?? "", checkName: params["check"] ?? "", sig, expires });
 
 /**
  * The CI scheduler (docs/ci-scheduler.md): event intake, the worker protocol (claim, heartbeat,
@@ -23,6 +30,7 @@ export const schedulerRoutes = [
     // No caller identity: the delivery proves itself with X-Svc-Signature over its exact bytes.
     access: "public",
     summary: "Receives event deliveries (signed with X-Svc-Signature) and queues the CI jobs they trigger",
+    responses: { 200: queuedJobsResponse },
     handler: async ({ ctx, headers, rawBody }) => {
       const body = rawBody ?? Buffer.alloc(0);
       await verifyDelivery(ctx, headers["x-svc-signature"], body);
@@ -42,8 +50,10 @@ export const schedulerRoutes = [
     access: "worker",
     summary:
       "Claims the oldest queued job: the job, a one-time request_token and oidc_token_url; 204 when none is queued",
+    body: noFields,
+    responses: { 200: claimResponse, 204: null },
     handler: async ({ ctx, worker }) => {
-      const claim = await claimJob(ctx, worker!);
+      const claim = await claimJob(ctx, worker);
       return claim ? ok(claim) : noContent();
     },
   }),
@@ -53,7 +63,9 @@ export const schedulerRoutes = [
     access: "requestToken",
     summary: "Keeps a claimed job alive (request token of that job)",
     params: jobParams,
-    handler: async ({ ctx, job, params }) => ok(await heartbeatJob(ctx, job!, params.id)),
+    body: noFields,
+    responses: { 200: heartbeatResponse },
+    handler: async ({ ctx, job, params }) => ok(await heartbeatJob(ctx, job, params.id)),
   }),
   route({
     method: "POST",
@@ -65,7 +77,8 @@ export const schedulerRoutes = [
       status: z.enum(finalStatuses, "must be passed or failed"),
       error: z.string().max(4096, "must be at most 4096 characters").optional(),
     }),
-    handler: async ({ ctx, job, params, body }) => ok(await completeJob(ctx, job!, params.id, body)),
+    responses: { 200: jobResponse },
+    handler: async ({ ctx, job, params, body }) => ok(await completeJob(ctx, job, params.id, body)),
   }),
   route({
     method: "GET",
@@ -73,18 +86,18 @@ export const schedulerRoutes = [
     access: "user",
     summary: "A CI job's status; reader or higher on its repo",
     params: jobParams,
-    handler: async ({ ctx, actor, params }) => ok(await getRun(ctx, actor!, params.id)),
+    responses: { 200: jobResponse },
+    handler: async ({ ctx, actor, params }) => ok(await getRun(ctx, actor, params.id)),
   }),
   route({
     method: "GET",
     path: "/run/:id/logs/:check*",
-    // Public in the table because the signed form needs no credentials; the handler
-    // authenticates the ordinary form itself (reader or higher on the job's repo).
-    access: "public",
+    // The signed form needs no credentials (shared/http/access.ts checks the signature).
+    access: { signedUrl: checkLogSignature },
     summary:
       "A check's log: a reader of the repo is redirected to a signed URL of the stored log (valid 15 minutes), which serves it",
     params: z.object({ id: z.uuid("must be a job id (a UUID)"), check: checkName }),
-    query: z.object({
+    query: z.strictObject({
       expires: z
         .string()
         .regex(/^\d{1,15}$/, "must be a Unix time in seconds")
@@ -92,12 +105,10 @@ export const schedulerRoutes = [
         .optional(),
       sig: z.string().max(256).optional(),
     }),
-    handler: async ({ ctx, headers, params, query }) => {
-      if (query.sig !== undefined || query.expires !== undefined) {
-        if (query.sig === undefined || query.expires === undefined)
-          fail("VALIDATION_FAILED", "a signed log URL needs both expires and sig");
-        const { sig, expires } = query;
-        await verifyLogSignature(ctx, { jobId: params.id, checkName: params.check, sig, expires });
+    responses: { 200: bytes("text/plain"), 302: redirect },
+    handler: async ({ ctx, actor, params }) => {
+      // No caller: the access check has verified the URL's signature.
+      if (actor === null) {
         const log = await readLog(ctx, params.id, params.check);
         // Logs are served as plain text whatever was uploaded: a worker-supplied type such as
         // text/html would run script on this origin.
@@ -109,8 +120,6 @@ export const schedulerRoutes = [
         };
         return { status: 200, stream: Readable.from([log.body]), headers };
       }
-      const actor = await ctx.auth.authenticate(headers, ctx);
-      if (!actor) fail("UNAUTHENTICATED", "sign in: send 'Authorization: Bearer <ID token>'");
       await readableJob(ctx, actor, params.id);
       await requireLog(ctx, params.id, params.check);
       return { status: 302, headers: { location: await signedLogUrl(ctx, params.id, params.check) } };

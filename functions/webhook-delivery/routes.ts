@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { deliveryTaskResponse, sweepResponse } from "../../shared/api/webhooks.ts";
 import { ok, route } from "../../shared/http/route.ts";
 
 /**
@@ -14,17 +15,19 @@ export const webhookDeliveryRoutes = [
   route({
     method: "POST",
     path: "/webhook-delivery",
-    access: "public",
+    access: "internal",
     summary: "Make one webhook delivery attempt (called by Cloud Tasks)",
-    body: z.object({ outbox_id: z.number().int().positive(), lease: z.number().int().positive() }),
+    body: z.strictObject({ outbox_id: z.number().int().positive(), lease: z.number().int().positive() }),
+    responses: { 200: deliveryTaskResponse },
     handler: async ({ ctx, body }) => ok({ result: await ctx.webhooks.deliverTask(body) }),
   }),
   route({
     method: "POST",
     path: "/webhook-sweep",
-    access: "public",
+    access: "internal",
     summary:
       "Create the tasks of rows that have none yet and delete delivered rows past retention (called by Cloud Scheduler)",
+    responses: { 200: sweepResponse },
     handler: async ({ ctx }) => {
       await ctx.webhooks.drain();
       return ok({ deleted: await ctx.webhooks.cleanup() });

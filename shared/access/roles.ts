@@ -1,5 +1,5 @@
 import type { Actor } from "../auth/actor.ts";
-import { prepared, type Queryable } from "../db/pool.ts";
+import { firstRowOf, prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 
 export const roles = ["reader", "writer", "maintainer", "admin"] as const;
@@ -43,7 +43,7 @@ export interface RepoAccess {
   orgRole: OrgRole | null;
 }
 
-const repo_select_with_access = prepared(
+const repo_select_with_access = prepared<RepoRow & { repo_role: Role | null; org_role: OrgRole | null }>(
   "repo_select_with_access",
   `
   SELECT r.id, r.name, r.owner, r.created_at, r.created_by, rr.role AS repo_role, om.role AS org_role
@@ -55,7 +55,7 @@ const repo_select_with_access = prepared(
 
 // The repo, and whether the job still holds the claim its token was issued to: an open event
 // stream re-checks access through here, and must close once the job has ended.
-const repo_select_for_job = prepared(
+const repo_select_for_job = prepared<RepoRow & { running: boolean }>(
   "repo_select_for_job",
   `SELECT r.id, r.name, r.owner, r.created_at, r.created_by,
           EXISTS (SELECT 1 FROM ci_jobs j WHERE j.id = $2 AND j.repo_id = r.id AND j.status = 'claimed'
@@ -67,24 +67,20 @@ const repo_select_for_job = prepared(
  * The repo and the caller's effective role on it, or null when no such repo exists. A CI job
  * (job token, `actor.job`) is a reader of its own repo and has no role on any other, whatever roles
  * an identity spelled `ci-job:…` might have been granted; the one write it may make, reporting a
- * check run, is allowed by the dispatcher (shared/http/dispatch.ts, `jobToken`).
+ * check run, is allowed by the access table (shared/http/access.ts, `jobToken`).
  */
 export async function findRepoAccess(db: Queryable, name: string, actor: Actor): Promise<RepoAccess | null> {
   if (actor.job) {
-    const { rows } = await db.query(repo_select_for_job([name, actor.job.id, actor.job.attempt]));
-    if (!rows[0]) return null;
-    const { running, ...repo } = rows[0] as RepoRow & { running: boolean };
+    const row = await firstRowOf(db, repo_select_for_job([name, actor.job.id, actor.job.attempt]));
+    if (!row) return null;
+    const { running, ...repo } = row;
     return { repo, role: running ? "reader" : null, orgRole: null };
   }
-  const { rows } = await db.query(repo_select_with_access([name, actor.identity]));
-  const row = rows[0];
+  const row = await firstRowOf(db, repo_select_with_access([name, actor.identity]));
   if (!row) return null;
   const { repo_role, org_role, ...repo } = row;
-  const role = higher(
-    higher(repo_role as Role | null, roleFromOrg(org_role)),
-    actor.globalAdmin ? "admin" : null,
-  );
-  return { repo: repo as RepoRow, role, orgRole: org_role };
+  const role = higher(higher(repo_role, roleFromOrg(org_role)), actor.globalAdmin ? "admin" : null);
+  return { repo, role, orgRole: org_role };
 }
 
 /**

@@ -5,14 +5,31 @@ import { branchName, filePath } from "./names.ts";
 export const MAX_FILES_PER_COMMIT = 1000;
 export const MAX_MESSAGE_LENGTH = 65_536;
 
-// Standard base64 with padding, nothing else: no whitespace, no URL-safe alphabet.
-const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const MAX_CONTENT_TYPE_LENGTH = 255;
 
-export const fileChange = z.object({
+/** A character that is neither in the base64 alphabet nor padding. */
+const notBase64 = /[^A-Za-z0-9+/=]/;
+
+/**
+ * Standard base64 with padding, nothing else: no whitespace, no URL-safe alphabet. In linear
+ * time and constant stack on any length (a body may hold 32 MiB of it): one search for a
+ * character outside the alphabet, which cannot backtrack, then where the first `=` is. (A pattern
+ * that repeats a 4-character group overflowed the stack on a few MB; searching a slice of the
+ * string instead of the string itself took ten times as long.)
+ */
+function isStandardBase64(s: string): boolean {
+  if (s.length % 4 !== 0 || notBase64.test(s)) return false;
+  const padding = s.indexOf("=");
+  if (padding === -1) return true;
+  // "xxx=" or "xx==": padding only in the last two places, and nothing after it but padding.
+  return padding >= s.length - 2 && s.endsWith("=");
+}
+
+export const fileChange = z.strictObject({
   path: filePath,
   content: z
     .string()
-    .refine((s) => base64.test(s), {
+    .refine(isStandardBase64, {
       message: "must be standard base64 (A-Z, a-z, 0-9, '+', '/', '=' padding)",
       params: { code: "INVALID_CONTENT" },
     })
@@ -20,13 +37,16 @@ export const fileChange = z.object({
     .optional(),
   content_type: z
     .string()
-    .max(255)
+    // abort: the pattern below runs only on a string of bounded length.
+    .max(MAX_CONTENT_TYPE_LENGTH, { abort: true })
     .regex(/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+"-]+)*$/, "must be a MIME type such as 'text/markdown'")
     .optional(),
 });
 
-export const commitRequest = z.object({
+export const commitRequest = z.strictObject({
   branch: branchName,
+  /** Commit only if the branch head is still this sequence, else 409 HEAD_MOVED (docs/api.md). */
+  expected_head_sequence: z.number().int().min(0).optional(),
   message: z.string().min(1, "must not be empty").max(MAX_MESSAGE_LENGTH),
   files: z
     .array(fileChange)

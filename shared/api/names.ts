@@ -3,12 +3,16 @@ import { z } from "zod";
 /**
  * Names and paths, validated at the edge. The rules are documented in docs/names.md; every
  * segment starts with a letter or digit, so no name can contain the `/-/` separator.
+ *
+ * Every length check comes first and aborts (`abort: true`): zod otherwise runs the pattern too,
+ * and a pattern with a repeated group recurses per repetition, so a name of a few MB in a 32 MiB
+ * body overflowed the stack (a 500). After the length check a pattern only sees a short string.
  */
 const segment = "[A-Za-z0-9][A-Za-z0-9._-]*";
 
 export const orgName = z
   .string()
-  .max(63, "must be at most 63 characters")
+  .max(63, { message: "must be at most 63 characters", abort: true })
   .regex(
     new RegExp(`^${segment}$`),
     "must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
@@ -16,16 +20,25 @@ export const orgName = z
 
 export const repoName = z
   .string()
-  .max(255, "must be at most 255 characters")
+  .max(255, { message: "must be at most 255 characters", abort: true })
   .regex(
     new RegExp(`^${segment}(/${segment}){1,7}$`),
     "must be '<org>/<repo>' (up to 8 segments), each segment starting with a letter or digit and using only letters, digits, '.', '_' and '-'",
   );
 
+/** A repo name as `POST /repos` takes it: full or relative to the owner, 1 to 8 segments (shared/repos/api.ts). */
+export const repoSegments = z
+  .string()
+  .max(255, "must be at most 255 characters")
+  .regex(
+    new RegExp(`^${segment}(/${segment}){0,7}$`),
+    "must be a repo name, full ('<org>/<repo>') or relative to owner ('<repo>'), up to 8 segments, each starting with a letter or digit and using only letters, digits, '.', '_' and '-'",
+  );
+
 export const branchName = z
   .string()
   .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
+  .max(200, { message: "must be at most 200 characters", abort: true })
   .regex(
     new RegExp(`^${segment}(/${segment})*$`),
     "must be segments separated by '/', each starting with a letter or digit and using only letters, digits, '.', '_' and '-'",
@@ -36,11 +49,14 @@ export const branchName = z
 export const identity = z
   .string()
   .min(3, "must be at least 3 characters")
-  .max(254, "must be at most 254 characters")
+  .max(254, { message: "must be at most 254 characters", abort: true })
   .regex(/^[^\s/\\\p{Cc}]+$/u, "must not contain spaces, slashes or control characters")
   .transform((s) => s.toLowerCase());
 
-export const email = z.email("must be an email address").max(254);
+export const email = z
+  .string()
+  .max(254, { message: "must be at most 254 characters", abort: true })
+  .check(z.email("must be an email address"));
 
 const MAX_PATH_BYTES = 1024;
 

@@ -68,7 +68,7 @@ export async function planArchive(
  * (and a safe quoted Content-Disposition value).
  */
 export function archiveFolderName(repo: string, branch: string, at: number): string {
-  const last = repo.split("/").at(-1)!;
+  const last = repo.slice(repo.lastIndexOf("/") + 1);
   const middle = branch === MAIN ? "" : `-${branch.replaceAll("/", "-")}`;
   return `${last}${middle}-${at}`;
 }
@@ -150,10 +150,12 @@ function batchesOf(page: PageEntry[]): PageEntry[][] {
       batches.push([e]);
       continue;
     }
-    if (current.length > 0 && (bytes + e.size! > INLINE_BATCH_BYTES || current.length >= INLINE_BATCH_FILES))
+    // A missing content row (size null) counts as empty here; writeTree reports it.
+    const size = e.size ?? 0;
+    if (current.length > 0 && (bytes + size > INLINE_BATCH_BYTES || current.length >= INLINE_BATCH_FILES))
       close();
     current.push(e);
-    bytes += e.size!;
+    bytes += size;
   }
   close();
   return batches;
@@ -161,7 +163,8 @@ function batchesOf(page: PageEntry[]): PageEntry[][] {
 
 /** The bytes of one batch, by hex SHA-256. */
 async function loadBatch(ctx: AppContext, repoId: number, batch: PageEntry[]): Promise<Map<string, Buffer>> {
-  const first = batch[0]!;
+  const [first] = batch;
+  if (first === undefined) return new Map();
   if (first.blobKey !== null)
     return new Map([[first.sha256.toString("hex"), await ctx.blobs.get(first.blobKey)]]);
   const unique = [...new Map(batch.map((e) => [e.sha256.toString("hex"), e.sha256])).values()];
@@ -211,8 +214,9 @@ async function writeTree(ctx: AppContext, plan: ArchivePlan, pack: Pack, stats: 
         stats.bytes += data.length;
       }
     }
-    if (page.length < ARCHIVE_PAGE_SIZE) break;
-    after = page.at(-1)!.path;
+    const last = page.at(-1);
+    if (last === undefined || page.length < ARCHIVE_PAGE_SIZE) break;
+    after = last.path;
   }
   pack.finalize();
 }

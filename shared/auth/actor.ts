@@ -21,7 +21,7 @@ export interface Actor {
   globalAdmin: boolean;
   /**
    * Set when the caller is a CI job with its job OIDC JWT. Such a caller only reads its own repo
-   * and reports check runs on its job's branch (shared/http/dispatch.ts, docs/ci-identity.md).
+   * and reports check runs on its job's branch (shared/http/access.ts, docs/ci-identity.md).
    */
   job?: JobActor;
 }

@@ -35,9 +35,8 @@ export function createAuthenticator(opts: {
       if (opts.devIdentity) return actorFor(opts.devIdentity);
       const header = headers.authorization;
       if (header === undefined || header === "") return null;
-      const match = /^Bearer\s+(\S+)$/i.exec(header);
-      if (!match) fail("UNAUTHENTICATED", "the Authorization header must be 'Bearer <token>'");
-      const token = match[1]!;
+      const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+      if (token === undefined) fail("UNAUTHENTICATED", "the Authorization header must be 'Bearer <token>'");
       if (opts.jobTokens.claimsOurIssuer(ctx, token)) return opts.jobTokens.verify(ctx, token);
       return actorFor(await opts.verifier.verify(token));
     },

@@ -2,19 +2,22 @@ import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } 
 import { z } from "zod";
 import { isLoopbackHost } from "../config.ts";
 import { DomainError, fail } from "../errors.ts";
+import { isPlausibleEmail } from "./email.ts";
 
 const discoverySchema = z.object({ issuer: z.string(), jwks_uri: z.url() });
 
 /** Verifies OpenID Connect ID tokens (RS256) from one issuer and returns the caller's email. */
 export interface IdTokenVerifier {
-  verify(token: string): Promise<string>;
+  /** `audience`, when given, replaces the configured one for this token (any one of the list). */
+  verify(token: string, audience?: string[]): Promise<string>;
 }
 
 /**
  * Finds the issuer's keys through its discovery document (fetched once), keeps them cached, and
  * refetches the key set when a token names a `kid` it has not seen (jose's remote key set does
- * that, at most once per cooldown). Checks signature, `exp`, `iss` and, when a client id is
- * configured, `aud`. Google also issues the bare `accounts.google.com` as `iss`.
+ * that, at most once per cooldown). Checks signature, `iss`, `exp` and `nbf` and, when a client id
+ * is configured, `aud`, and trusts the email only as `claimsOf` says. Google also issues the bare
+ * `accounts.google.com` as `iss`.
  */
 export function createIdTokenVerifier(opts: {
   issuer: string;
@@ -57,24 +60,38 @@ export function createIdTokenVerifier(opts: {
   }
 
   return {
-    async verify(token) {
+    async verify(token, audience) {
+      const aud = audience ?? opts.audience;
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, await keySet(), {
           issuer: issuers,
           algorithms: ["RS256"],
-          ...(opts.audience ? { audience: opts.audience } : {}),
+          // OIDC Core 2 makes exp and iat mandatory: a token without exp would never expire.
+          requiredClaims: ["exp", "iat", "email"],
+          ...(aud ? { audience: aud } : {}),
         }));
       } catch (err) {
         if (err instanceof joseErrors.JOSEError) fail("UNAUTHENTICATED", `invalid ID token: ${err.message}`);
         throw new DomainError("UNAVAILABLE", "the identity provider could not be reached", { cause: err });
       }
-      if (typeof payload["email"] !== "string" || payload["email"] === "") {
-        fail("UNAUTHENTICATED", "the ID token has no email claim");
-      }
-      if (payload["email_verified"] === false)
-        fail("UNAUTHENTICATED", "the ID token's email is not verified");
-      return payload["email"];
+      return emailOf(payload);
     },
   };
+}
+
+/**
+ * The token's email, trusted only when the provider says it verified it: `email_verified` must be
+ * the JSON `true`. A string `"false"`, a `0` or no claim at all would otherwise let anyone who
+ * registered an administrator's address unverified at the provider sign in as that administrator.
+ * An address no mail system could deliver to (control characters, a NUL, no `@`) is refused too,
+ * before it reaches a log line or a query.
+ */
+function emailOf(payload: JWTPayload): string {
+  const { email, email_verified } = payload as Record<string, unknown>;
+  if (email_verified !== true)
+    fail("UNAUTHENTICATED", "invalid ID token: its email_verified claim is not true");
+  if (typeof email !== "string" || !isPlausibleEmail(email))
+    fail("UNAUTHENTICATED", "invalid ID token: its email claim is not an email address");
+  return email;
 }

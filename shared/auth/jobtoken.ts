@@ -105,8 +105,9 @@ export function createJobTokenVerifier(): JobTokenVerifier {
 
   const keyFor =
     (ctx: JobTokenContext) => async (header: CompactJWSHeaderParameters, token: FlattenedJWSInput) => {
-      const fresh = keys !== undefined && performance.now() - loadedAt < KEYS_MAX_AGE_MS;
-      const set = fresh ? keys! : await load(ctx);
+      const cached = keys;
+      const fresh = cached !== undefined && performance.now() - loadedAt < KEYS_MAX_AGE_MS;
+      const set = fresh ? cached : await load(ctx);
       try {
         return await set(header, token);
       } catch (err) {
@@ -153,7 +154,9 @@ export function createJobTokenVerifier(): JobTokenVerifier {
         row.sequence !== claims.sequence
       )
         fail("UNAUTHENTICATED", "invalid job token: its claims differ from the record of its issuance");
-      if (!row.job_exists || row.repo_name === null)
+      // The job's columns are NOT NULL, so they are null exactly when the job is gone.
+      const { repo_id: repoId, repo_name: repo, trigger_branch: branch, job_sequence: sequence } = row;
+      if (!row.job_exists || repoId === null || repo === null || branch === null || sequence === null)
         fail("UNAUTHENTICATED", "invalid job token: its job or its repo no longer exists");
       if (row.status !== "claimed" || row.attempt !== row.issued_attempt)
         fail(
@@ -165,10 +168,10 @@ export function createJobTokenVerifier(): JobTokenVerifier {
         globalAdmin: false,
         job: {
           id: row.job_id,
-          repoId: row.repo_id!,
-          repo: row.repo_name,
-          branch: row.trigger_branch!,
-          sequence: row.job_sequence!,
+          repoId,
+          repo,
+          branch,
+          sequence,
           attempt: row.issued_attempt,
         },
       };

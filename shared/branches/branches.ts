@@ -1,8 +1,8 @@
 import type pg from "pg";
 import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
-import { prepared, type Queryable } from "../db/pool.ts";
-import { withTx } from "../db/tx.ts";
+import { firstRowOf, prepared, type Queryable } from "../db/pool.ts";
+import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 
@@ -30,9 +30,9 @@ export const branch_columns =
   "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at";
 const branch_select_by_name_text = `SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2`;
 const branch_select_by_name = {
-  none: prepared("branch_select_by_name", branch_select_by_name_text),
-  share: prepared("branch_select_by_name_for_share", `${branch_select_by_name_text} FOR SHARE`),
-  update: prepared("branch_select_by_name_for_update", `${branch_select_by_name_text} FOR UPDATE`),
+  none: prepared<BranchRow>("branch_select_by_name", branch_select_by_name_text),
+  share: prepared<BranchRow>("branch_select_by_name_for_share", `${branch_select_by_name_text} FOR SHARE`),
+  update: prepared<BranchRow>("branch_select_by_name_for_update", `${branch_select_by_name_text} FOR UPDATE`),
 };
 const branch_select_list = `
   SELECT ${branch_columns} FROM branches
@@ -51,16 +51,24 @@ const branch_insert = `
   SELECT * FROM branch`;
 const branch_update_draft = `UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING ${branch_columns}`;
 
-/** A branch by name, or BRANCH_NOT_FOUND. `lock` takes the row FOR UPDATE (or FOR SHARE). */
+/** A branch by name, or BRANCH_NOT_FOUND. */
+export function requireBranch(db: Queryable, repoId: number, name: string): Promise<BranchRow>;
+/** `lock` takes the row FOR UPDATE (or FOR SHARE) until the transaction ends, so it needs one. */
+export function requireBranch(
+  tx: Tx,
+  repoId: number,
+  name: string,
+  lock: "update" | "share",
+): Promise<BranchRow>;
 export async function requireBranch(
   db: Queryable,
   repoId: number,
   name: string,
   lock?: "update" | "share",
 ): Promise<BranchRow> {
-  const { rows } = await db.query(branch_select_by_name[lock ?? "none"]([repoId, name]));
-  if (!rows[0]) fail("BRANCH_NOT_FOUND", `branch '${name}' not found`);
-  return rows[0];
+  const branch = await firstRowOf(db, branch_select_by_name[lock ?? "none"]([repoId, name]));
+  if (!branch) fail("BRANCH_NOT_FOUND", `branch '${name}' not found`);
+  return branch;
 }
 
 export function requireActive(branch: BranchRow): void {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { RepoAccess } from "../access/roles.ts";
-import type { Actor } from "../auth/actor.ts";
+import type { Actor, JobActor } from "../auth/actor.ts";
 import { requireActive, requireBranch } from "../branches/branches.ts";
 import type { Queryable } from "../db/pool.ts";
 import { withTx } from "../db/tx.ts";
@@ -62,6 +62,19 @@ const check_runs_select = `
   ORDER BY sequence, check_name`;
 
 /**
+ * The sequence a CI job (with its job token) reports at: about what the job tested, so only on its
+ * job's branch and at its pinned sequence (the default); a job's verdict on any other state would
+ * be a claim about something it never ran.
+ */
+function jobReportSequence(job: JobActor, input: CheckRequest): number {
+  if (input.branch !== job.branch)
+    fail("FORBIDDEN", `a CI job token may only report on its job's branch '${job.branch}'`);
+  if (input.sequence !== undefined && input.sequence !== job.sequence)
+    fail("FORBIDDEN", `a CI job token may only report at its job's sequence ${job.sequence}`);
+  return job.sequence;
+}
+
+/**
  * Records a check run for a branch at `sequence` (default: its head), replacing an earlier report
  * of the same check at the same sequence. The sequence must name a state of the branch: 1 up to
  * its head. The branch row is held FOR SHARE so the head cannot move meanwhile; only active
@@ -74,10 +87,11 @@ export async function reportCheck(
   input: CheckRequest,
 ): Promise<CheckRunRecord> {
   const reporter = reporterOf(actor);
+  const pinned = actor.job ? jobReportSequence(actor.job, input) : undefined;
   return withTx(pool, async (tx) => {
     const branch = await requireBranch(tx, access.repo.id, input.branch, "share");
     requireActive(branch);
-    const sequence = input.sequence ?? branch.head_sequence;
+    const sequence = pinned ?? input.sequence ?? branch.head_sequence;
     if (sequence < 1 || sequence > branch.head_sequence)
       fail(
         "SEQUENCE_OUT_OF_RANGE",

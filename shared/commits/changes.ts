@@ -86,15 +86,13 @@ export async function conflictsWithMain(
   changes: NetChange[],
 ): Promise<Conflict[]> {
   if (changes.length === 0 || view.parentId === null) return [];
-  const { rows } = await db.query(main_changed_since_select, [
-    view.parentId,
-    view.parentAt,
-    mainHead,
-    changes.map((c) => c.path),
-  ]);
+  const { rows } = await db.query<{ path: string; content_sha256: Buffer | null }>(
+    main_changed_since_select,
+    [view.parentId, view.parentAt, mainHead, changes.map((c) => c.path)],
+  );
   const branchVersion = new Map(changes.map((c) => [c.path, versionId(c.branchSha)]));
   return rows.sort(byPathBytes).map((r) => ({
-    path: r.path as string,
+    path: r.path,
     main_version_id: versionId(r.content_sha256),
     branch_version_id: branchVersion.get(r.path) ?? null,
   }));

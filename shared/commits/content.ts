@@ -1,7 +1,10 @@
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import path from "node:path";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { BlobStore } from "../blobs/store.ts";
 import { prepared, type Queryable } from "../db/pool.ts";
+import type { Tx } from "../db/tx.ts";
 
 /** A file body ready to store: its bytes, SHA-256 and how it is classified. */
 export interface Body {
@@ -30,16 +33,11 @@ const byExtension: Record<string, string> = {
 
 /**
  * Binary, as git decides it: a NUL byte in the first 8,000 bytes, or bytes that are not UTF-8.
- * Text files get a unified diff; binary files do not.
+ * Text files get a unified diff; binary files do not. `isUtf8` checks in place (a strict
+ * TextDecoder would build a string as large as the file only to throw it away).
  */
 export function isBinary(data: Buffer): boolean {
-  if (data.subarray(0, 8000).includes(0)) return true;
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data);
-    return false;
-  } catch {
-    return true;
-  }
+  return data.subarray(0, 8000).includes(0) || !isUtf8(data);
 }
 
 /** The client's content type, else one from the file extension, else text or octet-stream by content. */
@@ -51,11 +49,30 @@ export function contentTypeFor(filePath: string, binary: boolean, given?: string
   );
 }
 
-export function bodyOf(filePath: string, data: Buffer, contentType?: string): Body {
-  const binary = isBinary(data);
+/** Base64 characters decoded per step: a multiple of 4, 3 MiB of bytes. */
+const DECODE_STEP_CHARS = 4 * 1024 * 1024;
+
+/**
+ * A body from its (validated) base64, decoded and hashed a few MiB at a time with other requests
+ * served between the steps: decoding a 24 MiB file in one go held the event loop for as long as
+ * the whole of it took. A body of one step (most) is decoded without yielding.
+ */
+export async function bodyFromBase64(filePath: string, base64: string, contentType?: string): Promise<Body> {
+  const data = Buffer.allocUnsafe((base64.length / 4) * 3);
+  const hash = createHash("sha256");
+  let length = 0;
+  for (let at = 0; at < base64.length; at += DECODE_STEP_CHARS) {
+    if (at > 0) await yieldToEventLoop();
+    const written = data.write(base64.slice(at, at + DECODE_STEP_CHARS), length, "base64");
+    hash.update(data.subarray(length, length + written));
+    length += written;
+  }
+  // Only the bytes written: padding makes the decoded length up to 2 bytes shorter than allocated.
+  const bytes = data.subarray(0, length);
+  const binary = isBinary(bytes);
   return {
-    data,
-    sha256: createHash("sha256").update(data).digest(),
+    data: bytes,
+    sha256: hash.digest(),
     binary,
     contentType: contentTypeFor(filePath, binary, contentType),
   };
@@ -93,12 +110,7 @@ export async function uploadLargeBodies(
  * A body that is already stored is updated in place (to itself) so that its row is locked until
  * this commit ends: purge skips locked rows, so it cannot remove content a commit is about to use.
  */
-export async function insertBodies(
-  tx: Queryable,
-  repoId: number,
-  bodies: Body[],
-  threshold: number,
-): Promise<void> {
+export async function insertBodies(tx: Tx, repoId: number, bodies: Body[], threshold: number): Promise<void> {
   // One row per distinct body (an upsert may not touch a row twice in one statement), in hash
   // order, so that two commits sharing bodies lock their rows in the same order and cannot deadlock.
   const distinct = [...new Map(bodies.map((b) => [b.sha256.toString("hex"), b])).values()].sort((a, b) =>
@@ -118,6 +130,8 @@ export async function insertBodies(
 }
 
 const content_select = `SELECT data, blob_key FROM contents WHERE repo_id = $1 AND sha256 = $2`;
+/** A body is kept in its row or, above the threshold, in the blob store. */
+type StoredContent = { data: Buffer; blob_key: null } | { data: null; blob_key: string };
 
 /** The bytes of a stored version, from the row or from the blob store. */
 export async function loadBody(
@@ -126,11 +140,37 @@ export async function loadBody(
   repoId: number,
   sha256: Buffer,
 ): Promise<Buffer> {
-  const { rows } = await db.query(content_select, [repoId, sha256]);
+  const { rows } = await db.query<StoredContent>(content_select, [repoId, sha256]);
   const row = rows[0];
   if (!row) throw new Error(`content ${sha256.toString("hex")} is missing from repo ${repoId}`);
+  return row.data !== null ? row.data : await blobs.get(row.blob_key);
+}
+
+const content_select_up_to = `
+  SELECT size, CASE WHEN size <= $3 THEN data END AS data, CASE WHEN size <= $3 THEN blob_key END AS blob_key
+  FROM contents WHERE repo_id = $1 AND sha256 = $2`;
+
+/**
+ * The bytes of a stored version if it is at most `maxBytes` long, else null, decided by the row's
+ * size before any bytes are read (a blob above the limit is not fetched at all).
+ */
+export async function loadBodyUpTo(
+  db: Queryable,
+  blobs: BlobStore,
+  repoId: number,
+  sha256: Buffer,
+  maxBytes: number,
+): Promise<Buffer | null> {
+  const { rows } = await db.query(content_select_up_to, [repoId, sha256, maxBytes]);
+  const row = rows[0];
+  if (!row) throw new Error(`content ${sha256.toString("hex")} is missing from repo ${repoId}`);
+  if (Number(row.size) > maxBytes) return null;
   return row.data ?? (await blobs.get(row.blob_key));
 }
 
 /** version_id is the hex SHA-256 of the content; null for a deletion. */
-export const versionId = (sha256: Buffer | null) => (sha256 ? sha256.toString("hex") : null);
+export function versionId(sha256: Buffer): string;
+export function versionId(sha256: Buffer | null): string | null;
+export function versionId(sha256: Buffer | null): string | null {
+  return sha256 ? sha256.toString("hex") : null;
+}

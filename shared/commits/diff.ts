@@ -1,22 +1,33 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { createTwoFilesPatch } from "diff";
 import type { RepoAccess } from "../access/roles.ts";
 import { MAIN, requireBranch } from "../branches/branches.ts";
 import type { AppContext } from "../context.ts";
 import { fail } from "../errors.ts";
 import { conflictsWithMain, type NetChange, netChanges } from "./changes.ts";
-import { loadBody } from "./content.ts";
+import { loadBodyUpTo } from "./content.ts";
 import { resolveView } from "./view.ts";
 
 /** Text files larger than this get `diff: ""` rather than a unified diff. */
 export const MAX_TEXT_DIFF_BYTES = 1_048_576;
+/**
+ * Changes whose diff needs more than this many inserted plus deleted lines get `diff: ""`. The
+ * diff (Myers) costs about the square of that count: two 1 MiB texts that differ on every line
+ * took minutes of one core, all of it blocking the event loop. Bounded, it takes well under a
+ * second, and an edit that large is not one anybody reads as a unified diff.
+ */
+const MAX_DIFF_EDITS = 1000;
 
 async function textOf(ctx: AppContext, repoId: number, sha: Buffer | null): Promise<string | null> {
   if (sha === null) return "";
-  const data = await loadBody(ctx.pool, ctx.blobs, repoId, sha);
-  return data.length > MAX_TEXT_DIFF_BYTES ? null : data.toString("utf8");
+  const data = await loadBodyUpTo(ctx.pool, ctx.blobs, repoId, sha, MAX_TEXT_DIFF_BYTES);
+  return data === null ? null : data.toString("utf8");
 }
 
-/** A unified diff for a text change; "" for binary content or files above MAX_TEXT_DIFF_BYTES. */
+/**
+ * A unified diff for a text change; "" for binary content, files above MAX_TEXT_DIFF_BYTES and
+ * changes of more than MAX_DIFF_EDITS lines.
+ */
 async function unifiedDiff(ctx: AppContext, repoId: number, c: NetChange): Promise<string> {
   if (c.branchBinary || (c.mainSha && c.mainBinary)) return "";
   const [before, after] = await Promise.all([
@@ -24,7 +35,11 @@ async function unifiedDiff(ctx: AppContext, repoId: number, c: NetChange): Promi
     textOf(ctx, repoId, c.branchSha),
   ]);
   if (before === null || after === null) return "";
-  return createTwoFilesPatch(`a/${c.path}`, `b/${c.path}`, before, after, "", "", { context: 3 });
+  const patch = createTwoFilesPatch(`a/${c.path}`, `b/${c.path}`, before, after, "", "", {
+    context: 3,
+    maxEditLength: MAX_DIFF_EDITS,
+  });
+  return patch ?? "";
 }
 
 /**
@@ -40,6 +55,8 @@ export async function diffBranch(ctx: AppContext, access: RepoAccess, branchName
   const net = await netChanges(ctx.pool, view);
   const changes = [];
   for (const c of net) {
+    // Each diff runs synchronously; other requests get their turn between files.
+    await yieldToEventLoop();
     const binary = c.branchBinary || (c.mainSha !== null && c.mainBinary);
     changes.push({ path: c.path, status: c.status, binary, diff: await unifiedDiff(ctx, access.repo.id, c) });
   }

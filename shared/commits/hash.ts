@@ -1,8 +1,5 @@
 import { createHash } from "node:crypto";
 
-/** The previous hash of a branch's first commit. */
-export const GENESIS_HASH = "0".repeat(64);
-
 export interface ChainInput {
   prevHash: string;
   sequence: number;

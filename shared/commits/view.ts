@@ -31,8 +31,13 @@ export async function viewOf(db: Queryable, repoId: number, branch: BranchRow, a
   }
   if (branch.name === MAIN) return { branch, at: seq, ownFrom: 0, parentId: null, parentAt: 0 };
   const main = await requireBranch(db, repoId, MAIN);
-  const { rows } = await db.query(epoch_select_at, [branch.id, seq]);
-  const epoch = rows[0] as { base_sequence: number; own_from: number };
+  const { rows } = await db.query<{ base_sequence: number; own_from: number }>(epoch_select_at, [
+    branch.id,
+    seq,
+  ]);
+  // Every branch has an epoch from 0 on (created with the branch).
+  const epoch = rows[0];
+  if (!epoch) throw new Error(`branch ${branch.id} has no epoch at ${seq}`);
   return {
     branch,
     at: seq,
@@ -87,7 +92,7 @@ export async function filesInView(
   view: View,
   paths: string[],
 ): Promise<Map<string, FileVersion>> {
-  const { rows } = await db.query(files_in_view_select, [
+  const { rows } = await db.query<FileVersion & { path: string }>(files_in_view_select, [
     view.branch.id,
     view.at,
     view.parentId,
@@ -95,7 +100,7 @@ export async function filesInView(
     paths,
     view.ownFrom,
   ]);
-  return new Map(rows.map((r) => [r.path as string, r as FileVersion]));
+  return new Map(rows.map((r) => [r.path, r]));
 }
 
 /** The version of `path` in a view, or null when the path is absent (never written, or deleted). */

@@ -1,6 +1,7 @@
 import type { BranchRow } from "../branches/branches.ts";
-import { prepared, type Queryable } from "../db/pool.ts";
-import { markEventsRecorded } from "../db/tx.ts";
+import { firstRowOf, prepared } from "../db/pool.ts";
+import type { Tx } from "../db/tx.ts";
+import { wakeDeliverers } from "../events/notify.ts";
 import { cloudEvent, eventCtes, eventValues } from "../events/record.ts";
 import { commitHash } from "./hash.ts";
 
@@ -24,7 +25,7 @@ export interface Allocated {
 const next_sequence = `
   UPDATE repos SET last_sequence = last_sequence + 1 WHERE id = $1
   RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at`;
-const repo_next_sequence = prepared("repo_next_sequence", next_sequence);
+const repo_next_sequence = prepared<Allocated>("repo_next_sequence", next_sequence);
 
 const commit_ctes = `
   commit AS (
@@ -45,19 +46,21 @@ const commit_insert_announced = prepared(
 );
 
 /** Takes the repo's next sequence; the caller holds the branch row's lock. */
-export async function allocateSequence(tx: Queryable, repoId: number): Promise<Allocated> {
-  return (await tx.query(repo_next_sequence([repoId]))).rows[0];
+export async function allocateSequence(tx: Tx, repoId: number): Promise<Allocated> {
+  const allocated = await firstRowOf(tx, repo_next_sequence([repoId]));
+  if (!allocated) throw new Error(`repo ${repoId} has no sequence counter`);
+  return allocated;
 }
 
 /**
  * Writes the rows of one commit at an allocated sequence onto a branch whose row the caller has
  * locked: the commit chained to the branch's previous hash, its file changes, the new head and
- * its `commit.created` event. A rebase passes `announce: false`: its replayed commits are
- * announced by its own `branch.rebased` event. `branch.head_sequence` and `head_hash` are updated
+ * its `commit.created` event. A rebase passes `announce: false` for every replayed commit but the
+ * last (the new head), which alone is announced. `branch.head_sequence` and `head_hash` are updated
  * in place for a caller writing several.
  */
 export async function writeCommitRows(
-  tx: Queryable,
+  tx: Tx,
   repo: { id: number; name: string },
   branch: BranchRow,
   commit: { author: string; message: string; changes: WrittenChange[]; announce?: boolean },
@@ -105,7 +108,7 @@ export async function writeCommitRows(
         ...eventValues(cloudEvent("com.svc.commit.created", data, scope), scope),
       ]),
     );
-    markEventsRecorded(tx);
+    tx.afterCommit(wakeDeliverers);
   }
   branch.head_sequence = sequence;
   branch.head_hash = hash;
@@ -117,7 +120,7 @@ export async function writeCommitRows(
  * the next repo sequence, then the rows. Lock order: the branch row(s), then the repo counter.
  */
 export async function writeCommit(
-  tx: Queryable,
+  tx: Tx,
   repo: { id: number; name: string },
   branch: BranchRow,
   commit: { author: string; message: string; changes: WrittenChange[]; announce?: boolean },

@@ -1,24 +1,29 @@
+import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 import pg from "pg";
+import type { Queryable } from "./pool.ts";
+import { clientConfig, type DatabaseTarget } from "./target.ts";
 
 /** The numbered plain-SQL migrations, `migrations/0001_*.sql` and on. */
 export const migrationsDir = fileURLToPath(new URL("../../migrations", import.meta.url));
+
+const MIGRATIONS_TABLE = "schema_migrations";
 
 /**
  * Applies every pending migration. node-pg-migrate takes a PostgreSQL advisory lock in `wait` mode,
  * so several instances starting at the same moment queue behind one another and each finds the
  * schema current; none fails and none applies a file twice.
  */
-export async function migrate(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+export async function migrate(target: DatabaseTarget): Promise<void> {
+  const client = new pg.Client(clientConfig(target));
   await client.connect();
   try {
     await runner({
       dbClient: client,
       dir: migrationsDir,
       direction: "up",
-      migrationsTable: "schema_migrations",
+      migrationsTable: MIGRATIONS_TABLE,
       advisoryLockMode: "wait",
       migrationLoaderStrategies: [{ extensions: [".sql"], loader: "sql" }],
       checkOrder: true,
@@ -27,4 +32,29 @@ export async function migrate(databaseUrl: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The migrations this code knows, by the name node-pg-migrate records (the file name without `.sql`). */
+async function knownMigrations(): Promise<string[]> {
+  const files = await readdir(migrationsDir);
+  return files
+    .filter((f) => f.endsWith(".sql"))
+    .map((f) => f.slice(0, -".sql".length))
+    .sort();
+}
+
+/**
+ * The migrations this code needs that the database has not applied, oldest first (empty when the
+ * schema is current). A database never migrated has no migrations table: every one is pending.
+ */
+export async function pendingMigrations(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [
+    `public.${MIGRATIONS_TABLE}`,
+  ]);
+  const applied = new Set<string>();
+  if (rows[0]?.present) {
+    const done = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
+    for (const row of done.rows) applied.add(row.name);
+  }
+  return (await knownMigrations()).filter((name) => !applied.has(name));
 }

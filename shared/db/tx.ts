@@ -1,22 +1,50 @@
 import type pg from "pg";
+import { markKeyApplied } from "../idempotency/scope.ts";
 
 /** Thrown inside `withTx` to roll back on purpose and hand `value` back to the caller (a dry run). */
 export class Rollback<T> extends Error {
-  constructor(readonly value: T) {
+  readonly value: T;
+  constructor(value: T) {
     super("rollback");
+    this.value = value;
   }
 }
 
-/** The channel on which a committed transaction that recorded events wakes the deliverers. */
-export const EVENTS_CHANNEL = "quire_events";
+/** Work for after COMMIT, outside the transaction, given the pool the transaction ran on. */
+export type CommitHook = (pool: pg.Pool) => void;
 
-// Transactions (by their client) that recorded events: after COMMIT they send one NOTIFY.
-const recordedEvents = new WeakSet<object>();
+/**
+ * One transaction in progress: what a function that must run inside a transaction takes (it
+ * writes more than one statement, records events, or takes locks held until COMMIT). Only
+ * `withTx` makes one: the private field makes the type nominal, so a `pg.Pool` or a bare client
+ * (whose statements would each commit on their own) is refused where a `Tx` is required. A `Tx`
+ * is a `Queryable`, so it also goes to every function that only reads.
+ */
+class Transaction {
+  /** Runs a statement on the transaction's client. */
+  readonly query: pg.PoolClient["query"];
+  readonly #hooks = new Set<CommitHook>();
 
-/** Called by recordEvent: this transaction's commit must wake the deliverers. */
-export function markEventsRecorded(tx: object): void {
-  recordedEvents.add(tx);
+  constructor(client: pg.PoolClient) {
+    this.query = client.query.bind(client);
+  }
+
+  /**
+   * Runs `hook` once this transaction has committed (a hook registered twice runs once). A
+   * transaction that rolls back, or is run again after a deadlock, drops the hooks it registered.
+   * Hooks run after the client is released and must not throw: the transaction stands.
+   */
+  afterCommit(hook: CommitHook): void {
+    this.#hooks.add(hook);
+  }
+
+  /** Runs the hooks of a committed transaction. */
+  static committed(tx: Transaction, pool: pg.Pool): void {
+    for (const hook of tx.#hooks) hook(pool);
+  }
 }
+
+export type Tx = Transaction;
 
 /** Deadlock detected, serialization failure: the transaction lost a race and may simply run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
@@ -26,10 +54,11 @@ const ATTEMPTS = 3;
  * Runs `work` in one transaction on its own client: COMMIT when it returns, ROLLBACK when it throws.
  * This is the only place in Quire that issues BEGIN, so every mutation is whole or absent.
  * Throwing `new Rollback(v)` rolls back and returns `v`, for dry runs that must change nothing.
- * A transaction that PostgreSQL aborted as a deadlock victim is run again (up to 3 times), so
- * `work` must not have effects outside the transaction that a second run would repeat wrongly.
+ * A transaction that PostgreSQL aborted as a deadlock victim is run again (up to 3 times) with a
+ * fresh `Tx`, so `work` must not have effects outside the transaction that a second run would
+ * repeat wrongly: such effects belong in `tx.afterCommit`, which runs for the committed attempt only.
  */
-export async function withTx<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTx<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await once(pool, work);
@@ -40,17 +69,17 @@ export async function withTx<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Prom
   }
 }
 
-async function once<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+async function once<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  const tx = new Transaction(client);
   let broken = false;
+  let result: T;
   try {
     await client.query("BEGIN");
-    const result = await work(client);
+    result = await work(tx);
+    await markKeyApplied(tx); // a request's Idempotency-Key: done with this COMMIT, or not at all
     await client.query("COMMIT");
-    if (recordedEvents.delete(client)) wakeSoon(pool);
-    return result;
   } catch (err) {
-    recordedEvents.delete(client);
     try {
       await client.query("ROLLBACK");
     } catch {
@@ -61,25 +90,6 @@ async function once<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): 
   } finally {
     client.release(broken);
   }
-}
-
-/** Pools with a wake-up already on its way: the commits that land meanwhile share it. */
-const wakePending = new WeakSet<pg.Pool>();
-const WAKE_COALESCE_MS = 2;
-
-/**
- * Wakes the deliverers after a commit, off the request's path: one NOTIFY per pool at most every
- * few milliseconds, however many commits land meanwhile. Sent outside the transaction on purpose:
- * NOTIFY inside it would serialize every committing mutation on PostgreSQL's notify lock. A lost
- * wake-up only delays delivery until the deliverers' next sweep: they read the log, not the message.
- */
-function wakeSoon(pool: pg.Pool): void {
-  if (wakePending.has(pool)) return;
-  wakePending.add(pool);
-  setTimeout(() => {
-    wakePending.delete(pool);
-    pool.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]).catch(() => {
-      // the commits stand; the sweep delivers
-    });
-  }, WAKE_COALESCE_MS).unref();
+  Transaction.committed(tx, pool);
+  return result;
 }

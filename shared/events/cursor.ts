@@ -19,10 +19,10 @@ export function formatCursor(c: Cursor): string {
 
 /** Parses `<txid>.<position>`; undefined when the text is not a cursor Quire could have written. */
 export function parseCursor(text: string): Cursor | undefined {
-  const m = CURSOR.exec(text.trim());
-  if (!m) return undefined;
-  const txid = BigInt(m[1]!);
-  const position = BigInt(m[2]!);
+  const [, txidText, positionText] = CURSOR.exec(text.trim()) ?? [];
+  if (txidText === undefined || positionText === undefined) return undefined;
+  const txid = BigInt(txidText);
+  const position = BigInt(positionText);
   if (txid > U64 || position > I63) return undefined;
   return { txid, position };
 }

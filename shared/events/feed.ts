@@ -1,3 +1,4 @@
+import type { DatabaseTarget } from "../db/target.ts";
 import type { Logger } from "../log.ts";
 import type { Cursor } from "./cursor.ts";
 import { type LoggedEvent, logHead, readAfter } from "./log.ts";
@@ -22,8 +23,14 @@ export interface EventFeed {
 
 export const READ_BATCH = 500;
 
+/** The feed's cursor, which the loop's first connection sets before any step runs. */
+function headOrThrow(cursor: Cursor | undefined): Cursor {
+  if (cursor === undefined) throw new Error("the event feed has no head: its loop never connected");
+  return cursor;
+}
+
 /** The local feed: one LISTEN connection per process and a sweep; reads the log by cursor. */
-export function postgresFeed(opts: { databaseUrl: string; log: Logger; sweepMs: number }): EventFeed {
+export function postgresFeed(opts: { databaseUrl: DatabaseTarget; log: Logger; sweepMs: number }): EventFeed {
   let cursor: Cursor | undefined;
   let loop: WakeLoop | undefined;
   return {
@@ -34,10 +41,11 @@ export function postgresFeed(opts: { databaseUrl: string; log: Logger; sweepMs: 
         log: opts.log,
         sweepMs: opts.sweepMs,
         async step(client) {
-          const batch = await readAfter(client, cursor!, READ_BATCH);
-          if (batch.events.length > 0) {
+          const batch = await readAfter(client, headOrThrow(cursor), READ_BATCH);
+          const last = batch.events.at(-1);
+          if (last !== undefined) {
             await sink(batch.events);
-            cursor = batch.events[batch.events.length - 1]!.cursor;
+            cursor = last.cursor;
           }
           return batch.more ? "more" : batch.held ? "held" : "idle";
         },
@@ -47,7 +55,7 @@ export function postgresFeed(opts: { databaseUrl: string; log: Logger; sweepMs: 
         },
       });
       await loop.start();
-      return cursor!;
+      return headOrThrow(cursor);
     },
     setSweep: (ms) => loop?.setSweep(ms),
     wake: () => loop?.wake(),

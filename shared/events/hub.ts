@@ -12,7 +12,7 @@ import {
   readRange,
   resumeState,
 } from "./log.ts";
-import { KEEPALIVE, noticeMessage, Subscriber } from "./stream.ts";
+import { KEEPALIVE, noticeMessage, SHUTDOWN, Subscriber } from "./stream.ts";
 
 export interface HubOptions {
   /** `: keepalive` comment interval (spec: 15 s). */
@@ -67,7 +67,7 @@ export interface EventHub {
   wake(): void;
   /** This process relays the log to Pub/Sub now (SVC_EVENT_FANOUT=pubsub; one instance at a time). */
   readonly relaying: boolean;
-  /** Ends every stream and stops. */
+  /** Ends every stream, each with a last comment asking its client to reconnect, and stops. */
   close(): Promise<void>;
 }
 
@@ -138,12 +138,12 @@ export function createEventHub(deps: {
     const verdicts = new Map<string, Promise<boolean>>();
     for (const s of streams) {
       const key = s.actor.identity;
-      if (!verdicts.has(key))
-        verdicts.set(
-          key,
-          findRepoAccess(pool, repo, s.actor).then((a) => a !== null && atLeast(a.role, "reader")),
-        );
-      if (!(await verdicts.get(key)!)) {
+      let verdict = verdicts.get(key);
+      if (verdict === undefined) {
+        verdict = findRepoAccess(pool, repo, s.actor).then((a) => a !== null && atLeast(a.role, "reader"));
+        verdicts.set(key, verdict);
+      }
+      if (!(await verdict)) {
         s.end({ name: "closed", data: { reason: "access revoked", repo } });
         log.info({ repo, identity: s.actor.identity, stream: s.id }, "event stream closed: access revoked");
       }
@@ -217,14 +217,21 @@ export function createEventHub(deps: {
       while (!s.isEnded) {
         const page = await readRange(pool, cursor, to, s.filter, REPLAY_PAGE);
         for (const event of page) s.send(event);
-        if (page.length < REPLAY_PAGE) break;
-        cursor = page[page.length - 1]!.cursor;
+        const last = page.at(-1);
+        if (last === undefined || page.length < REPLAY_PAGE) break;
+        cursor = last.cursor;
       }
       s.goLive();
     } catch (err) {
       log.warn({ err, stream: s.id }, "event stream replay failed; closing the stream");
       s.end();
     }
+  }
+
+  /** The head, which start() sets before it resolves. */
+  function startedHead(): Cursor {
+    if (head === undefined) throw new Error("the event hub has no head: it has not started");
+    return head;
   }
 
   async function start(): Promise<void> {
@@ -246,8 +253,11 @@ export function createEventHub(deps: {
       // A new client starts at the later of the hub's head and the log's horizon now: events of
       // transactions that ended before it connected are not sent to it, even while the hub is an
       // instant behind; every transaction still running may commit later and is sent.
-      const horizon = from === undefined ? await logHead(pool) : undefined;
-      const startAt = from ?? maxCursor(head!, horizon!);
+      let startAt = from;
+      if (startAt === undefined) {
+        const horizon = await logHead(pool);
+        startAt = maxCursor(startedHead(), horizon);
+      }
       const s = new Subscriber(
         request.actor,
         request.scope,
@@ -260,7 +270,7 @@ export function createEventHub(deps: {
       s.write(": ok\n\n");
       if (from !== undefined) {
         s.holdLive();
-        void replay(s, from, head!);
+        void replay(s, from, startedHead());
       }
       return s.stream;
     },
@@ -284,7 +294,10 @@ export function createEventHub(deps: {
     async close() {
       closed = true;
       for (const t of Object.values(timers)) clearInterval(t);
-      for (const s of [...subscribers]) s.end();
+      for (const s of [...subscribers]) {
+        s.write(SHUTDOWN);
+        s.end();
+      }
       await feed.close();
     },
   };

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Env } from "../config.ts";
+import type { DatabaseTarget } from "../db/target.ts";
 import type { Logger } from "../log.ts";
 import { postgresFeed } from "./feed.ts";
 import { createEventHub, defaultHubOptions, type EventHub } from "./hub.ts";
@@ -8,7 +9,12 @@ import { pubsubClient, pubsubFeed } from "./pubsub.ts";
 export type { EventHub } from "./hub.ts";
 
 /** The SSE hub of this process, fed by LISTEN/NOTIFY (local) or Pub/Sub (SVC_EVENT_FANOUT=pubsub). */
-export function eventHubFromConfig(config: Env, log: Logger, pool: pg.Pool, databaseUrl: string): EventHub {
+export function eventHubFromConfig(
+  config: Env,
+  log: Logger,
+  pool: pg.Pool,
+  databaseUrl: DatabaseTarget,
+): EventHub {
   const sweepMs = defaultHubOptions.sweepMs;
   const feed =
     config.SVC_EVENT_FANOUT === "pubsub"

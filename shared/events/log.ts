@@ -81,7 +81,9 @@ export async function logHead(db: Queryable): Promise<Cursor> {
   const { rows } = await db.query<{ horizon: string }>(
     "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon",
   );
-  return { txid: BigInt(rows[0]!.horizon), position: 0n };
+  const [row] = rows;
+  if (row === undefined) throw new Error("the snapshot query returned no row");
+  return { txid: BigInt(row.horizon), position: 0n };
 }
 
 export interface Filter {
@@ -147,15 +149,6 @@ export async function resumeState(
   const row = rows[0];
   if (!row) return "missing";
   return row.expired ? "expired" : "kept";
-}
-
-const oldest_event = `SELECT txid::text AS txid, position::text AS position FROM events ORDER BY txid, position LIMIT 1`;
-
-/** The first event the log still keeps, if any. */
-export async function oldestCursor(db: Queryable): Promise<Cursor | undefined> {
-  const { rows } = await db.query<{ txid: string; position: string }>(oldest_event);
-  const row = rows[0];
-  return row ? { txid: BigInt(row.txid), position: BigInt(row.position) } : undefined;
 }
 
 // Events past retention that no webhook delivery still needs: an event with an undelivered outbox

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type Message, PubSub, type Subscription, type Topic } from "@google-cloud/pubsub";
 import type pg from "pg";
 import type { Queryable } from "../db/pool.ts";
+import type { DatabaseTarget } from "../db/target.ts";
 import type { Logger } from "../log.ts";
 import { after, type Cursor, formatCursor, parseCursor } from "./cursor.ts";
 import { type EventFeed, READ_BATCH } from "./feed.ts";
@@ -70,7 +71,7 @@ export interface Relay {
  * (LISTEN/NOTIFY plus a sweep); one leader at a time, by a PostgreSQL advisory lock.
  */
 export function createRelay(opts: {
-  databaseUrl: string;
+  databaseUrl: DatabaseTarget;
   topic: Topic;
   log: Logger;
   sweepMs: number;
@@ -80,8 +81,11 @@ export function createRelay(opts: {
     const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [
       RELAY_LOCK.toString(),
     ]);
-    if (rows[0]!.ok && !leader) opts.log.info("event relay: this instance publishes events to Pub/Sub");
-    leader = rows[0]!.ok;
+    const [row] = rows;
+    if (row === undefined) throw new Error("pg_try_advisory_lock returned no row");
+    const { ok } = row;
+    if (ok && !leader) opts.log.info("event relay: this instance publishes events to Pub/Sub");
+    leader = ok;
   };
   const loop = new WakeLoop({
     databaseUrl: opts.databaseUrl,
@@ -168,7 +172,7 @@ export interface PubsubFeedOptions {
   /** A fixed subscription; unset: one per instance, created at start and deleted at close. */
   subscription?: string | undefined;
   pool: pg.Pool;
-  databaseUrl: string;
+  databaseUrl: DatabaseTarget;
   log: Logger;
   sweepMs: number;
   /** Run the relay in this process (default true; every instance competes, one leads). */
@@ -198,17 +202,21 @@ export function pubsubFeed(
       return;
     }
     const { event, prev } = parsed;
-    if (!after(event.cursor, head!)) {
+    // start() sets the head before it subscribes, so no message arrives without one.
+    if (head === undefined)
+      throw new Error("event feed: a Pub/Sub message arrived before the feed had a head");
+    if (!after(event.cursor, head)) {
       m.ack();
       return;
     }
-    if (prev !== undefined && after(prev, head!)) {
+    if (prev !== undefined && after(prev, head)) {
       // Missed messages: fill (head, prev] from the log.
       for (;;) {
-        const page = await readRange(opts.pool, head!, prev, { repo: null, types: null }, READ_BATCH);
-        if (page.length > 0) {
+        const page = await readRange(opts.pool, head, prev, { repo: null, types: null }, READ_BATCH);
+        const last = page.at(-1);
+        if (last !== undefined) {
           await sink(page);
-          head = page[page.length - 1]!.cursor;
+          head = last.cursor;
         }
         if (page.length < READ_BATCH) break;
       }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { prepared, type Queryable } from "../db/pool.ts";
-import { markEventsRecorded } from "../db/tx.ts";
+import { prepared } from "../db/pool.ts";
+import type { Tx } from "../db/tx.ts";
+import { wakeDeliverers } from "./notify.ts";
 
 /** Every event type Quire emits, with its payload fields (spec "Event types and payload fields"). */
 export interface EventPayloads {
@@ -95,17 +96,18 @@ export const orgSource = (org: string) => `/orgs/${org}`;
 /**
  * Records an event in the event log, with its webhook outbox rows. Call it with the mutation's
  * transaction, so the event exists exactly when the mutation does. Once the transaction commits,
- * `withTx` wakes the deliverers (SSE fan-out, webhook worker), which read the log and the outbox.
+ * its `afterCommit` hook wakes the deliverers (SSE fan-out, webhook worker), which read the log
+ * and the outbox.
  */
 export async function recordEvent<T extends EventType>(
-  tx: Queryable,
+  tx: Tx,
   type: T,
   data: EventPayloads[T],
   scope: { repo: string } | { org: string },
 ): Promise<CloudEvent> {
   const event = cloudEvent(type, data, scope);
   await tx.query(event_insert_with_outbox(eventValues(event, scope)));
-  markEventsRecorded(tx);
+  tx.afterCommit(wakeDeliverers);
   return event;
 }
 

@@ -15,6 +15,9 @@ export function noticeMessage(name: string, data: Record<string, unknown>): stri
 
 export const KEEPALIVE = ": keepalive\n\n";
 
+/** The last thing a stream gets when its server shuts down: the client should reconnect (with Last-Event-ID). */
+export const SHUTDOWN = ": server shutting down; reconnect with Last-Event-ID\n\n";
+
 let nextId = 1;
 
 /**
@@ -30,17 +33,29 @@ export class Subscriber {
   private buffer: LoggedEvent[] | undefined;
   private ended = false;
   readonly types: ReadonlySet<string> | null;
+  readonly actor: Actor;
+  /** repo: a repo stream (reader access re-checked while open); global: the admin stream. */
+  readonly scope: "repo" | "global";
+  readonly filter: Filter;
+  /** The last event sent, or where the client starts. */
+  lastSent: Cursor;
+  private readonly maxBufferedBytes: number;
+  private readonly onEnd: (s: Subscriber) => void;
 
   constructor(
-    readonly actor: Actor,
-    /** repo: a repo stream (reader access re-checked while open); global: the admin stream. */
-    readonly scope: "repo" | "global",
-    readonly filter: Filter,
-    /** The last event sent, or where the client starts. */
-    public lastSent: Cursor,
-    private readonly maxBufferedBytes: number,
-    private readonly onEnd: (s: Subscriber) => void,
+    actor: Actor,
+    scope: "repo" | "global",
+    filter: Filter,
+    lastSent: Cursor,
+    maxBufferedBytes: number,
+    onEnd: (s: Subscriber) => void,
   ) {
+    this.actor = actor;
+    this.scope = scope;
+    this.filter = filter;
+    this.lastSent = lastSent;
+    this.maxBufferedBytes = maxBufferedBytes;
+    this.onEnd = onEnd;
     this.types = filter.types ? new Set(filter.types) : null;
     this.stream = new Readable({ read() {} });
     this.stream.once("close", () => this.finish());

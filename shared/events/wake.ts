@@ -1,12 +1,13 @@
 import pg from "pg";
-import { EVENTS_CHANNEL } from "../db/tx.ts";
+import { clientConfig, type DatabaseTarget } from "../db/target.ts";
 import type { Logger } from "../log.ts";
+import { EVENTS_CHANNEL } from "./notify.ts";
 
 /** What one step found: nothing more to do, more right away, or events waiting behind a running transaction. */
 export type StepResult = "idle" | "more" | "held";
 
 export interface WakeLoopOptions {
-  databaseUrl: string;
+  databaseUrl: DatabaseTarget;
   /** Shown in pg_stat_activity as application_name. */
   name: string;
   log: Logger;
@@ -40,8 +41,11 @@ export class WakeLoop {
   private heldDelay = HELD_RETRY_MIN_MS;
   private reconnectDelay = RECONNECT_MIN_MS;
   private current: Promise<void> = Promise.resolve();
+  private readonly opts: WakeLoopOptions;
 
-  constructor(private readonly opts: WakeLoopOptions) {}
+  constructor(opts: WakeLoopOptions) {
+    this.opts = opts;
+  }
 
   async start(): Promise<void> {
     await this.connect();
@@ -63,7 +67,7 @@ export class WakeLoop {
 
   private async connect(): Promise<void> {
     const client = new pg.Client({
-      connectionString: this.opts.databaseUrl,
+      ...clientConfig(this.opts.databaseUrl),
       application_name: this.opts.name,
     });
     client.on("error", () => {}); // reported through "end"

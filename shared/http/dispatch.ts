@@ -1,14 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { z } from "zod";
-import { type RepoAccess, type Role, requireRepoRole } from "../access/roles.ts";
-import type { Actor, JobActor } from "../auth/actor.ts";
-import { requireClaimedJob } from "../ci/jobs/request-token.ts";
+import { noFields } from "../api/strict.ts";
+import type { Actor } from "../auth/actor.ts";
 import type { AppContext } from "../context.ts";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
+import { admit } from "./access.ts";
+import { idempotently, principalOf } from "./idempotency.ts";
 import { matchPath, segmentsOf } from "./match.ts";
+import { requireDeclaredReply } from "./responses.ts";
 import type { AnyRoute, Reply } from "./route.ts";
+import { type BadText, bodyText, findBadText, queryOf, refuseBadParams } from "./text.ts";
 
 export interface RawRequest {
   method: string;
@@ -36,33 +39,79 @@ export function errorReply(err: DomainError, requestId: string): Reply {
 
 function describeIssues(where: string, error: z.ZodError): string {
   return error.issues
-    .map((issue) => {
+    .flatMap((issue) => {
       const field = [where, ...issue.path.map(String)].join(".");
-      return `${field}: ${issue.message}`;
+      // Every request schema is strict (docs/api.md): name each field or parameter refused.
+      if (issue.code === "unrecognized_keys") {
+        const what = where === "query" ? "query parameter" : "field";
+        return issue.keys.slice(0, 10).map((key) => `${field}.${key.slice(0, 64)}: unknown ${what}`);
+      }
+      return [`${field}: ${issue.message}`];
     })
     .join("; ");
 }
 
 /** A schema may tag a custom issue with a more precise code, as `params: { code: "INVALID_PATH" }`. */
-function codeOf(error: z.ZodError): ErrorCode {
-  const first = error.issues[0];
-  const tagged = first?.code === "custom" ? (first.params as { code?: string } | undefined)?.code : undefined;
+function codeOf(issue: z.core.$ZodIssue | undefined): ErrorCode {
+  const tagged = issue?.code === "custom" ? (issue.params as { code?: string } | undefined)?.code : undefined;
   return tagged && tagged in errorStatus ? (tagged as ErrorCode) : "VALIDATION_FAILED";
 }
 
 function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) fail(codeOf(parsed.error), describeIssues(where, parsed.error));
+  const bad = findBadText(value, where);
+  if (bad) refuseBadText(bad, where, parsed.error);
+  if (!parsed.success) fail(codeOf(parsed.error.issues[0]), describeIssues(where, parsed.error));
   return parsed.data;
 }
 
-function parseJsonBody(body: Buffer | undefined): unknown {
+/**
+ * Refuses text PostgreSQL cannot store (shared/http/text.ts) with 400 naming its field, whatever
+ * else is wrong with the input: with the schema's own code and words when the schema refuses that
+ * very field too (a NUL in a file path is INVALID_PATH), VALIDATION_FAILED otherwise.
+ */
+function refuseBadText(bad: BadText, where: string, error: z.ZodError | undefined): never {
+  // An unknown key that holds bad text is refused for its text: that is what the caller must fix.
+  const same = error?.issues.find(
+    (i) => i.code !== "unrecognized_keys" && [where, ...i.path.map(String)].join(".") === bad.path,
+  );
+  if (same) fail(codeOf(same), `${bad.path}: ${same.message}`);
+  fail("VALIDATION_FAILED", `${bad.path}: ${bad.problem}`);
+}
+
+/**
+ * The path parameters, parsed. A name holding text PostgreSQL cannot store answers 404 as a missing
+ * resource (refuseBadParams), unless the parameter's own rule refuses it: then that rule's 400.
+ */
+function parsePathParams(route: AnyRoute, params: Record<string, string>): unknown {
+  const parsed = (route.params as z.ZodType | undefined)?.safeParse(params);
+  const refused = parsed?.error?.issues.map((i) => String(i.path[0]));
+  refuseBadParams(params, new Set(refused));
+  return route.params ? parseWith(route.params, params, "path") : params;
+}
+
+/** Above this size a body is decoded, parsed and checked in separate turns of the event loop. */
+const YIELD_ABOVE_BYTES = 1_048_576;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The body as JSON; one that is not UTF-8 is refused, not read with U+FFFD in place of its bad
+ * bytes. Decoding and parsing a 27 MiB commit body each take a sizeable fraction of a second, so
+ * a large body gives other requests a turn between the steps instead of holding the loop for all.
+ */
+async function parseJsonBody(body: Buffer | undefined): Promise<unknown> {
   if (body === undefined || body.length === 0) return undefined;
+  const large = body.length > YIELD_ABOVE_BYTES;
+  const text = bodyText(body);
+  if (large) await nextTurn();
+  let parsed: unknown;
   try {
-    return JSON.parse(body.toString("utf8"));
+    parsed = JSON.parse(text);
   } catch (err) {
     throw new DomainError("MALFORMED_JSON", `the request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (large) await nextTurn();
+  return parsed;
 }
 
 /** How literal a pattern is: `/branch/:branch*\/status` (3) beats `/branch/:branch*` (2). */
@@ -73,7 +122,7 @@ const literalSegments = (pattern: string) => segmentsOf(pattern).filter((s) => !
  * decides what the path means, whatever the order of the tables: `/branch/x/status` is the status
  * of `x`, not a branch named `x/status` (which a client writes as `x%2Fstatus`).
  */
-function findRoute(routes: readonly AnyRoute[], method: string, pathname: string) {
+export function findRoute(routes: readonly AnyRoute[], method: string, pathname: string) {
   const matches = routes.flatMap((route) => {
     const params = matchPath(route.path, pathname);
     return params ? [{ route, params, rank: literalSegments(route.path) }] : [];
@@ -93,9 +142,12 @@ function findRoute(routes: readonly AnyRoute[], method: string, pathname: string
 }
 
 /**
- * Builds the request handler for a route table: match, authenticate, validate every input with the
- * route's zod schemas, resolve repo access, run the handler, and render any error in the one error
- * shape. Nothing escapes to the framework's crash handler: an unexpected error becomes a 500 whose
+ * Builds the request handler for a route table: match, check the caller's credentials, validate
+ * every input with the route's zod schemas, grant the access the route declares (the table in
+ * `ctx.access`, shared/http/access.ts), run the handler, and render any error in the one error
+ * shape. A mutation with an `Idempotency-Key` runs everything after the credentials at most once
+ * per key and caller (./idempotency.ts). Nothing escapes to the framework's crash handler: an
+ * unexpected error becomes a 500 whose
  * body says only "internal error" and whose cause goes to the log.
  */
 export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
@@ -105,39 +157,33 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
     try {
       const url = new URL(raw.url, "http://quire.invalid");
       const { route, params } = findRoute(routes, raw.method.toUpperCase(), url.pathname);
-      const { job, worker } = await nonPersonCaller(ctx, route, raw.headers);
-      if (route.access === "user" || typeof route.access === "object") {
-        actor = await ctx.auth.authenticate(raw.headers, ctx);
-        if (!actor) fail("UNAUTHENTICATED", "sign in: send 'Authorization: Bearer <ID token>'");
-        if (actor.job) jobTokenGate(route);
-      }
-      const query = route.query
-        ? parseWith(route.query, Object.fromEntries(url.searchParams), "query")
-        : undefined;
-      const pathParams = route.params ? parseWith(route.params, params, "path") : params;
-      const parsedBody = route.body
-        ? parseWith(route.body, parseJsonBody(raw.body) ?? {}, "body")
-        : undefined;
-      const repo =
-        typeof route.access === "object"
-          ? await repoAccess(ctx, params["repo"]!, actor!, route.access.repo)
+      const admission = await admit({ ctx, route, headers: raw.headers, params, query: url.searchParams });
+      actor = admission.actor;
+      const principal = admission.principal ?? principalOf({ actor });
+      const refuse = (err: DomainError) => errorReply(err, requestId);
+      const reply = await idempotently(ctx, { ...raw, principal, refuse }, async () => {
+        // Text PostgreSQL cannot store (NUL, lone surrogates) is refused here (parseWith, refuseBadParams).
+        // A route without a query schema takes no parameters: any is refused, as in a strict schema.
+        const query = parseWith(route.query ?? noFields, queryOf(url.search), "query");
+        const pathParams = parsePathParams(route, params);
+        const body = route.body
+          ? parseWith(route.body, (await parseJsonBody(raw.body)) ?? {}, "body")
           : undefined;
-      const body =
-        actor?.job && route.jobToken === "report" ? jobReportBody(actor.job, parsedBody) : parsedBody;
-      const log = ctx.log.child({ request_id: requestId });
-      const reply = await route.handler({
-        ctx,
-        actor,
-        params: pathParams,
-        query,
-        body,
-        repo,
-        requestId,
-        log,
-        headers: raw.headers,
-        rawBody: raw.body,
-        job,
-        worker,
+        const granted = (await admission.grant()) as object;
+        const log = ctx.log.child({ request_id: requestId });
+        const answer = await route.handler({
+          ctx,
+          params: pathParams,
+          query,
+          body,
+          requestId,
+          log,
+          headers: raw.headers,
+          rawBody: raw.body,
+          ...granted,
+        } as Parameters<AnyRoute["handler"]>[0]);
+        if (ctx.config.SVC_CHECK_RESPONSES) requireDeclaredReply(route, answer);
+        return answer;
       });
       reply.headers = { ...reply.headers, "x-request-id": requestId };
       return { reply, actor, requestId };
@@ -153,49 +199,6 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       return { reply: errorReply(fault, requestId), actor, requestId, error: err };
     }
   };
-}
-
-/**
- * What a CI job may do with its job token (`actor.job`), decided here and nowhere else: read its
- * own repo (`GET` routes that need `reader`; `findRepoAccess` makes it a reader of that repo only,
- * so any other repo answers 404 as if absent) and call the routes flagged `jobToken: "report"`
- * (posting check runs) there. Anything else is 403, whatever repo it names.
- */
-function jobTokenGate(route: AnyRoute): void {
-  const read = route.method === "GET" && typeof route.access === "object" && route.access.repo === "reader";
-  const report = route.jobToken === "report" && typeof route.access === "object";
-  if (!read && !report) fail("FORBIDDEN", "a CI job token may only read its repo and report check runs");
-}
-
-/**
- * The repo of a repo route and the caller's role on it. On a `jobToken: "report"` route a job acts
- * with the role the route needs, on its own repo only (anywhere else it is no reader: 404).
- */
-async function repoAccess(ctx: AppContext, name: string, actor: Actor, need: Role): Promise<RepoAccess> {
-  if (!actor.job || need === "reader") return requireRepoRole(ctx.pool, name, actor, need);
-  const access = await requireRepoRole(ctx.pool, name, actor, "reader");
-  return { ...access, role: need };
-}
-
-/**
- * The body of a report by a CI job: about what the job tested, so only on its job's branch and
- * at its pinned sequence (the default); a job's verdict on any other state would be a claim about
- * something it never ran.
- */
-function jobReportBody(job: JobActor, body: unknown): unknown {
-  const b = (body ?? {}) as { branch?: unknown; sequence?: unknown };
-  if (b.branch !== job.branch)
-    fail("FORBIDDEN", `a CI job token may only report on its job's branch '${job.branch}'`);
-  if (b.sequence !== undefined && b.sequence !== job.sequence)
-    fail("FORBIDDEN", `a CI job token may only report at its job's sequence ${job.sequence}`);
-  return { ...b, sequence: job.sequence };
-}
-
-/** The CI job (request token) or CI worker a route of that access is called by. */
-async function nonPersonCaller(ctx: AppContext, route: AnyRoute, headers: IncomingHttpHeaders) {
-  if (route.access === "requestToken") return { job: await requireClaimedJob(ctx.pool, headers) };
-  if (route.access === "worker") return { worker: await ctx.ciWorkers.verify(headers.authorization) };
-  return {};
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

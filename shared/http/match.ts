@@ -27,8 +27,8 @@ export function matchPath(pattern: string, path: string): Record<string, string>
 }
 
 function walk(pat: string[], i: number, segs: string[], j: number, params: Record<string, string>): boolean {
-  if (i === pat.length) return j === segs.length;
-  const p = pat[i]!;
+  const p = pat[i];
+  if (p === undefined) return j === segs.length;
   if (p.startsWith(":") && p.endsWith("*")) {
     const name = p.slice(1, -1);
     for (let end = segs.length; end > j; end--) {
@@ -43,8 +43,8 @@ function walk(pat: string[], i: number, segs: string[], j: number, params: Recor
     }
     return false;
   }
-  if (j >= segs.length) return false;
-  const s = segs[j]!;
+  const s = segs[j];
+  if (s === undefined) return false;
   if (p.startsWith(":")) {
     const d = decode(s);
     if (d === null || d === "") return false;

@@ -1,42 +1,109 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import type { z } from "zod";
-import type { RepoAccess, Role } from "../access/roles.ts";
+import type { RepoAccess, RepoRow, Role } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { JobRow } from "../ci/jobs/records.ts";
 import type { WorkerIdentity } from "../ci/worker/index.ts";
 import type { AppContext } from "../context.ts";
 import type { Logger } from "../log.ts";
+import type { Responses } from "./responses.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/** What a URL signed with the server's key carries (`?expires=&sig=`). */
+export interface UrlSignature {
+  sig: string;
+  /** Unix time in seconds. */
+  expires: number;
+}
+
 /**
- * Who may call a route. `public` needs no credentials; `user` needs any signed-in identity (the
- * operation checks the rest, for example org ownership); `{ repo: role }` resolves the `:repo`
- * parameter and needs at least that role on it (a repo the caller may not read answers 404).
- * Two kinds of caller are not people: `requestToken` is a CI job's request token, which must hold
- * a claim now (`call.job`), and `worker` is a CI worker's identity at claim (`call.worker`).
+ * Checks the signature of a signed URL against what the route's URL names (its validated path
+ * parameters): SIGNATURE_INVALID or URL_EXPIRED when it does not hold.
  */
-export type Access = "public" | "user" | { repo: Role } | "requestToken" | "worker";
+export type SignatureCheck = (
+  ctx: AppContext,
+  params: Readonly<Record<string, string>>,
+  signature: UrlSignature,
+) => Promise<void>;
+
+/**
+ * Who may call a route; the dispatcher checks it (with the table in `ctx.access`,
+ * shared/http/access.ts) before the handler runs, and the handler's call carries what it proved
+ * (`Granted`):
+ * - `public`: no credentials.
+ * - `user`: any signed-in identity (`call.actor`); the operation checks the rest, e.g. org ownership.
+ * - `{ repo: role }`: a signed-in caller with at least that role on the `:repo` parameter's repo
+ *   (`call.actor`, `call.repo`); a repo the caller may not read answers 404.
+ * - `{ repo: "reader", orPresigned: true }`: a reader, or a presigned archive URL (`sig`,
+ *   `expires`, `branch`, `at`) with no credentials (`call.actor` is null then; `call.repoRow`).
+ * - `{ signedUrl: check }`: a signed-in caller (`call.actor`), or a URL signed with the server's
+ *   key (`expires`, `sig`) that `check` accepts, with no credentials (`call.actor` is null then).
+ * - `requestToken`: a CI job's request token that holds a claim now (`call.job`).
+ * - `worker`: a CI worker's identity at claim (`call.worker`).
+ * - `internal`: Cloud Tasks or Cloud Scheduler (`call.internal`); how it is proved is the
+ *   context's verifier (shared/http/access.ts).
+ */
+export type Access =
+  | "public"
+  | "user"
+  | { repo: Role }
+  | { repo: "reader"; orPresigned: true }
+  | { signedUrl: SignatureCheck }
+  | "requestToken"
+  | "worker"
+  | "internal";
+
+/** Who called an `internal` route, as the context's verifier found it. */
+export interface InternalCaller {
+  /** The service account behind a verified token, or null where the network alone is trusted. */
+  principal: string | null;
+}
+
+/** What each kind of access proves about the caller: the parts of the handler's call it adds. */
+export interface GrantedByKind {
+  public: Record<never, never>;
+  user: { actor: Actor };
+  repo: { actor: Actor; repo: RepoAccess };
+  presigned: { actor: Actor | null; repoRow: RepoRow };
+  signedUrl: { actor: Actor | null };
+  requestToken: { job: JobRow };
+  worker: { worker: WorkerIdentity };
+  internal: { internal: InternalCaller };
+}
+export type AccessKind = keyof GrantedByKind;
+
+/** The kind of an access declaration, as the type system sees it. */
+export type KindOf<A extends Access> = A extends string
+  ? A
+  : A extends { orPresigned: true }
+    ? "presigned"
+    : A extends { signedUrl: SignatureCheck }
+      ? "signedUrl"
+      : "repo";
+
+/** The kind of an access declaration, at run time. */
+export function kindOf(access: Access): AccessKind {
+  if (typeof access === "string") return access;
+  if ("signedUrl" in access) return "signedUrl";
+  return "orPresigned" in access ? "presigned" : "repo";
+}
+
+/** What the handler of a route with access `A` is given about its caller. */
+export type Granted<A extends Access> = GrantedByKind[KindOf<A>];
 
 export interface Call<P, Q, B> {
   ctx: AppContext;
-  actor: Actor | null;
   params: P;
   query: Q;
   body: B;
-  /** Present when the route's access names a repo role. */
-  repo: RepoAccess | undefined;
   requestId: string;
   log: Logger;
-  /** The request headers, for a public route that decides about credentials itself. */
+  /** The request headers, for a route that reads one (Last-Event-ID, a signature). */
   headers: IncomingHttpHeaders;
   /** The body as received, for signatures over its exact bytes and for non-JSON uploads. */
   rawBody: Buffer | undefined;
-  /** With `requestToken` access: the claimed job the token belongs to. */
-  job: JobRow | undefined;
-  /** With `worker` access: who is claiming. */
-  worker: WorkerIdentity | undefined;
 }
 
 export type Reply =
@@ -48,6 +115,7 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** One row of a declarative route table. */
 export interface Route<
+  A extends Access = Access,
   PS extends Schema | undefined = Schema | undefined,
   QS extends Schema | undefined = Schema | undefined,
   BS extends Schema | undefined = Schema | undefined,
@@ -55,32 +123,47 @@ export interface Route<
   method: Method;
   /** Segments; `:name` is one segment, `:name*` one or more; `/-/` separates a repo name from the rest. */
   path: string;
-  access: Access;
+  access: A;
   /**
    * `report`: a CI job with its job token may call this repo route as a writer (the role the route
-   * needs) on its own repo, about what the job tested only: the dispatcher refuses another
-   * `body.branch` or `body.sequence` with 403 and fills a missing `body.sequence` with the job's
-   * pinned sequence. Without it, a job
-   * token may call only `GET` routes that need `reader` (shared/http/dispatch.ts, `jobTokenGate`).
+   * needs) on its own repo; what it may report is the operation's rule (shared/checks/checks.ts).
+   * Without it, a job token may call only `GET` routes that need `reader` (shared/http/access.ts).
    */
   jobToken?: "report";
   summary: string;
   params?: PS;
   query?: QS;
   body?: BS;
-  handler: (call: Call<Out<PS>, Out<QS>, Out<BS>>) => Promise<Reply>;
+  /** What it answers on success, by status (shared/http/responses.ts); errors are `{code, error}`. */
+  responses: Responses;
+  handler: (call: Call<Out<PS>, Out<QS>, Out<BS>> & Granted<A>) => Promise<Reply>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a table holds routes of many shapes
-export type AnyRoute = Route<any, any, any>;
+export type AnyRoute = Route<Access, any, any, any>;
 
-/** Declares a route with its handler typed from its schemas. */
+/**
+ * What the route table keeps of a route's types for clients: its method, path pattern, input
+ * schemas and declared responses (`test/support/api.ts` types requests and replies from them).
+ */
+export type TypedRoute<M extends Method, P extends string, QS, BS, R extends Responses> = AnyRoute & {
+  method: M;
+  path: P;
+  /** Never set: the schemas' types, for clients. */
+  readonly types?: { query: QS; body: BS; responses: R };
+};
+
+/** Declares a route with its handler typed from its access and its schemas. */
 export function route<
+  const A extends Access,
+  const M extends Method,
+  const P extends string,
+  const R extends Responses,
   PS extends Schema | undefined = undefined,
   QS extends Schema | undefined = undefined,
   BS extends Schema | undefined = undefined,
->(r: Route<PS, QS, BS>): AnyRoute {
-  return r as AnyRoute;
+>(r: Route<A, PS, QS, BS> & { method: M; path: P; responses: R }): TypedRoute<M, P, QS, BS, R> {
+  return r as unknown as TypedRoute<M, P, QS, BS, R>;
 }
 
 /** Shorthands for replies. */

@@ -3,7 +3,7 @@ import type { Actor } from "../auth/actor.ts";
 import { MAIN, requireActive, requireBranch } from "../branches/branches.ts";
 import { writeCommit } from "../commits/write.ts";
 import type { AppContext } from "../context.ts";
-import { withTx } from "../db/tx.ts";
+import { Rollback, type Tx, withTx } from "../db/tx.ts";
 import { DomainError, fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { markOpenProposalMerged } from "../proposals/proposals.ts";
@@ -15,11 +15,22 @@ export interface MergeResult {
   branch: string;
   merged_by: string;
   proposal_id: string | null;
+  /** True when nothing was written: what the merge would have answered had it run now. */
+  dry_run: boolean;
 }
 
 const branch_mark_merged = `
   UPDATE branches SET status = 'merged', merged_at = now(), merged_by = $2, merge_sequence = $3, updated_at = now()
   WHERE id = $1`;
+
+/** Transaction work that, on a dry run, hands back its answer and rolls back everything it wrote. */
+function undoneIf<T>(dryRun: boolean, work: (tx: Tx) => Promise<T>) {
+  return async (tx: Tx): Promise<T> => {
+    const answer = await work(tx);
+    if (dryRun) throw new Rollback(answer);
+    return answer;
+  };
+}
 
 export function refuseMain(name: string, verb: string): void {
   if (name === MAIN)
@@ -33,70 +44,84 @@ export function refuseMain(name: string, verb: string): void {
  * being merged (403 POLICY_DENIED, recording `merge.blocked` and nothing else), then writes the
  * branch's net changes as one commit on `main`, marks the branch and its open proposal merged,
  * and records `commit.created`, `branch.merged` and `proposal.merged`.
+ *
+ * A dry run does all of that, then rolls the transaction back: it answers exactly what the merge
+ * would (the same 403 or 409, or the sequence and proposal it would have produced) and leaves no
+ * commit, event or moved head behind (docs/merge.md).
  */
 export async function mergeBranch(
   ctx: AppContext,
   actor: Actor,
   access: RepoAccess,
   name: string,
+  { dryRun = false }: { dryRun?: boolean } = {},
 ): Promise<MergeResult> {
   refuseMain(name, "merged");
   await preparePolicies(ctx, access.repo.id, await requireBranch(ctx.pool, access.repo.id, MAIN));
-  const outcome = await withTx(ctx.pool, async (tx) => {
-    const main = await requireBranch(tx, access.repo.id, MAIN, "update");
-    const branch = await requireBranch(tx, access.repo.id, name, "update");
-    requireActive(branch);
-    if (branch.draft)
-      fail(
-        "BRANCH_DRAFT",
-        `branch '${name}' is a draft; promote it with PATCH {"draft": false} before merging`,
-      );
-    const { changes, conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
-    if (conflicts.length > 0)
-      return {
-        refused: new DomainError("MERGE_CONFLICT", `'${name}' conflicts with main`, {
-          details: { conflicts },
-        }),
-      };
-    if (!allPass(policies)) {
-      const failing = policies.filter((p) => !p.pass).map((p) => p.name);
+  const outcome = await withTx(
+    ctx.pool,
+    undoneIf(dryRun, async (tx) => {
+      const main = await requireBranch(tx, access.repo.id, MAIN, "update");
+      const branch = await requireBranch(tx, access.repo.id, name, "update");
+      requireActive(branch);
+      if (branch.draft)
+        fail(
+          "BRANCH_DRAFT",
+          `branch '${name}' is a draft; promote it with PATCH {"draft": false} before merging`,
+        );
+      const { changes, conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
+      if (conflicts.length > 0)
+        return {
+          refused: new DomainError("MERGE_CONFLICT", `'${name}' conflicts with main`, {
+            details: { conflicts },
+          }),
+        };
+      if (!allPass(policies)) {
+        const failing = policies.filter((p) => !p.pass).map((p) => p.name);
+        await recordEvent(
+          tx,
+          "com.svc.merge.blocked",
+          { repo: access.repo.name, branch: name, actor: actor.identity, policies: failing },
+          { repo: access.repo.name },
+        );
+        return {
+          refused: new DomainError("POLICY_DENIED", `merge blocked by ${failing.join(", ")}`, {
+            details: { policies },
+          }),
+        };
+      }
+      const sequence =
+        changes.length === 0
+          ? main.head_sequence
+          : await writeCommit(tx, access.repo, main, {
+              author: actor.identity,
+              message: `Merge branch '${name}'`,
+              changes: changes.map((c) => ({
+                path: c.path,
+                sha256: c.branchSha,
+                contentType: c.contentType,
+                binary: c.branchBinary,
+              })),
+            });
+      await tx.query(branch_mark_merged, [branch.id, actor.identity, sequence]);
+      const proposal = await markOpenProposalMerged(tx, access.repo, branch);
       await recordEvent(
         tx,
-        "com.svc.merge.blocked",
-        { repo: access.repo.name, branch: name, actor: actor.identity, policies: failing },
+        "com.svc.branch.merged",
+        { repo: access.repo.name, branch: name, sequence, merged_by: actor.identity },
         { repo: access.repo.name },
       );
       return {
-        refused: new DomainError("POLICY_DENIED", `merge blocked by ${failing.join(", ")}`, {
-          details: { policies },
-        }),
+        merged: {
+          sequence,
+          branch: name,
+          merged_by: actor.identity,
+          proposal_id: proposal?.id ?? null,
+          dry_run: dryRun,
+        },
       };
-    }
-    const sequence =
-      changes.length === 0
-        ? main.head_sequence
-        : await writeCommit(tx, access.repo, main, {
-            author: actor.identity,
-            message: `Merge branch '${name}'`,
-            changes: changes.map((c) => ({
-              path: c.path,
-              sha256: c.branchSha,
-              contentType: c.contentType,
-              binary: c.branchBinary,
-            })),
-          });
-    await tx.query(branch_mark_merged, [branch.id, actor.identity, sequence]);
-    const proposal = await markOpenProposalMerged(tx, access.repo, branch);
-    await recordEvent(
-      tx,
-      "com.svc.branch.merged",
-      { repo: access.repo.name, branch: name, sequence, merged_by: actor.identity },
-      { repo: access.repo.name },
-    );
-    return {
-      merged: { sequence, branch: name, merged_by: actor.identity, proposal_id: proposal?.id ?? null },
-    };
-  });
+    }),
+  );
   if ("refused" in outcome) throw outcome.refused;
   return outcome.merged;
 }

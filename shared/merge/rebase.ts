@@ -18,6 +18,13 @@ export interface RebaseResult {
   commits_replayed: number;
 }
 
+/**
+ * The answer of `POST rebase`: the result (its fields are those of the `branch.rebased` event)
+ * plus the branch's `base_sequence` and `head_sequence` after the rebase, under the names of the
+ * branch record, which the spec's origin clients read (docs/merge.md).
+ */
+export type RebaseAnswer = RebaseResult & { base_sequence: number; head_sequence: number };
+
 // The branch's commits in its current epoch with their changes to `paths`, in commit order.
 const epoch_commits_select = `
   SELECT c.sequence, c.author, c.message,
@@ -61,19 +68,28 @@ async function replays(
 }
 
 /**
+ * Whether the `i`-th of `count` replayed commits records `commit.created`: only the last, the new
+ * head. A rebase moves the branch to a new head in one step, as a force-push does on GitHub (one
+ * push event for the new head): CI queues one job for the head, the state a merge would judge,
+ * not one per intermediate replay, which no merge can use. The replayed commits' originals were
+ * announced when first written; `branch.rebased` says how many were replayed.
+ */
+const announceHeadOnly = (i: number, count: number): boolean => i === count - 1;
+
+/**
  * Replays a branch's changes onto the current head H of `main`, in one transaction. Locks `main`
  * FOR SHARE (its head cannot move) and the branch FOR UPDATE. With conflicts it changes nothing
  * (409 REBASE_CONFLICT). Otherwise the replayed commits get new sequences and a new epoch opens
  * at the first of them, over `main` at H; reads at earlier sequences keep their answers. A branch
- * with nothing to replay gets one empty commit marking the new base. Records `branch.rebased`
- * (the replayed commits record no `commit.created` of their own).
+ * with nothing to replay gets one empty commit marking the new base. Records `commit.created` for
+ * the new head only, then `branch.rebased` (see `announceHeadOnly`).
  */
 export async function rebaseBranch(
   ctx: AppContext,
   actor: Actor,
   access: RepoAccess,
   name: string,
-): Promise<RebaseResult> {
+): Promise<RebaseAnswer> {
   refuseMain(name, "rebased");
   const outcome = await withTx(ctx.pool, async (tx) => {
     const main = await requireBranch(tx, access.repo.id, MAIN, "share");
@@ -109,8 +125,9 @@ export async function rebaseBranch(
     if (work.length === 0)
       work.push({ author: actor.identity, message: `Rebase '${name}' onto main at ${base}`, changes: [] });
     let first: number | undefined;
-    for (const commit of work) {
-      const sequence = await writeCommit(tx, access.repo, branch, { ...commit, announce: false });
+    for (const [i, commit] of work.entries()) {
+      const announce = announceHeadOnly(i, work.length);
+      const sequence = await writeCommit(tx, access.repo, branch, { ...commit, announce });
       first ??= sequence;
     }
     await tx.query(epoch_insert, [branch.id, first, base]);
@@ -130,5 +147,6 @@ export async function rebaseBranch(
     return { rebased: result };
   });
   if ("refused" in outcome) throw outcome.refused;
-  return outcome.rebased;
+  const { rebased } = outcome;
+  return { ...rebased, base_sequence: rebased.new_base_sequence, head_sequence: rebased.new_head_sequence };
 }

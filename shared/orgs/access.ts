@@ -1,6 +1,7 @@
 import type { OrgRole } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { Queryable } from "../db/pool.ts";
+import type { Tx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 
 export interface OrgRow {
@@ -28,6 +29,19 @@ const org_select_with_access = `
  * a role on one of its repos; to anyone else it answers 404, as if it did not exist. `lock` takes
  * the org row FOR UPDATE so that, for example, a delete cannot race a repo being created in it.
  */
+export function requireOrg(
+  db: Queryable,
+  name: string,
+  actor: Actor,
+  opts?: { manage?: boolean; lock?: false },
+): Promise<OrgAccess>;
+/** Locking the org row holds it until the transaction ends, so it needs one. */
+export function requireOrg(
+  tx: Tx,
+  name: string,
+  actor: Actor,
+  opts: { manage?: boolean; lock: true },
+): Promise<OrgAccess>;
 export async function requireOrg(
   db: Queryable,
   name: string,

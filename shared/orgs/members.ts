@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { OrgRole } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { Queryable } from "../db/pool.ts";
-import { withTx } from "../db/tx.ts";
+import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { requireOrg } from "./access.ts";
 
@@ -30,7 +30,7 @@ export async function listMembers(db: Queryable, actor: Actor, org: string): Pro
 }
 
 /** Refuses a change that would leave the org with no owner. Locks the owner rows first. */
-async function keepAnOwner(tx: Queryable, org: string, leaving: string): Promise<void> {
+async function keepAnOwner(tx: Tx, org: string, leaving: string): Promise<void> {
   const { rows } = await tx.query(owner_count_locked, [org]);
   const owners = rows.map((r) => r.identity as string);
   if (owners.length === 1 && owners[0] === leaving)

@@ -99,7 +99,7 @@ function moduleShape(json: string): Shape {
   // Only single-term heads define `allow` itself; `allow.x := ...` would define a nested object.
   const names = new Set(
     (ast.rules ?? []).map((r) =>
-      r.head?.ref ? (r.head.ref.length === 1 ? r.head.ref[0]!.value : "") : r.head?.name,
+      r.head?.ref ? (r.head.ref.length === 1 ? r.head.ref[0]?.value : "") : r.head?.name,
     ),
   );
   if (!names.has("allow")) {

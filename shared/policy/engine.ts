@@ -72,9 +72,10 @@ export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine
   const runner = new PolicyRunner({ timeoutMs });
   // `prepare` gets the pool and compiles in parallel; `evaluate` may get a transaction's client,
   // which runs one query at a time, so it asks for the modules one after another.
+  /** Each source with its compiled module, in order. */
   const modulesOf = async (db: Queryable, sources: PolicySource[]) => {
     const modules = [];
-    for (const s of sources) modules.push(await cache.get(db, s.sha256, s.source));
+    for (const s of sources) modules.push({ s, m: await cache.get(db, s.sha256, s.source) });
     return modules;
   };
 
@@ -91,8 +92,7 @@ export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine
       const json = JSON.stringify(input);
       // Queued together, run one after another on the worker, each under its own time limit.
       return Promise.all(
-        sources.map(async (s, i) => {
-          const m = modules[i]!;
+        modules.map(async ({ s, m }) => {
           if (!m.ok) return policyResult(s.name, { ok: false, compileError: m.error });
           const outcome = await runner.run({
             key: s.sha256.toString("hex"),

@@ -20,7 +20,7 @@ export const proposalDescription = z
 /** A proposal id: a UUID, so a malformed one is refused before any lookup. */
 export const proposalId = z.uuid("must be a UUID").transform((s) => s.toLowerCase());
 
-export const openProposalRequest = z.object({
+export const openProposalRequest = z.strictObject({
   branch: branchName,
   base_branch: branchName.default("main"),
   title: proposalTitle,
@@ -30,7 +30,7 @@ export const openProposalRequest = z.object({
 export type OpenProposalRequest = z.output<typeof openProposalRequest>;
 
 export const patchProposalRequest = z
-  .object({ title: proposalTitle.optional(), description: proposalDescription.optional() })
+  .strictObject({ title: proposalTitle.optional(), description: proposalDescription.optional() })
   .refine((b) => b.title !== undefined || b.description !== undefined, "must set title, description or both");
 
 export type PatchProposalRequest = z.output<typeof patchProposalRequest>;

@@ -4,7 +4,7 @@ import { atLeast, type RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import { MAIN, requireActive, requireBranch } from "../branches/branches.ts";
 import type { Queryable } from "../db/pool.ts";
-import { withTx } from "../db/tx.ts";
+import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import type { OpenProposalRequest, PatchProposalRequest } from "./api.ts";
@@ -152,7 +152,7 @@ export async function getProposal(db: Queryable, access: RepoAccess, id: string)
  * Locks a proposal for a change by its author or a maintainer: 404 when it does not exist, 403 for
  * anyone else, 409 PROPOSAL_NOT_OPEN once it is closed or merged.
  */
-async function lockForChange(tx: Queryable, actor: Actor, access: RepoAccess, id: string): Promise<OwnRow> {
+async function lockForChange(tx: Tx, actor: Actor, access: RepoAccess, id: string): Promise<OwnRow> {
   const { rows } = await tx.query(proposal_lock, [access.repo.id, id]);
   const row: OwnRow | undefined = rows[0];
   if (!row) fail("PROPOSAL_NOT_FOUND", `proposal '${id}' not found in '${access.repo.name}'`);
@@ -210,7 +210,7 @@ export async function openProposalOf(db: Queryable, branchId: number): Promise<P
  * nothing) when the branch had none open.
  */
 async function settleOpenProposal(
-  tx: Queryable,
+  tx: Tx,
   repo: Named,
   branch: Named,
   state: "merged" | "closed",
@@ -239,12 +239,12 @@ async function settleOpenProposal(
 }
 
 /** For the merge, in its transaction: the branch's open proposal becomes `merged` (`proposal.merged`). */
-export const markOpenProposalMerged = (tx: Queryable, repo: Named, branch: Named) =>
+export const markOpenProposalMerged = (tx: Tx, repo: Named, branch: Named) =>
   settleOpenProposal(tx, repo, branch, "merged");
 
 /**
  * For abandoning a branch, in its transaction: the branch's open proposal becomes `closed`
  * (`proposal.closed`), so no proposal stays open on a branch that can never be merged.
  */
-export const closeOpenProposalOnAbandon = (tx: Queryable, repo: Named, branch: Named) =>
+export const closeOpenProposalOnAbandon = (tx: Tx, repo: Named, branch: Named) =>
   settleOpenProposal(tx, repo, branch, "closed");

@@ -1,8 +1,7 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { AppContext } from "../context.ts";
-import type { Queryable } from "../db/pool.ts";
-import { Rollback, withTx } from "../db/tx.ts";
+import { Rollback, type Tx, withTx } from "../db/tx.ts";
 import { parseDuration } from "./duration.ts";
 
 export interface PurgeReport {
@@ -41,7 +40,7 @@ const orphan_contents_delete = `
     FOR UPDATE SKIP LOCKED)
   RETURNING size, blob_key`;
 
-async function purgeInTx(tx: Queryable, repoId: number, cutoff: Date) {
+async function purgeInTx(tx: Tx, repoId: number, cutoff: Date) {
   const { rows: branches } = await tx.query(purgeable_branches_select, [repoId, cutoff]);
   const ids = branches.map((b) => b.id);
   const commits = await tx.query(commits_delete, [ids]);

@@ -13,10 +13,28 @@ export const releaseName = z
     "must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
   );
 
-export const createReleaseRequest = z.object({
-  name: releaseName,
-  sequence: z.int("must be a whole number").min(1, "must be 1 or more"),
-  notes: z.string().max(MAX_NOTES_LENGTH, `must be at most ${MAX_NOTES_LENGTH} characters`).default(""),
-});
+const notesText = z.string().max(MAX_NOTES_LENGTH, `must be at most ${MAX_NOTES_LENGTH} characters`);
+
+/**
+ * `POST releases`: the spec's `{name, sequence, notes}`. `body` is accepted as another name for
+ * `notes`, the name the spec's origin clients send (their release notes field is `body`); both at
+ * once is refused, whatever their values, so no text is ever silently dropped (docs/api.md).
+ */
+export const createReleaseRequest = z
+  .strictObject({
+    name: releaseName,
+    sequence: z.int("must be a whole number").min(1, "must be 1 or more"),
+    notes: notesText.optional(),
+    body: notesText.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.notes !== undefined && r.body !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["body"],
+        message: "is another name for notes; send notes or body, not both",
+      });
+  })
+  .transform(({ name, sequence, notes, body }) => ({ name, sequence, notes: notes ?? body ?? "" }));
 
 export type CreateReleaseRequest = z.output<typeof createReleaseRequest>;

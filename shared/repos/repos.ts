@@ -41,16 +41,13 @@ export async function findRepoByName(db: Queryable, name: string): Promise<RepoR
 
 /**
  * Creates a repo in an org (org owner or global admin), with its `main` branch, and makes the
- * creator its admin. `name` is the full path and its first segment must be `owner`.
+ * creator its admin. `name` is the full name, whose first segment is `owner` (shared/repos/api.ts).
  */
 export async function createRepo(
   pool: pg.Pool,
   actor: Actor,
   input: { owner: string; name: string },
 ): Promise<RepoRecord> {
-  if (input.name.split("/")[0] !== input.owner) {
-    fail("VALIDATION_FAILED", `body.name: must start with the owner, as '${input.owner}/...'`);
-  }
   return withTx(pool, async (tx) => {
     // FOR UPDATE on the org row orders this against a concurrent org delete.
     await requireOrg(tx, input.owner, actor, { manage: true, lock: true });

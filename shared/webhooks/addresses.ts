@@ -54,7 +54,7 @@ export function ipv6Bytes(address: string): Uint8Array {
   const bytes = new Uint8Array(16);
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
-    const v4 = v4ToInt(dotted[1]!);
+    const v4 = v4ToInt(dotted[0]); // the group is the whole match
     text = `${text.slice(0, dotted.index)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
   }
   const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
@@ -73,6 +73,11 @@ export function ipv6Bytes(address: string): Uint8Array {
 const v4Of = (b: Uint8Array, at: number) => `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
 const allZero = (b: Uint8Array, from: number, to: number) => b.slice(from, to).every((x) => x === 0);
 
+/** The big-endian 16-bit group of IPv6 bytes `b` at byte `at`. */
+function group(b: Uint8Array, at: number): number {
+  return new DataView(b.buffer, b.byteOffset, b.byteLength).getUint16(at);
+}
+
 function classifyV6(address: string): AddressKind {
   const b = ipv6Bytes(address);
   const canonical = canonicalV6(b);
@@ -87,9 +92,10 @@ function classifyV6(address: string): AddressKind {
     return classifyV4(v4Of(b, 12));
   if (b[0] === 0x20 && b[1] === 0x02) return classifyV4(v4Of(b, 2));
   if (b[0] === 0xff) return "multicast";
-  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return "link-local"; // fe80::/10
-  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return "private"; // fec0::/10, deprecated site-local
-  if ((b[0]! & 0xfe) === 0xfc) return "private"; // fc00::/7, unique local
+  const first16 = group(b, 0);
+  if ((first16 & 0xffc0) === 0xfe80) return "link-local"; // fe80::/10
+  if ((first16 & 0xffc0) === 0xfec0) return "private"; // fec0::/10, deprecated site-local
+  if ((first16 & 0xfe00) === 0xfc00) return "private"; // fc00::/7, unique local
   if (b[0] === 0x01 && allZero(b, 1, 8)) return "reserved"; // 100::/64, discard-only
   return "public";
 }
@@ -97,7 +103,7 @@ function classifyV6(address: string): AddressKind {
 /** Lower-case, zero-compressed text of 16 IPv6 bytes (RFC 5952 enough for comparisons). */
 function canonicalV6(b: Uint8Array): string {
   const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((b[i]! << 8) | b[i + 1]!).toString(16));
+  for (let i = 0; i < 16; i += 2) groups.push(group(b, i).toString(16));
   let best = { at: -1, len: 0 };
   for (let i = 0; i < 8; ) {
     if (groups[i] !== "0") {

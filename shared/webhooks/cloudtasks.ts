@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { CloudTasksClient } from "@google-cloud/tasks";
 import { credentials } from "@grpc/grpc-js";
+import type { DatabaseTarget } from "../db/target.ts";
 import { WakeLoop } from "../events/wake.ts";
 import { type AttemptDeps, attemptRow } from "./attempt.ts";
 import {
@@ -119,12 +120,19 @@ const BATCH = 100;
 export class CloudTasksWebhookDelivery {
   private loop: WakeLoop | undefined;
   private cleanupTimer: NodeJS.Timeout | undefined;
+  private readonly deps: AttemptDeps & { databaseUrl: DatabaseTarget };
+  private readonly tasks: TaskQueue;
+  private readonly tuning: { pollMs: number; cleanupMs: number };
 
   constructor(
-    private readonly deps: AttemptDeps & { databaseUrl: string },
-    private readonly tasks: TaskQueue,
-    private readonly tuning = { pollMs: 1000, cleanupMs: 60_000 },
-  ) {}
+    deps: AttemptDeps & { databaseUrl: DatabaseTarget },
+    tasks: TaskQueue,
+    tuning = { pollMs: 1000, cleanupMs: 60_000 },
+  ) {
+    this.deps = deps;
+    this.tasks = tasks;
+    this.tuning = tuning;
+  }
 
   /** Runs the pump on commits (LISTEN) and every `pollMs`, in a long-lived process. */
   async start(): Promise<void> {

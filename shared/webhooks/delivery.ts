@@ -2,9 +2,10 @@ import http from "node:http";
 import https from "node:https";
 import pg from "pg";
 import type { Clock } from "../clock.ts";
-import type { Env } from "../config.ts";
-import { EVENTS_CHANNEL } from "../db/tx.ts";
+import { type Env, requiredSetting } from "../config.ts";
+import { clientConfig, type DatabaseTarget } from "../db/target.ts";
 import { fail } from "../errors.ts";
+import { EVENTS_CHANNEL } from "../events/notify.ts";
 import type { Logger } from "../log.ts";
 import type { AttemptDeps } from "./attempt.ts";
 import { CloudTasksWebhookDelivery, cloudTasksQueue, type TaskQueue } from "./cloudtasks.ts";
@@ -52,7 +53,7 @@ interface Deps {
   log: Logger;
   pool: pg.Pool;
   clock: Clock;
-  databaseUrl: string;
+  databaseUrl: DatabaseTarget;
 }
 
 /** Builds this process's webhook delivery from configuration (SVC_WEBHOOK_DELIVERY). */
@@ -66,14 +67,14 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
   // The deliverers' own connections: delivery never takes the API's, and commits without waiting
   // for a WAL flush (see AttemptDeps.pool).
   const pool = new pg.Pool({
-    connectionString: deps.databaseUrl,
+    ...clientConfig(deps.databaseUrl),
     max: 8,
     idleTimeoutMillis: 30_000,
     options: "-c synchronous_commit=off",
     application_name: "quire-webhooks",
   });
   pool.on("error", () => {}); // an idle connection losing its server must not crash the process
-  const attemptDeps: AttemptDeps & { databaseUrl: string } = {
+  const attemptDeps: AttemptDeps & { databaseUrl: DatabaseTarget } = {
     pool,
     clock: deps.clock,
     log: deps.log.child({ component: "webhooks" }),
@@ -83,25 +84,21 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
       .filter((a) => a !== "")
       .map((a) => a.toLowerCase()),
   };
-  const local =
-    deps.config.SVC_WEBHOOK_DELIVERY === "postgres"
-      ? new PostgresWebhookWorker(attemptDeps, { ...defaultTuning, ...opts.tuning })
-      : undefined;
   const cloud =
     deps.config.SVC_WEBHOOK_DELIVERY === "cloudtasks"
       ? new CloudTasksWebhookDelivery(
           attemptDeps,
           opts.taskQueue ??
             cloudTasksQueue({
-              queue: deps.config.SVC_WEBHOOK_TASKS_QUEUE!,
-              targetUrl: deps.config.SVC_WEBHOOK_TASKS_TARGET_URL!,
+              queue: requiredSetting(deps.config, "SVC_WEBHOOK_TASKS_QUEUE"),
+              targetUrl: requiredSetting(deps.config, "SVC_WEBHOOK_TASKS_TARGET_URL"),
               serviceAccount: deps.config.SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT,
               emulatorHost: deps.config.CLOUD_TASKS_EMULATOR_HOST,
             }),
           { pollMs: opts.tuning?.pollMs ?? defaultTuning.pollMs, cleanupMs: defaultTuning.cleanupMs },
         )
       : undefined;
-  const deliverer = (local ?? cloud)!;
+  const deliverer = cloud ?? new PostgresWebhookWorker(attemptDeps, { ...defaultTuning, ...opts.tuning });
   let started = false;
 
   return {

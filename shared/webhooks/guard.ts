@@ -25,11 +25,11 @@ const METADATA_NAMES = new Set(["metadata.google.internal", "metadata", "metadat
 
 /** Why a URL or address was refused; `invalid` is the URL itself, `refused` where it leads. */
 export class WebhookUrlError extends Error {
-  constructor(
-    readonly kind: "invalid" | "refused",
-    message: string,
-  ) {
+  readonly kind: "invalid" | "refused";
+
+  constructor(kind: "invalid" | "refused", message: string) {
     super(message);
+    this.kind = kind;
     this.name = "WebhookUrlError";
   }
 }

@@ -5,6 +5,7 @@ import {
   outbox_delete_delivered,
   outbox_lease_due,
   outbox_reserve_for_tasks,
+  outbox_select_next_due,
   outbox_update_delivered,
   outbox_update_failed,
   outbox_update_released,
@@ -96,6 +97,8 @@ export interface Recorded {
   recorded: boolean;
   /** True when this failure suspended the subscription. */
   suspended: boolean;
+  /** After a recorded failure that did not suspend: when the row is due again. */
+  retryAt?: Date;
 }
 
 /** A successful attempt, waiting to be recorded with others. */
@@ -141,7 +144,18 @@ export async function recordOutcome(
     (outcome.error ?? "").slice(0, 1000),
     MAX_ATTEMPTS,
   ]);
-  return { recorded: rows[0].recorded === 1, suspended: rows[0].suspended === 1 };
+  const recorded = rows[0].recorded === 1;
+  const suspended = rows[0].suspended === 1;
+  return recorded && !suspended ? { recorded, suspended, retryAt: next } : { recorded, suspended };
+}
+
+/**
+ * The earliest time after `now` at which an undelivered row of an active subscription falls due,
+ * or null: when a local worker should wake next for a retry (see `PostgresWebhookWorker`).
+ */
+export async function nextDueAfter(db: Queryable, now: Date): Promise<Date | null> {
+  const { rows } = await db.query(outbox_select_next_due, [now]);
+  return (rows[0]?.at as Date | null) ?? null;
 }
 
 /** Hands leased rows back unsent; their attempts are not counted. */

@@ -109,6 +109,18 @@ export const outbox_update_failed = `
   SELECT (SELECT count(*) FROM failed)::int AS recorded, (SELECT count(*) FROM suspended)::int AS suspended`;
 
 /**
+ * The earliest next_attempt_at after $1 of an undelivered row of a subscription that is not
+ * suspended: a retry waiting for its time. Read by a local worker once per sweep (not per pass),
+ * so a worker that did not record the failure itself (it restarted, or another instance did and
+ * stopped) still wakes on time. It walks the undelivered rows (`webhook_outbox_pending`): a
+ * backlog of thousands costs a few milliseconds once a second.
+ */
+export const outbox_select_next_due = `
+  SELECT min(o.next_attempt_at) AS at
+  FROM webhook_outbox o JOIN subscriptions s ON s.id = o.subscription_id
+  WHERE o.delivered_at IS NULL AND o.next_attempt_at > $1::timestamptz AND s.suspended_at IS NULL`;
+
+/**
  * Hands leased rows back unsent (the worker is stopping, or the subscription was just suspended):
  * the attempt did not happen, so it is not counted. $1 ids, $2 their leases.
  */

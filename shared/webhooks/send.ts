@@ -40,14 +40,13 @@ export function signature(secret: string, body: Buffer): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }
 
-/** What one attempt came to: `ok` only for a 2xx answer. */
-export interface AttemptOutcome {
-  ok: boolean;
-  /** The receiver's HTTP status, when it answered. */
-  status: number | null;
-  /** Why the attempt failed (null on success). */
-  error: string | null;
-}
+/**
+ * What one attempt came to: `ok` only for a 2xx answer, so always with the receiver's status;
+ * a failure has the status when the receiver answered (null otherwise) and says why it failed.
+ */
+export type AttemptOutcome =
+  | { ok: true; status: number; error: null }
+  | { ok: false; status: number | null; error: string };
 
 export interface SendOptions {
   allowPrivate: boolean;
@@ -61,9 +60,12 @@ export interface SendOptions {
 
 /** Connects to the vetted addresses only, whatever the name resolves to by the time of connecting. */
 function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  const [first] = addresses;
+  // vetTarget refuses a host that resolves to nothing.
+  if (first === undefined) throw new Error("a webhook request needs at least one vetted address");
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, addresses);
-    else callback(null, addresses[0]!.address, addresses[0]!.family);
+    else callback(null, first.address, first.family);
   }) as LookupFunction;
 }
 

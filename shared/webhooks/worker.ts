@@ -1,11 +1,14 @@
+import type { DatabaseTarget } from "../db/target.ts";
 import { WakeLoop } from "../events/wake.ts";
 import { type AttemptDeps, recordRow, sendRow } from "./attempt.ts";
+import { DueTimer } from "./due.ts";
 import {
   cleanupEvery,
   type Delivery,
   deleteDelivered,
   type LeasedRow,
   leaseDue,
+  nextDueAfter,
   recordDelivered,
   releaseLeases,
 } from "./outbox.ts";
@@ -18,7 +21,11 @@ export interface WorkerTuning {
   perSubscription: number;
   /** Most lanes this worker sends on at once. */
   maxSubscriptions: number;
-  /** How often the worker looks for due rows without being woken (retries fall due this way). */
+  /**
+   * How often the worker looks for due rows without being woken: the safety net for a lost
+   * notification, and how often it reads the outbox's earliest retry time (retries themselves are
+   * woken by a timer at their due time, not by this sweep).
+   */
   pollMs: number;
   /** How often delivered rows past their retention are deleted. */
   cleanupMs: number;
@@ -33,16 +40,16 @@ export const defaultTuning: WorkerTuning = {
 };
 
 export interface WorkerDeps extends AttemptDeps {
-  databaseUrl: string;
+  databaseUrl: DatabaseTarget;
 }
 
 /**
  * The local webhook deliverer: a PostgreSQL-backed queue worker in the process.
  *
- * It wakes on NOTIFY quire_events (sent after every commit that recorded events), on resume, and
- * every `pollMs` for retries that fell due; each wake leases due rows (`leaseDue`) and sends them
- * outside any transaction, one subscription's rows in order, different subscriptions in parallel,
- * recording each outcome under its lease. Any number of instances share one database safely.
+ * It wakes on NOTIFY quire_events (sent after every commit that recorded events), on resume, when
+ * a retry falls due (a timer, see `armForNextRetry`), and every `pollMs` as a safety net; each
+ * wake leases due rows (`leaseDue`) and sends them outside any transaction, one subscription's
+ * rows in order, different subscriptions in parallel, recording each outcome under its lease. Any number of instances share one database safely.
  * Tests drive it with `runOnce()` and `drain()` and a manual clock.
  */
 export class PostgresWebhookWorker {
@@ -51,14 +58,25 @@ export class PostgresWebhookWorker {
   private readonly sending = new Map<string, Promise<void>>();
   private leasing: Promise<unknown> = Promise.resolve();
   private readonly stopping = new AbortController();
+  /** Wakes the loop when the earliest retry falls due; set by `start`. */
+  private due: DueTimer | undefined;
+  /** Real time (ms) of the last read of the earliest retry, and whether one is wanted at once. */
+  private lastDueRead = Number.NEGATIVE_INFINITY;
+  private readDueNow = true;
+  private readonly deps: WorkerDeps;
+  private readonly tuning: WorkerTuning;
 
-  constructor(
-    private readonly deps: WorkerDeps,
-    private readonly tuning: WorkerTuning = defaultTuning,
-  ) {}
+  constructor(deps: WorkerDeps, tuning: WorkerTuning = defaultTuning) {
+    this.deps = deps;
+    this.tuning = tuning;
+  }
 
   /** Starts the wake-ups: LISTEN, the poll and the retention cleanup. */
   async start(): Promise<void> {
+    this.due = new DueTimer(this.deps.clock, () => {
+      this.readDueNow = true; // it may have fired a hair early, or another retry is next
+      this.loop?.wake();
+    });
     this.loop = new WakeLoop({
       databaseUrl: this.deps.databaseUrl,
       name: "quire-webhooks",
@@ -66,12 +84,29 @@ export class PostgresWebhookWorker {
       sweepMs: this.tuning.pollMs,
       step: async () => {
         if (this.sending.size >= this.tuning.maxSubscriptions) return "idle"; // a finishing send wakes us
+        const now = this.deps.clock.now();
         const leased = (await this.leaseAndSend()).leased;
+        await this.armForNextRetry(now);
         return leased >= this.tuning.batch ? "more" : "idle";
       },
     });
     await this.loop.start();
     this.cleanupTimer = cleanupEvery(this.tuning.cleanupMs, () => this.cleanup(), this.deps.log);
+  }
+
+  /**
+   * Sets the due timer to the earliest retry in the outbox after `now` (the time this pass leased
+   * by), once per sweep interval and whenever the timer has fired. A failure this worker
+   * records sets the timer itself (`sendGroup`); this read covers retries it did not record: made
+   * before a restart, or by another instance that stopped since. Every instance may wake for the
+   * same row; the lease (SKIP LOCKED) lets exactly one send it.
+   */
+  private async armForNextRetry(now: Date): Promise<void> {
+    if (!this.readDueNow && performance.now() - this.lastDueRead < this.tuning.pollMs) return;
+    this.readDueNow = false;
+    this.lastDueRead = performance.now();
+    const at = await nextDueAfter(this.deps.pool, now);
+    if (at) this.due?.at(at);
   }
 
   /** Looks for due rows soon (after a resume, or a commit this process made). */
@@ -125,16 +160,18 @@ export class PostgresWebhookWorker {
     let i = 0;
     try {
       for (; i < rows.length; i++) {
-        const row = rows[i]!;
-        if (this.stopping.signal.aborted) break;
+        const row = rows[i];
+        if (row === undefined || this.stopping.signal.aborted) break; // row is there: i < rows.length
         const outcome = await sendRow(this.deps, row, this.stopping.signal);
         if (!outcome.ok && this.stopping.signal.aborted) break; // abandoned, not failed
         if (outcome.ok) {
-          delivered.push({ row, status: outcome.status!, at: this.deps.clock.now() });
+          delivered.push({ row, status: outcome.status, at: this.deps.clock.now() });
           continue;
         }
         await flush();
-        if ((await recordRow(this.deps, row, outcome)).suspended) {
+        const recorded = await recordRow(this.deps, row, outcome);
+        if (recorded.retryAt) this.due?.at(recorded.retryAt);
+        if (recorded.suspended) {
           i++;
           break;
         }
@@ -172,6 +209,7 @@ export class PostgresWebhookWorker {
   /** Stops: no new leases; sends in flight are abandoned and their rows handed back. */
   async close(): Promise<void> {
     this.stopping.abort();
+    this.due?.close();
     clearInterval(this.cleanupTimer);
     await this.loop?.close();
     await Promise.all([...this.sending.values()]);

@@ -6,17 +6,12 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, expectError, repoWithOwner, sha256hex } from "../commits/fixtures.ts";
+import { sha256hex } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
+import { commit, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { downloadAs } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app?.close();
-});
+const app = useFixture(startTestApp);
 
 describe("GET /repos/{name}/-/archive: refusals come as JSON, before any archive byte", () => {
   it("answers an unknown branch, an at beyond the head and a malformed at in the error shape", async () => {

@@ -4,17 +4,11 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 import { archiveOf, byteOrder, downloadAs, filesOf, sha256hex, treeOf, untar } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app?.close();
-});
+const app = useFixture(startTestApp);
 
 const archivePath = (fx: RepoFixture, query = "") => `${fx.base}/archive${query}`;
 

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { extract } from "tar-stream";
 import { expect } from "vitest";
-import type { RepoFixture } from "../commits/fixtures.ts";
 import type { TestApp } from "../support/app.ts";
+import type { RepoFixture } from "../support/world.ts";
 
 /** One member of a downloaded archive. */
 export interface ArchiveEntry {

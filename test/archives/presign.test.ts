@@ -9,9 +9,9 @@ import {
   verifyArchiveSignature,
 } from "../../shared/archives/presign.ts";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
+import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../support/world.ts";
 import { archiveOf, download, downloadAs, sha256hex } from "./fixtures.ts";
 
 const KEY = randomBytes(32);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
+import { type AnyRoute, kindOf } from "../../shared/http/route.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
@@ -126,7 +127,7 @@ const probes: Record<string, Probe> = {
   "POST /repos/:repo*/-/rebase": { body: (w) => ({ branch: w.branch }) },
   "GET /repos/:repo*/-/branch/:branch*/status": {},
   "POST /repos/:repo*/-/purge": { body: () => ({ older_than: "1d" }) },
-  // Public for its presigned form; the ordinary form (no sig, no expires) authenticates itself.
+  // Public for its presigned form; the ordinary form (no sig, no expires) needs a reader.
   "GET /repos/:repo*/-/archive": {
     public: true,
     query: () => presignedArchiveQuery,
@@ -162,7 +163,7 @@ const probes: Record<string, Probe> = {
     control: requestToken,
   },
   "GET /run/:id": { params: (w) => ({ id: w.jobs.job.id }) },
-  // Public for its signed form; the ordinary form authenticates itself.
+  // Public for its signed form; the ordinary form needs a signed-in caller.
   "GET /run/:id/logs/:check*": {
     public: true,
     params: (w) => ({ id: w.jobs.job.id, check: w.loggedCheck }),
@@ -212,6 +213,10 @@ function sendProbe(call: Call, authorization: string | undefined) {
   return sendRaw(app.url, call, authorization ? { authorization } : {});
 }
 
+/** Whether a route answers some form of request with no credentials: its access kind says so. */
+const credentialFree = (route: AnyRoute) =>
+  ["public", "presigned", "signedUrl"].includes(kindOf(route.access));
+
 let covered = 0;
 for (const route of allRoutes) {
   const key = routeKey(route);
@@ -226,7 +231,7 @@ for (const route of allRoutes) {
     covered++;
     if (probe.public) {
       it("is public: answers without credentials and ignores bad ones", async () => {
-        expect(route.access).toBe("public");
+        expect(credentialFree(route)).toBe(true);
         for (const authorization of [undefined, "Basic x", "Bearer not-a-token"]) {
           const call = await fullCallFor(route.method, route.path, probe);
           const res = await sendProbe(call, authorization);
@@ -242,7 +247,7 @@ for (const route of allRoutes) {
         });
       return;
     }
-    it("is not public in its route table", () => expect(route.access).not.toBe("public"));
+    it("is not public in its route table", () => expect(credentialFree(route)).toBe(false));
     const control = probe.control;
     runCommonAuthTests(
       ctx,
@@ -261,7 +266,7 @@ describe("coverage", () => {
     expect(Object.keys(probes).filter((k) => !keys.has(k))).toEqual([]);
   });
   it("marks public exactly the routes whose table says public", () => {
-    const publicRoutes = allRoutes.filter((r) => r.access === "public").map(routeKey);
+    const publicRoutes = allRoutes.filter(credentialFree).map(routeKey);
     const publicProbes = Object.entries(probes)
       .filter(([, p]) => p.public)
       .map(([k]) => k);

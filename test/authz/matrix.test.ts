@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp } from "../support/app.ts";
 import { b64, type Client } from "../support/client.ts";
+import { useFixture } from "../support/world.ts";
 import {
   authzEnv,
   type Call,
@@ -598,16 +599,8 @@ function expectedCode(status: number, req: Request, p: Persona): ErrorCode | und
   return undefined;
 }
 
-let app: TestApp;
-let world: World;
-beforeAll(async () => {
-  app = await startTestApp(authzEnv);
-  world = await World.create(app);
-});
-afterAll(async () => {
-  await world?.close();
-  await app?.close();
-});
+const app = useFixture(() => startTestApp(authzEnv));
+const world = useFixture(() => World.create(app));
 
 const routeOf = (row: string) => row.replace(/ \[.*\]$/, "");
 

@@ -179,7 +179,11 @@ export class World {
   private receiver!: http.Server;
   private counter = 0;
 
-  private constructor(readonly app: TestApp) {}
+  readonly app: TestApp;
+
+  private constructor(app: TestApp) {
+    this.app = app;
+  }
 
   static async create(app: TestApp): Promise<World> {
     const w = new World(app);
@@ -207,7 +211,7 @@ export class World {
       201,
       "first commit",
     );
-    expect(seq).toEqual({ sequence: w.sequence });
+    expect(seq).toMatchObject({ sequence: w.sequence });
     await w.freshBranch(w.repo, { name: w.branch });
     w.invite = await w.freshInvite(w.org, "invitee@authz.test");
     await must(

@@ -4,17 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gcsBlobStore, storageClient } from "../../shared/blobs/gcs.ts";
 import { loadConfig } from "../../shared/config.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
-import { type FakeGcs, startFakeGcs } from "../support/fake-gcs.ts";
+import { startFakeGcs } from "../support/fake-gcs.ts";
+import { useFixture } from "../support/world.ts";
 import { binary, commitFiles, contentRows, newRepo, readFileBack, sha256hex } from "./fixtures.ts";
 
-let gcs: FakeGcs;
 /** The test's own view of the emulator, independent of the code under test. */
 let admin: Storage;
+const gcs = useFixture(startFakeGcs);
 beforeAll(async () => {
-  gcs = await startFakeGcs();
   admin = new Storage({ apiEndpoint: gcs.url, projectId: "test" });
 });
-afterAll(() => gcs?.close());
 
 /** A new, empty bucket, so tests never see one another's objects. */
 async function newBucket(): Promise<string> {

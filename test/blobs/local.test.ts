@@ -1,20 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 import { binary, commitFiles, contentRows, newRepo, type Repo, readFileBack, sha256hex } from "./fixtures.ts";
 
 const THRESHOLD = 1024;
 
-let app: TestApp;
 /** The temporary SVC_BLOB_LOCAL_DIR that startTestApp gave this app. */
 let blobDir: string;
+const app = useFixture(() => startTestApp({ SVC_BLOB_THRESHOLD_BYTES: String(THRESHOLD) }));
 beforeAll(async () => {
-  app = await startTestApp({ SVC_BLOB_THRESHOLD_BYTES: String(THRESHOLD) });
   blobDir = app.server.ctx.config.SVC_BLOB_LOCAL_DIR;
 });
-afterAll(() => app?.close());
 
 const repoDir = (repo: Repo) => path.join(blobDir, "repos", String(repo.id));
 

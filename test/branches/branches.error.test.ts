@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  commit,
-  createBranch,
-  expectError,
-  type RepoFixture,
-  repoWithOwner,
-  snapshot,
-} from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { snapshot } from "../commits/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "hello" });
 });
-afterAll(() => app.close());
 
 describe("creating a branch with a forbidden name", () => {
   for (const [label, name] of [

@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const names = (res: { body: { branches: { name: string }[] } }) => res.body.branches.map((b) => b.name);
 

@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../commits/fixtures.ts";
-import { branch, commitAs, markMerged, state, type Team, team } from "../reviews/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { branch, commitAs, markMerged, state, team, teamOnFeat } from "../reviews/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { expectError, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-let t: Team;
-let head: number;
-beforeAll(async () => {
-  app = await startTestApp();
-  t = await team(app);
-  await commitAs(t, t.owner, "main");
-  await branch(t, "feat");
-  head = await commitAs(t, t.writer, "feat");
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
+const t = useFixture(() => teamOnFeat(app));
 
 const report = (body: unknown) => t.as(t.writer).post(`${t.base}/check`, body);
 const ok = { branch: "feat", check_name: "ci/test", status: "passed" };
@@ -81,7 +72,7 @@ describe("reporting a check run with bad input", () => {
     });
 
   it("refuses a sequence beyond the head, 0 or negative with 400 SEQUENCE_OUT_OF_RANGE", async () => {
-    for (const sequence of [head + 1, head + 1000, 0, -1])
+    for (const sequence of [t.head + 1, t.head + 1000, 0, -1])
       await refused({ ...ok, sequence }, 400, "SEQUENCE_OUT_OF_RANGE", "body.sequence");
   });
 
@@ -132,7 +123,7 @@ describe("listing check runs with bad input", () => {
   it("refuses an at beyond the head with 400 SEQUENCE_OUT_OF_RANGE", async () => {
     expect(
       expectError(
-        await t.client.get(`${t.base}/branch/feat/checks?at=${head + 1}`),
+        await t.client.get(`${t.base}/branch/feat/checks?at=${t.head + 1}`),
         400,
         "SEQUENCE_OUT_OF_RANGE",
       ),

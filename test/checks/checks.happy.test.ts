@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   branch,
   commitAs,
@@ -9,13 +9,10 @@ import {
   team,
   UUID,
 } from "../reviews/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const report = (t: Team, who: string, body: Record<string, unknown>) =>
   t.as(who).post(`${t.base}/check`, body);

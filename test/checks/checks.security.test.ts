@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../commits/fixtures.ts";
-import { branch, commitAs, eventData, state, type Team, team } from "../reviews/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { branch, commitAs, eventData, state, team } from "../reviews/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { expectError, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-let t: Team;
+const app = useFixture(startTestApp);
+const t = useFixture(() => team(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  t = await team(app);
   await branch(t, "feat");
   await commitAs(t, t.writer, "feat");
 });
-afterAll(() => app.close());
 
 const body = { branch: "feat", check_name: "ci/test", status: "passed" };
 
@@ -36,16 +33,21 @@ describe("who may report a check run", () => {
     expectError(await app.anonymous.get(`${t.base}/branch/feat/checks`), 401, "UNAUTHENTICATED");
   });
 
-  it("the reporter is always the caller: a reporter in the body is ignored", async () => {
-    const res = await t.as(t.writer).post(`${t.base}/check`, {
+  it("the reporter is always the caller: a reporter or id in the body is refused, naming them", async () => {
+    const before = await state(t);
+    const forged = await t.as(t.writer).post(`${t.base}/check`, {
       ...body,
       check_name: "forged",
       reporter: "ci-job:1234",
       id: "00000000-0000-0000-0000-000000000000",
     });
+    expect(expectError(forged, 400, "VALIDATION_FAILED")).toBe(
+      "body.reporter: unknown field; body.id: unknown field",
+    );
+    expect(await state(t)).toEqual(before);
+    const res = await t.as(t.writer).post(`${t.base}/check`, { ...body, check_name: "forged" });
     expect(res.status).toBe(201);
     expect(res.body.reporter).toBe(t.writer);
-    expect(res.body.id).not.toBe("00000000-0000-0000-0000-000000000000");
     const events = await eventData(t, "com.svc.check.reported");
     expect(events.at(-1)).toMatchObject({ check_name: "forged", reporter: t.writer });
   });

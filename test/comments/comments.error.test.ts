@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../commits/fixtures.ts";
-import { branch, commitAs, markMerged, state, type Team, team } from "../reviews/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { branch, commitAs, markMerged, state, team } from "../reviews/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { expectError, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-let t: Team;
+const app = useFixture(startTestApp);
+const t = useFixture(() => team(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  t = await team(app);
   await branch(t, "feat");
   await commitAs(t, t.writer, "feat");
 });
-afterAll(() => app.close());
 
 const comment = (body: unknown) => t.as(t.writer).post(`${t.base}/comment`, body);
 const ok = { branch: "feat", path: "a.md", body: "hello" };

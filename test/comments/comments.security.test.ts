@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../commits/fixtures.ts";
-import { branch, grant, state, type Team, team } from "../reviews/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { branch, state, team } from "../reviews/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { expectError, grant, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-let t: Team;
+const app = useFixture(startTestApp);
+const t = useFixture(() => team(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  t = await team(app);
   await branch(t, "feat");
 });
-afterAll(() => app.close());
 
 const add = async (who: string, body = "x") => {
   const res = await t.as(who).post(`${t.base}/comment`, { branch: "feat", path: "a.md", body });
@@ -36,12 +33,16 @@ describe("who may comment", () => {
     expectError(await app.anonymous.get(`${t.base}/branch/feat/comments`), 401, "UNAUTHENTICATED");
   });
 
-  it("the author is always the caller: an author in the body is ignored", async () => {
+  it("the author is always the caller: an author in the body is refused, naming it", async () => {
+    const before = await state(t);
     const res = await t
       .as(t.writer)
       .post(`${t.base}/comment`, { branch: "feat", path: "a.md", body: "x", author: t.maintainer });
-    expect(res.status).toBe(201);
-    expect(res.body.author).toBe(t.writer);
+    expectError(res, 400, "VALIDATION_FAILED");
+    expect(res.body.error).toBe("body.author: unknown field");
+    expect(await state(t)).toEqual(before);
+    const mine = await t.as(t.writer).post(`${t.base}/comment`, { branch: "feat", path: "a.md", body: "x" });
+    expect(mine.body.author).toBe(t.writer);
   });
 });
 

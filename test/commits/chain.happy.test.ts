@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 // The chain is recomputed here from its definition (DESIGN "Hash chain"), independently of
 // shared/commits/hash.ts: hex SHA-256 of newline-terminated lines prev_hash, sequence, repo,
@@ -44,12 +45,10 @@ function verify(commits: ChainCommit[]): string[] {
   return problems;
 }
 
-let app: TestApp;
-let fx: RepoFixture;
 let head: number;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", {
     "z.md": "z",
     "a.md": "a",
@@ -66,7 +65,6 @@ beforeAll(async () => {
   await commit(fx, "feature/x", { "b.md": "b" }, "branch again");
   head = await commit(fx, "main", { "é.md": null, "c/d.md": "" }, "  spaces kept  ");
 });
-afterAll(() => app.close());
 
 const chain = async (q: string): Promise<ChainCommit[]> => {
   const res = await fx.client.get(`${fx.base}/chain${q}`);

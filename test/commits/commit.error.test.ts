@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner, snapshot } from "./fixtures.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, repoWithOwner, snapshot } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "exists.md": "here", "gone.md": "soon gone" });
   await commit(fx, "main", { "gone.md": null });
   await createBranch(fx, "topic");
 });
-afterAll(() => app.close());
 
 const ok = { path: "fine.md", content: b64("fine") };
 const withFile = (file: unknown) => ({ branch: "main", message: "m", files: [ok, file] });

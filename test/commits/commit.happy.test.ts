@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const tree = async (fx: Awaited<ReturnType<typeof repoWithOwner>>, q = "") =>
   (await fx.client.get(`${fx.base}/tree${q}`)).body.entries as {
@@ -30,7 +27,7 @@ describe("a commit", () => {
       ],
     });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ sequence: 1 });
+    expect(res.body).toMatchObject({ sequence: 1, branch: "main", message: "three at once" });
     const rows = await app.sql("SELECT DISTINCT sequence FROM file_changes WHERE repo_id = $1", [fx.repoId]);
     expect(rows).toEqual([{ sequence: 1 }]);
     expect((await tree(fx)).map((e) => e.path)).toEqual(["c.txt", "docs/a.md", "docs/b.md"]);
@@ -76,12 +73,19 @@ describe("a commit", () => {
     expect(f.body.content_type).toBe("text/x-custom; charset=utf-8");
   });
 
-  it("is authored by the caller, whatever author the client sends", async () => {
+  it("is authored by the caller: an author in the body is refused, naming it", async () => {
     const fx = await repoWithOwner(app);
-    const res = await fx.client.post(`${fx.base}/commit`, {
+    const spoof = await fx.client.post(`${fx.base}/commit`, {
       branch: "main",
       message: "spoof",
       author: "mallory@example.com",
+      files: [{ path: "a.md", content: b64("x") }],
+    });
+    expect(spoof.status).toBe(400);
+    expect(spoof.body.error).toBe("body.author: unknown field");
+    const res = await fx.client.post(`${fx.base}/commit`, {
+      branch: "main",
+      message: "mine",
       files: [{ path: "a.md", content: b64("x") }],
     });
     expect(res.status).toBe(201);

@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { useFixture } from "../support/world.ts";
 import { commit, expectError, type RepoFixture, repoWithOwner, snapshot } from "./fixtures.ts";
 
 // A small body limit: a 4 KB commit is over it, everything else in this file is under it.
-let app: TestApp;
-let fx: RepoFixture;
+const app = useFixture(() => startTestApp({ SVC_MAX_BODY_BYTES: "2048" }));
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp({ SVC_MAX_BODY_BYTES: "2048" });
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "small" });
 });
-afterAll(() => app.close());
 
 describe("a commit over a limit is refused, and nothing is written", () => {
   it("a body over SVC_MAX_BODY_BYTES: 413 PAYLOAD_TOO_LARGE", async () => {

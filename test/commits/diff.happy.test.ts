@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 const png1 = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 1]);
 const png2 = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 2]);
 
@@ -14,9 +13,9 @@ interface Change {
   diff: string;
 }
 
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", {
     "keep.md": "same\n",
     "mod.md": "line1\nline2\nline3\n",
@@ -51,7 +50,6 @@ beforeAll(async () => {
     "main-only.md": "m2\n",
   });
 });
-afterAll(() => app.close());
 
 const diff = async (branch: string) => {
   const res = await fx.client.get(`${fx.base}/diff?branch=${encodeURIComponent(branch)}`);

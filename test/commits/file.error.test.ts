@@ -1,22 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, repoWithOwner } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 let before: number;
 let created: number;
 let deleted: number;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   before = await commit(fx, "main", { "other.md": "o", "branch-drops.md": "d" });
   created = await commit(fx, "main", { "doc.md": "v1" });
   await createBranch(fx, "topic");
   deleted = await commit(fx, "main", { "doc.md": null, "after-base.md": "late" });
   await commit(fx, "topic", { "branch-drops.md": null });
 });
-afterAll(() => app.close());
 
 const get = (rawPath: string, q = "") => fx.client.get(`${fx.base}/file/${rawPath}${q}`);
 

@@ -1,23 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex, urlPath } from "./fixtures.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, repoWithOwner, sha256hex, urlPath } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 let s1: number;
 let s2: number;
 let s3: number;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   s1 = await commit(fx, "main", { "doc.md": "v1", "other.md": "o" });
   s2 = await commit(fx, "main", { "doc.md": "v2" });
   await createBranch(fx, "feature/x");
   s3 = await commit(fx, "main", { "doc.md": "v3 on main" });
   await commit(fx, "feature/x", { "doc.md": "on the branch", "branch-only.md": "b" });
 });
-afterAll(() => app.close());
 
 const get = (path: string, q = "") => fx.client.get(`${fx.base}/file/${urlPath(path)}${q}`);
 const text = (res: { body: { content: string } }) => Buffer.from(res.body.content, "base64").toString();

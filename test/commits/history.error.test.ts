@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, expectError, type RepoFixture, repoWithOwner } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, expectError, repoWithOwner } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "doc.md": "v1" });
 });
-afterAll(() => app.close());
 
 const history = (path: string, q = "") => fx.client.get(`${fx.base}/file/${path}/history${q}`);
 

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 const seq: Record<string, number> = {};
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   seq["create"] = await commit(fx, "main", { "doc.md": "v1" }, "create doc");
   seq["unrelated"] = await commit(fx, "main", { "other.md": "o" }, "other");
   seq["edit"] = await commit(fx, "main", { "doc.md": "v2" }, "edit doc");
@@ -17,7 +16,6 @@ beforeAll(async () => {
   seq["branchDelete"] = await commit(fx, "feature/x", { "doc.md": null }, "branch delete");
   seq["branchOther"] = await commit(fx, "feature/x", { "other.md": "ob" }, "branch other");
 });
-afterAll(() => app.close());
 
 interface Entry {
   sequence: number;

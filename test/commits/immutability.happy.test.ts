@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, repoWithOwner } from "./fixtures.ts";
 
 // Reads at (branch, at=N) are immutable: the same bytes forever, whatever is committed later.
 
-let app: TestApp;
-let fx: RepoFixture;
 let token: string;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   token = await app.idp.token(fx.owner);
 });
-afterAll(() => app.close());
 
 /** The exact response: status and body bytes. */
 async function raw(path: string): Promise<string> {

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, repoWithOwner } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 let head: number;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "a" });
   head = await commit(fx, "main", { "b.md": "b" });
   await createBranch(fx, "topic");
 });
-afterAll(() => app.close());
 
 const tree = (q: string) => fx.client.get(`${fx.base}/tree?${q}`);
 

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { useFixture } from "../support/world.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 interface Entry {
   path: string;

@@ -1,10 +1,17 @@
 import { CloudEvent, HTTP, ValidationError } from "cloudevents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventTypes } from "../../shared/events/types.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { installPolicies, policies } from "../merge/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
-import { type ReceivedEvent, type SseClient, sse } from "./sse.ts";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { policies } from "../support/policies.ts";
+import {
+  commit,
+  createBranch,
+  installPolicies,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../support/world.ts";
+import { type ReceivedEvent, sse } from "./sse.ts";
 
 /**
  * Every mutation that emits an event, performed over HTTP while a global admin's SSE stream is
@@ -84,19 +91,16 @@ function kindOf(v: unknown): string {
   return typeof v;
 }
 
-let app: TestApp;
-let stream: SseClient;
 let fx: RepoFixture;
 const reviewer = "reviewer@example.com";
 
+const app = useFixture(startTestApp);
+const stream = useFixture(() => sse(app, "/events", ADMIN));
 beforeAll(async () => {
-  app = await startTestApp();
-  stream = await sse(app, "/events", ADMIN);
   expect(stream.status).toBe(200);
 });
 afterAll(async () => {
   stream?.close();
-  await app?.close();
 });
 
 /** Waits for the event of `type` (and matching `data`) after the ones already seen, and returns it. */

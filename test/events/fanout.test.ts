@@ -1,17 +1,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../functions/server.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { ADMIN, startTestApp } from "../support/app.ts";
 import { client } from "../support/client.ts";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
 import { type ChildServer, childInstance, secondInstance } from "./instances.ts";
 import { commitEvents, openSse, type ReceivedEvent, type SseClient, sleep, sse } from "./sse.ts";
 
 /** Events reach every instance's streams, in one order, each once, whichever instance made the mutation. */
 
-let app: TestApp;
-let second: RunningServer;
-let fx: RepoFixture;
 const open: SseClient[] = [];
 const track = (s: SseClient) => {
   open.push(s);
@@ -23,15 +19,11 @@ async function streamOn(url: string, path: string, email: string) {
   return s;
 }
 
-beforeAll(async () => {
-  app = await startTestApp();
-  second = await secondInstance(app);
-  fx = await repoWithOwner(app);
-});
+const app = useFixture(startTestApp);
+const second = useFixture(() => secondInstance(app));
+const fx = useFixture(() => repoWithOwner(app));
 afterAll(async () => {
   for (const s of open) s.close();
-  await second?.close();
-  await app?.close();
 });
 
 function expectIncreasing(events: ReceivedEvent[]) {

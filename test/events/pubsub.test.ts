@@ -11,10 +11,10 @@ import {
   pubsubClient,
   pubsubFeed,
 } from "../../shared/events/pubsub.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { commit, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 import { secondInstance } from "./instances.ts";
-import { type PubsubFake, startPubsubFake } from "./pubsub-fake.ts";
+import { startPubsubFake } from "./pubsub-fake.ts";
 import { openSse, type SseClient, sleep } from "./sse.ts";
 
 /**
@@ -23,7 +23,6 @@ import { openSse, type SseClient, sleep } from "./sse.ts";
  */
 
 const TOPIC = "quire-events-test";
-let fake: PubsubFake;
 let app: TestApp;
 let second: RunningServer | undefined;
 let fx: RepoFixture;
@@ -37,8 +36,8 @@ async function streamOn(url: string, path: string, email: string, headers?: Reco
   return s;
 }
 
+const fake = useFixture(startPubsubFake);
 beforeAll(async () => {
-  fake = await startPubsubFake();
   env = {
     SVC_EVENT_FANOUT: "pubsub",
     PUBSUB_EMULATOR_HOST: fake.host,
@@ -53,7 +52,6 @@ afterAll(async () => {
   for (const s of open) s.close();
   await second?.close();
   await app?.close();
-  await fake?.close();
 });
 
 describe("Pub/Sub fan-out", () => {

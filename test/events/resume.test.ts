@@ -1,30 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
-import { commitEvents, type SseClient, sleep, sse } from "./sse.ts";
+import { describe, expect, it } from "vitest";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
+import { commitEvents, type SseClient, sleep, streams } from "./sse.ts";
 
 /** Last-Event-ID: what a reconnecting client missed comes from the log; a gap notice when the log lost it; retention. */
 
-let app: TestApp;
-let fx: RepoFixture;
-const open: SseClient[] = [];
-async function stream(path: string, email: string, headers?: Record<string, string>) {
-  const s = await sse(app, path, email, headers);
-  expect(s.status).toBe(200);
-  open.push(s);
-  return s;
-}
 const messageOf = (s: SseClient) => commitEvents(s).map((e) => e.envelope.data.message as string);
 
-beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await app?.close();
-});
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
+const stream = streams(app, { ok: true });
 
 describe("Last-Event-ID", () => {
   it("replays what the client missed, then continues live, with no repeat and no gap", async () => {

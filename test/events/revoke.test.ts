@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { commitEvents, type SseClient, sleep, sse } from "./sse.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
+import { commitEvents, sleep, sse, streams } from "./sse.ts";
 
 /** Access is re-checked while a stream is open: a client that may no longer read the repo stops receiving. */
 
-let app: TestApp;
-let fx: RepoFixture;
-const open: SseClient[] = [];
-async function stream(path: string, email: string, headers?: Record<string, string>) {
-  const s = await sse(app, path, email, headers);
-  expect(s.status).toBe(200);
-  open.push(s);
-  return s;
-}
-
-beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await app?.close();
-});
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
+const stream = streams(app, { ok: true });
 
 describe("revocation", () => {
   it("a reader whose role is removed gets no further event and the stream is closed", async () => {

@@ -1,4 +1,5 @@
 import http from "node:http";
+import { afterAll, expect } from "vitest";
 import type { TestApp } from "../support/app.ts";
 
 /** One SSE message as received: its fields, or a comment line. */
@@ -154,6 +155,34 @@ export async function sse(
 ): Promise<SseClient> {
   const token = email === null ? null : await app.idp.token(email);
   return openSse(app.url, path, { token, ...(headers ? { headers } : {}) });
+}
+
+/**
+ * Keeps the streams a test file opens and closes them after its tests. Call it after the file's
+ * `useFixture` lines, so the streams close before the app does; it returns `track(stream)`.
+ */
+export function streamsClosedAfterAll(): (s: SseClient) => SseClient {
+  const open: SseClient[] = [];
+  afterAll(() => {
+    for (const s of open) s.close();
+  });
+  return (s) => {
+    open.push(s);
+    return s;
+  };
+}
+
+/**
+ * `stream(path, email, headers)` on `app`, each stream closed after the file's tests (see
+ * `streamsClosedAfterAll`); with `ok`, a stream that does not open with 200 fails the test.
+ */
+export function streams(app: TestApp, opts: { ok?: boolean } = {}) {
+  const track = streamsClosedAfterAll();
+  return async (path: string, email: string | null, headers?: Record<string, string>) => {
+    const s = track(await sse(app, path, email, headers));
+    if (opts.ok) expect(s.status).toBe(200);
+    return s;
+  };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,28 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
 import { secondInstance } from "./instances.ts";
-import { type SseClient, sleep, sse } from "./sse.ts";
+import { sleep, streams } from "./sse.ts";
 
 /** The SSE endpoints over real HTTP: access at open, filters, keepalive, idle, disconnects, the listener. */
 
-let app: TestApp;
-let fx: RepoFixture;
-const open: SseClient[] = [];
-async function stream(path: string, email: string | null, headers?: Record<string, string>) {
-  const s = await sse(app, path, email, headers);
-  open.push(s);
-  return s;
-}
-
-beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
-});
-afterAll(async () => {
-  for (const s of open) s.close();
-  await app?.close();
-});
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
+const stream = streams(app);
 
 describe("access when the stream opens", () => {
   it("a repo stream needs a reader: 401 anonymous, 404 for one who may not read it, 200 for a reader", async () => {

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, repoWithOwner, snapshot } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { snapshot } from "../commits/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
 import { expectMerged, merge } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 describe("merges that are refused", () => {
   it("answers 409 MERGE_CONFLICT with the conflicts when main changed a path the branch changed, changing nothing", async () => {

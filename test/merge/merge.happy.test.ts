@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
 import { expectMerged } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const eventsOf = (repo: string, type: string) =>
   app.sql<{ data: Record<string, unknown> }>(
@@ -25,7 +21,13 @@ describe("merging a branch into main", () => {
     await commit(fx, "feature", { "tmp.md": null });
 
     const merged = await expectMerged(fx, "feature");
-    expect(merged).toEqual({ sequence: 5, branch: "feature", merged_by: fx.owner, proposal_id: null });
+    expect(merged).toEqual({
+      sequence: 5,
+      branch: "feature",
+      merged_by: fx.owner,
+      proposal_id: null,
+      dry_run: false,
+    });
     const tree = await fx.client.get(`${fx.base}/tree`);
     expect(tree.body.entries.map((e: { path: string }) => e.path)).toEqual(["edit.md", "keep.md", "new.md"]);
     const c = await fx.client.get(`${fx.base}/commit/5`);

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
+import { useFixture } from "../support/world.ts";
 import { addMember, eventsOf, makeOrg, person, unique } from "./fixtures.ts";
 
 /**
@@ -8,11 +9,7 @@ import { addMember, eventsOf, makeOrg, person, unique } from "./fixtures.ts";
  * owner, no repo in a deleted org) must hold whichever request wins.
  */
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const statuses = (results: Res[]) => results.map((r) => r.status).sort();
 

@@ -1,6 +1,9 @@
 import { expect } from "vitest";
 import type { TestApp } from "../support/app.ts";
 import { b64, type Res } from "../support/client.ts";
+import { expectError, grant as grantRole } from "../support/world.ts";
+
+export { expectError };
 
 /**
  * Small fixtures shared by the org, member, invitation, repo and role tests. Each test file starts
@@ -13,15 +16,6 @@ export const unique = (prefix: string) => `${prefix}-${++counter}`;
 
 /** An email address that is unique within the file. */
 export const person = (who: string) => `${unique(who)}@example.com`;
-
-/** Asserts the one error shape `{code, error}` with the given status and code. */
-export function expectError(res: Res, status: number, code: string | string[]): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({
-    status,
-    code: Array.isArray(code) ? expect.toBeOneOf(code) : code,
-  });
-  expect(typeof res.body.error).toBe("string");
-}
 
 /** Creates an org as `owner` and returns its name. */
 export async function makeOrg(app: TestApp, owner: string, name = unique("org")): Promise<string> {
@@ -45,10 +39,8 @@ export async function addMember(app: TestApp, by: string, org: string, identity:
 }
 
 /** Grants `identity` a role on `repo`, as the repo admin `by`. */
-export async function grant(app: TestApp, by: string, repo: string, identity: string, role: string) {
-  const res = await app.as(by).put(`/repos/${repo}/-/roles/${identity}`, { role });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
+export const grant = (app: TestApp, by: string, repo: string, identity: string, role: string) =>
+  grantRole({ client: app.as(by), base: `/repos/${repo}/-` }, identity, role);
 
 /** A commit request body with one small file. */
 export const commitBody = (branch: string, path = "a.md", text = "hello") => ({

@@ -1,13 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 import { expectError, expectRefusedWithoutChange, makeOrg, person } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 /** An org owned by a fresh owner, with a pending member invitation for a fresh invitee. */
 async function pendingInvite(role = "member") {

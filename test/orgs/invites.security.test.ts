@@ -1,31 +1,18 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import {
-  addMember,
-  expectError,
-  expectRefusedWithoutChange,
-  grant,
-  makeOrg,
-  makeRepo,
-  person,
-} from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture, world } from "../support/world.ts";
+import { expectError, expectRefusedWithoutChange, grant, makeRepo, person, unique } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 async function orgWithInvite() {
-  const owner = person("owner");
-  const member = person("member");
-  const invitee = person("invitee");
-  const org = await makeOrg(app, owner);
-  await addMember(app, owner, org, member);
-  const res = await app.as(owner).post(`/orgs/${org}/invites`, { email: invitee, role: "owner" });
+  const [member, invitee] = [person("member"), person("invitee")];
+  const org = await world(app).org({ name: unique("org"), owner: person("owner"), members: [member] });
+  const res = await org.client.post(`/orgs/${org.name}/invites`, { email: invitee, role: "owner" });
   expect(res.status).toBe(201);
-  return { owner, member, invitee, org, id: res.body.id as string, token: res.body.token as string };
+  const { id, token } = res.body as { id: string; token: string };
+  return { owner: org.owner, member, invitee, org: org.name, id, token };
 }
 
 describe("storing invitation tokens", () => {

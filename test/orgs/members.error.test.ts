@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 import {
   addMember,
   expectRefusedWithoutChange,
@@ -10,11 +11,7 @@ import {
   unique,
 } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const membersOf = (org: string) =>
   app.sql("SELECT identity, role FROM org_members WHERE org = $1 ORDER BY identity", [org]);

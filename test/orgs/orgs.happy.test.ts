@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 import { expectOneEvent, makeOrg, makeRepo, person, unique } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 describe("creating an org", () => {
   it("answers 201 with name, created_at and created_by", async () => {

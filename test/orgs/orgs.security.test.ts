@@ -1,33 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { useFixture, world } from "../support/world.ts";
 import {
   addMember,
   eventsOf,
   expectError,
   expectRefusedWithoutChange,
-  grant,
   makeOrg,
-  makeRepo,
   person,
+  unique,
 } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 /** An org with an owner, a member, a holder of a role on one of its repos, and an outsider. */
 async function orgWithPeople() {
-  const owner = person("owner");
-  const member = person("member");
-  const roleHolder = person("holder");
-  const outsider = person("outsider");
-  const org = await makeOrg(app, owner);
-  await addMember(app, owner, org, member);
-  const repo = await makeRepo(app, owner, org);
-  await grant(app, owner, repo, roleHolder, "reader");
-  return { org, repo, owner, member, roleHolder, outsider };
+  const [member, roleHolder, outsider] = [person("member"), person("holder"), person("outsider")];
+  const org = await world(app).org({ name: unique("org"), owner: person("owner"), members: [member] });
+  const repo = await org.repo({ name: unique("repo") });
+  await repo.grant(roleHolder, "reader");
+  return { org: org.name, repo: repo.repo, owner: org.owner, member, roleHolder, outsider };
 }
 
 const names = (body: { orgs: { name: string }[] }) => body.orgs.map((o) => o.name);

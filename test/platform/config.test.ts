@@ -31,6 +31,9 @@ describe("configuration", () => {
     ["SVC_BLOB_THRESHOLD_BYTES", "-1", /SVC_BLOB_THRESHOLD_BYTES/],
     ["OIDC_ISSUER", "http://idp.example.com", /OIDC_ISSUER: must be https/],
     ["OIDC_ISSUER", "not a url", /OIDC_ISSUER: must be a URL/],
+    ["DEV_IDENTITY", "dev", /DEV_IDENTITY: must be an email address/],
+    ["DEV_IDENTITY", "dev\u0000@example.com", /DEV_IDENTITY: must be an email address/],
+    ["BOOTSTRAP_ADMIN", "root @example.com", /BOOTSTRAP_ADMIN: must be an email address/],
   ])("refuses %s=%s with a message naming it", (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -1,6 +1,6 @@
-import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase } from "../support/app.ts";
+import { functionHealth } from "../support/functions.ts";
 import { freePort } from "../support/ports.ts";
 
 /** A cloud instance whose database is unreachable at its cold start, then reachable. */
@@ -17,24 +17,12 @@ describe("functions framework cold start", () => {
     process.env = saved;
   });
 
-  const health = async () => {
-    const server = getTestServer("health");
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    try {
-      const { port } = server.address() as { port: number };
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    } finally {
-      await new Promise((r) => server.close(r));
-    }
-  };
-
   it("answers 503 in Quire's error shape while the database is unreachable, and recovers once it is", async () => {
-    const down = await health();
+    const down = await functionHealth();
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ code: "UNAVAILABLE", error: expect.any(String) });
     process.env["DATABASE_URL"] = await freshDatabase();
-    const up = await health();
+    const up = await functionHealth();
     expect(up).toEqual({ status: 200, body: { status: "ok" } });
   });
 });

@@ -1,5 +1,6 @@
 import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cloudFunctions } from "../../functions/groups.ts";
 import { freshDatabase } from "../support/app.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 
@@ -43,14 +44,15 @@ describe("functions framework registration", () => {
   };
 
   it("registers every group under its name", async () => {
-    expect((await call("health", "GET", "/healthz")).body).toEqual({ status: "ok" });
+    for (const name of Object.keys(cloudFunctions)) expect(() => getTestServer(name), name).not.toThrow();
+    expect((await call("meta", "GET", "/healthz")).body).toEqual({ status: "ok" });
     const token = await idp.token("fn@example.com");
     expect((await call("orgs", "POST", "/orgs", { name: "fn-org" }, token)).status).toBe(201);
     expect((await call("repos", "POST", "/repos", { owner: "fn-org", name: "fn-org/r" }, token)).status).toBe(
       201,
     );
     expect(
-      (await call("branches", "GET", "/repos/fn-org/r/-/branches", undefined, token)).body.branches[0].name,
+      (await call("repos", "GET", "/repos/fn-org/r/-/branches", undefined, token)).body.branches[0].name,
     ).toBe("main");
   });
 

@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resolveView } from "../../shared/commits/view.ts";
 import { readPolicySources } from "../../shared/policy/sources.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { sha256hex } from "../commits/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 import { input, REQUIRE_REVIEW } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 /** The policy files of `branch` at `at`, as name → text. */
 async function policiesAt(fx: RepoFixture, branch: string, at?: number) {

@@ -1,7 +1,9 @@
 import { expect } from "vitest";
-import { createBranch, type RepoFixture } from "../commits/fixtures.ts";
 import type { TestApp } from "../support/app.ts";
 import type { Client } from "../support/client.ts";
+import { createBranch, type RepoFixture } from "../support/world.ts";
+
+export { grant } from "../support/world.ts";
 
 /** The keys of a proposal record, sorted. */
 export const proposalKeys = [
@@ -39,12 +41,6 @@ export async function branchWithProposal(fx: RepoFixture, title = "a proposal") 
   const branch = uniqueBranch();
   await createBranch(fx, branch);
   return open(fx, { branch, title });
-}
-
-/** Grants `identity` a role on the fixture's repo, as its owner (an admin). */
-export async function grant(fx: RepoFixture, identity: string, role: string) {
-  const res = await fx.client.put(`${fx.base}/roles/${identity}`, { role });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
 /** The data of every event of `type` for the fixture's repo, oldest first. */

@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
+import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { branchWithProposal, eventData, state, uniqueBranch } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "hello" });
 });
-afterAll(() => app.close());
 
 /** Sends a request that must be refused with `status`/`code` and must change nothing. */
 async function refused(request: () => Promise<Res>, status: number, code: string): Promise<string> {

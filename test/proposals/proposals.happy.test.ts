@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
 import { eventData, grant, open, proposalKeys, UUID, uniqueBranch } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "hello" });
 });
-afterAll(() => app.close());
 
 const ids = (res: { body: { proposals: { id: string }[] } }) => res.body.proposals.map((p) => p.id);
 
@@ -69,10 +66,18 @@ describe("opening a proposal", () => {
     expect(p).toMatchObject({ author: writer, state: "open", branch });
   });
 
-  it("ignores an author sent in the body: the author is always the caller", async () => {
+  it("refuses an author or state sent in the body, naming them: the author is always the caller", async () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
-    const p = await open(fx, { branch, title: "t", author: "someone@else.test", state: "merged" });
+    const forged = await fx.client.post(`${fx.base}/proposals`, {
+      branch,
+      title: "t",
+      author: "someone@else.test",
+      state: "merged",
+    });
+    expect(forged.status).toBe(400);
+    expect(forged.body.error).toBe("body.author: unknown field; body.state: unknown field");
+    const p = await open(fx, { branch, title: "t" });
     expect(p).toMatchObject({ author: fx.owner, state: "open" });
   });
 

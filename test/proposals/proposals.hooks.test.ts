@@ -8,8 +8,8 @@ import {
   openProposalOf,
   type ProposalRecord,
 } from "../../shared/proposals/proposals.ts";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { branchWithProposal, eventData, proposalKeys, uniqueBranch } from "./fixtures.ts";
 
 /**
@@ -17,18 +17,15 @@ import { branchWithProposal, eventData, proposalKeys, uniqueBranch } from "./fix
  * directly on the app's database; and the one-open-per-branch rule under a transaction held open.
  */
 
-let app: TestApp;
-let fx: RepoFixture;
 let pool: pg.Pool;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "hello" });
   pool = new pg.Pool({ connectionString: app.databaseUrl, max: 3 });
 });
 afterAll(async () => {
   await pool.end();
-  await app.close();
 });
 
 const repo = () => ({ id: fx.repoId, name: fx.repo });

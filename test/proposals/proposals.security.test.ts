@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import type { Client, Res } from "../support/client.ts";
+import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { branchWithProposal, grant, open, state, uniqueBranch } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 const who = (role: string) => `${role}@people.test`;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "hello" });
   for (const role of ["reader", "writer", "maintainer"]) await grant(fx, who(role), role);
   await grant(fx, who("author"), "writer");
 });
-afterAll(() => app.close());
 
 async function refused(request: () => Promise<Res>, status: number, code: string) {
   const before = await state(app, fx);

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, repoWithOwner, snapshot } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { snapshot } from "../commits/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 describe("purge refusals", () => {
   it.each(["", "30", "d30", "-5h", "1w", "5 h", "0h", "0d0h", "abc", "200000d"])(

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner, snapshot } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { snapshot } from "../commits/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ SVC_BLOB_THRESHOLD_BYTES: "64" });
-});
-afterAll(() => app.close());
+const app = useFixture(() => startTestApp({ SVC_BLOB_THRESHOLD_BYTES: "64" }));
 
 /** Marks a branch closed (merged or abandoned) `daysAgo` days ago. */
 async function closeBranch(fx: RepoFixture, name: string, status: "merged" | "abandoned", daysAgo: number) {

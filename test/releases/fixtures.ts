@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import type { RepoFixture } from "../commits/fixtures.ts";
 import type { TestApp } from "../support/app.ts";
 import type { Client } from "../support/client.ts";
+import type { RepoFixture } from "../support/world.ts";
 
 export const releaseKeys = ["created_at", "created_by", "name", "notes", "sequence"];
 

@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
+import { commit, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { release, releaseState } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 let seq: number;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "one" });
   seq = await commit(fx, "main", { "a.md": "two" });
   await release(fx, { name: "existing", sequence: seq, notes: "kept" });
 });
-afterAll(() => app.close());
 
 async function refused(request: () => Promise<Res>, status: number, code: string): Promise<string> {
   const before = await releaseState(app, fx);

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, expectError, repoWithOwner } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { release, releaseKeys } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const names = (res: { body: { releases: { name: string }[] } }) => res.body.releases.map((r) => r.name);
 
@@ -27,10 +23,16 @@ describe("creating a release", () => {
     expect((await fx.client.get(`${fx.base}/releases/v1.2.3`)).body).toEqual(res.body);
   });
 
-  it("takes empty notes when none are sent, and ignores a created_by in the body", async () => {
+  it("takes empty notes when none are sent, and refuses a created_by in the body, naming it", async () => {
     const fx = await repoWithOwner(app);
     const seq = await commit(fx, "main", { "a.md": "one" });
-    const r = await release(fx, { name: "r1", sequence: seq, created_by: "someone@else.test" });
+    const spoof = await fx.client.post(`${fx.base}/releases`, {
+      name: "r1",
+      sequence: seq,
+      created_by: "someone@else.test",
+    });
+    expect(expectError(spoof, 400, "VALIDATION_FAILED")).toBe("body.created_by: unknown field");
+    const r = await release(fx, { name: "r1", sequence: seq });
     expect(r).toMatchObject({ notes: "", created_by: fx.owner });
   });
 

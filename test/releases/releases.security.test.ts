@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { grant } from "../proposals/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
 import type { Client, Res } from "../support/client.ts";
+import { commit, expectError, grant, repoWithOwner, useFixture } from "../support/world.ts";
 import { release, releaseState } from "./fixtures.ts";
 
-let app: TestApp;
-let fx: RepoFixture;
 let seq: number;
 const who = (role: string) => `${role}@people.test`;
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
   seq = await commit(fx, "main", { "a.md": "one" });
   for (const role of ["reader", "writer", "maintainer", "admin"]) await grant(fx, who(role), role);
 });
-afterAll(() => app.close());
 
 async function refused(request: () => Promise<Res>, status: number, code: string) {
   const before = await releaseState(app, fx);

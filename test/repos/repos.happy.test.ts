@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { commitBody, expectOneEvent, makeOrg, makeRepo, person } from "../orgs/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 describe("creating a repo", () => {
   it("answers 201 with name, owner, created_at and created_by", async () => {

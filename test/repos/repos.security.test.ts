@@ -1,34 +1,33 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   addMember,
   eventsOf,
   expectError,
   expectRefusedWithoutChange,
-  grant,
-  makeOrg,
-  makeRepo,
   person,
+  unique,
 } from "../orgs/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { useFixture, world } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 /** An org with two repos, an owner, a member, an admin of one repo only, and an outsider. */
 async function orgWithRepos() {
-  const owner = person("owner");
-  const member = person("member");
-  const repoAdmin = person("repoadmin");
-  const outsider = person("outsider");
-  const org = await makeOrg(app, owner);
-  await addMember(app, owner, org, member);
-  const shared = await makeRepo(app, owner, org, "shared");
-  const other = await makeRepo(app, owner, org, "other");
-  await grant(app, owner, shared, repoAdmin, "admin");
-  return { org, shared, other, owner, member, repoAdmin, outsider };
+  const [member, repoAdmin, outsider] = [person("member"), person("repoadmin"), person("outsider")];
+  const org = await world(app).org({ name: unique("org"), owner: person("owner"), members: [member] });
+  const shared = await org.repo({ name: "shared" });
+  const other = await org.repo({ name: "other" });
+  await shared.grant(repoAdmin, "admin");
+  return {
+    org: org.name,
+    shared: shared.repo,
+    other: other.repo,
+    owner: org.owner,
+    member,
+    repoAdmin,
+    outsider,
+  };
 }
 
 const names = (body: { repos: { name: string }[] }) => body.repos.map((r) => r.name);

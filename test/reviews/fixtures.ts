@@ -1,67 +1,47 @@
-import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
-import { type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import type { TestApp } from "../support/app.ts";
-import { b64, type Client } from "../support/client.ts";
+import { grant, type RepoHandle, world } from "../support/world.ts";
+
+export { grant };
 
 /**
  * Fixtures shared by the review, check-run and comment tests: a repo whose owner (admin) granted a
  * writer, a second writer, a maintainer and a reader through PUT /repos/{name}/-/roles/{identity},
  * and a stranger with no access.
  */
-export interface Team extends RepoFixture {
-  app: TestApp;
+export interface Team extends RepoHandle<"writer" | "writer2" | "maintainer" | "reader"> {
   writer: string;
   writer2: string;
   maintainer: string;
   reader: string;
   stranger: string;
-  as(identity: string): Client;
 }
 
 export async function team(app: TestApp): Promise<Team> {
-  const fx = await repoWithOwner(app);
-  const tag = randomBytes(3).toString("hex");
-  const t: Team = {
-    ...fx,
-    app,
-    writer: `writer-${tag}@example.com`,
-    writer2: `writer2-${tag}@example.com`,
-    maintainer: `maintainer-${tag}@example.com`,
-    reader: `reader-${tag}@example.com`,
-    stranger: `stranger-${tag}@example.com`,
-    as: (identity) => app.as(identity),
-  };
-  await grant(t, t.writer, "writer");
-  await grant(t, t.writer2, "writer");
-  await grant(t, t.maintainer, "maintainer");
-  await grant(t, t.reader, "reader");
-  return t;
+  const people = { writer: "writer", writer2: "writer", maintainer: "maintainer", reader: "reader" } as const;
+  const repo = await world(app).repo({ people });
+  return { ...repo, ...repo.people, stranger: `stranger@${repo.org}.example.com` };
 }
 
-/** Grants (or changes) a repo role, as the repo's owner. */
-export async function grant(t: Team, identity: string, role: string): Promise<void> {
-  const res = await t.client.put(`${t.base}/roles/${identity}`, { role });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
+/**
+ * A team after a commit on main by the owner and one on a new branch `feat` by the writer;
+ * `head` is the writer's commit, the head of `feat`.
+ */
+export async function teamOnFeat(app: TestApp): Promise<Team & { head: number }> {
+  const t = await team(app);
+  await commitAs(t, t.owner, "main");
+  await branch(t, "feat");
+  return { ...t, head: await commitAs(t, t.writer, "feat") };
 }
 
 /** Creates a branch as the owner (maintainer+ is needed) and returns its head. */
 export async function branch(t: Team, name: string, draft = false): Promise<number> {
-  const res = await t.client.post(`${t.base}/branch`, { name, draft });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.head_sequence as number;
+  return (await t.branch(name, { draft })).head;
 }
 
 /** Commits one file as `who` and returns the new sequence. */
-export async function commitAs(t: Team, who: string, onBranch: string, path = "a.md", text = "x") {
-  const res = await t.as(who).post(`${t.base}/commit`, {
-    branch: onBranch,
-    message: `edit ${path}`,
-    files: [{ path, content: b64(text) }],
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.sequence as number;
-}
+export const commitAs = (t: Team, who: string, onBranch: string, path = "a.md", text = "x") =>
+  t.commit(onBranch, { [path]: text }, `edit ${path}`, t.as(who));
 
 /** Marks a branch merged directly (the merge endpoint is another issue's). */
 export async function markMerged(t: Team, name: string): Promise<void> {

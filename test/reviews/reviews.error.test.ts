@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { branch, commitAs, eventData, markMerged, state, type Team, team } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { expectError, useFixture } from "../support/world.ts";
+import { branch, commitAs, eventData, markMerged, state, teamOnFeat } from "./fixtures.ts";
 
-let app: TestApp;
-let t: Team;
-let head: number;
-beforeAll(async () => {
-  app = await startTestApp();
-  t = await team(app);
-  await commitAs(t, t.owner, "main");
-  await branch(t, "feat");
-  head = await commitAs(t, t.writer, "feat");
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
+const t = useFixture(() => teamOnFeat(app));
 
 const review = (body: unknown) => t.as(t.writer2).post(`${t.base}/review`, body);
 
@@ -109,7 +100,7 @@ describe("listing reviews with bad input", () => {
 
   it("refuses an at beyond the branch head with 400 SEQUENCE_OUT_OF_RANGE", async () => {
     const msg = expectError(
-      await t.client.get(`${t.base}/branch/feat/reviews?at=${head + 1}`),
+      await t.client.get(`${t.base}/branch/feat/reviews?at=${t.head + 1}`),
       400,
       "SEQUENCE_OUT_OF_RANGE",
     );

@@ -1,13 +1,10 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 import { branch, commitAs, eventData, markMerged, type Team, TIMESTAMP, team, UUID } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const review = (t: Team, who: string, body: Record<string, unknown>) =>
   t.as(who).post(`${t.base}/review`, body);
@@ -94,11 +91,7 @@ describe("submitting a review", () => {
     for (const status of ["rejected", "approved", "approved"])
       expect((await review(t, t.writer2, { branch: "feat", status, body: status })).status).toBe(201);
     const list = await t.client.get(`${t.base}/branch/feat/reviews`);
-    expect(list.body.reviews.map((r: { status: string }) => r.status)).toEqual([
-      "rejected",
-      "approved",
-      "approved",
-    ]);
+    expect(list.body.map((r: { status: string }) => r.status)).toEqual(["rejected", "approved", "approved"]);
     expect(await eventData(t, "com.svc.review.submitted")).toHaveLength(3);
   });
 
@@ -155,36 +148,36 @@ describe("listing reviews", () => {
     );
   });
 
-  it("returns {reviews: [...]} oldest first, each attached to the head it was submitted at", async () => {
+  it("returns a bare array of reviews (the spec's words), oldest first, each at the head it was submitted at", async () => {
     const res = await t.as(t.reader).get(`${t.base}/branch/feat/reviews`);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(["reviews"]);
-    expect(res.body.reviews.map((r: any) => [r.body, r.sequence, r.reviewer, r.status])).toEqual([
+    expect(Array.isArray(res.body), JSON.stringify(res.body)).toBe(true);
+    expect(res.body.map((r: any) => [r.body, r.sequence, r.reviewer, r.status])).toEqual([
       ["one", s1, t.writer2, "rejected"],
       ["two", s1, t.maintainer, "approved"],
       ["three", s2, t.writer2, "approved"],
     ]);
-    for (const r of res.body.reviews) {
+    for (const r of res.body) {
       expect(r.branch).toBe("feat");
       expect(r.id).toMatch(UUID);
     }
-    const times = res.body.reviews.map((r: any) => Date.parse(r.created_at));
+    const times = res.body.map((r: any) => Date.parse(r.created_at));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
   });
 
   it("with at, returns only reviews at or before that sequence", async () => {
     const atS1 = await t.client.get(`${t.base}/branch/feat/reviews?at=${s1}`);
-    expect(atS1.body.reviews.map((r: any) => r.body)).toEqual(["one", "two"]);
+    expect(atS1.body.map((r: any) => r.body)).toEqual(["one", "two"]);
     const atS2 = await t.client.get(`${t.base}/branch/feat/reviews?at=${s2}`);
-    expect(atS2.body.reviews.map((r: any) => r.body)).toEqual(["one", "two", "three"]);
+    expect(atS2.body.map((r: any) => r.body)).toEqual(["one", "two", "three"]);
     const before = await t.client.get(`${t.base}/branch/feat/reviews?at=${s1 - 1}`);
-    expect(before.body).toEqual({ reviews: [] });
+    expect(before.body).toEqual([]);
   });
 
   it("returns an empty list for a branch nobody reviewed, and for main", async () => {
     await branch(t, "quiet");
-    expect((await t.client.get(`${t.base}/branch/quiet/reviews`)).body).toEqual({ reviews: [] });
-    expect((await t.client.get(`${t.base}/branch/main/reviews`)).body).toEqual({ reviews: [] });
+    expect((await t.client.get(`${t.base}/branch/quiet/reviews`)).body).toEqual([]);
+    expect((await t.client.get(`${t.base}/branch/main/reviews`)).body).toEqual([]);
   });
 
   it("still lists the reviews of a branch once it is merged", async () => {
@@ -193,7 +186,7 @@ describe("listing reviews", () => {
     await commitAs(u, u.writer, "done");
     expect((await review(u, u.writer2, { branch: "done", status: "approved", body: "" })).status).toBe(201);
     await markMerged(u, "done");
-    expect((await u.client.get(`${u.base}/branch/done/reviews`)).body.reviews).toHaveLength(1);
+    expect((await u.client.get(`${u.base}/branch/done/reviews`)).body).toHaveLength(1);
   });
 });
 
@@ -208,7 +201,7 @@ describe("branch names with slashes", () => {
     for (const seg of ["feature/x", "feature%2Fx"]) {
       const list = await t.client.get(`${t.base}/branch/${seg}/reviews`);
       expect(list.status).toBe(200);
-      expect(list.body.reviews.map((r: any) => r.branch)).toEqual(["feature/x"]);
+      expect(list.body.map((r: any) => r.branch)).toEqual(["feature/x"]);
     }
     expect((await t.client.get(`${t.base}/branch/feature/x`)).body.name).toBe("feature/x");
   });
@@ -220,6 +213,6 @@ describe("branch names with slashes", () => {
     expect(res.status).toBe(200);
     expect(res.body.name).toBe("x/reviews");
     const list = await t.client.get(`${t.base}/branch/x%2Freviews/reviews`);
-    expect(list.body).toEqual({ reviews: [] });
+    expect(list.body).toEqual([]);
   });
 });

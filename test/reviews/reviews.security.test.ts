@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { startTestApp } from "../support/app.ts";
+import { expectError, useFixture } from "../support/world.ts";
 import { branch, commitAs, eventData, grant, state, type Team, team } from "./fixtures.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 const approve = (t: Team, who: string, name = "feat") =>
   t.as(who).post(`${t.base}/review`, { branch: name, status: "approved", body: "" });
@@ -75,17 +71,25 @@ describe("who may review", () => {
     expectError(await app.anonymous.get(`${t.base}/branch/feat/reviews`), 401, "UNAUTHENTICATED");
   });
 
-  it("the reviewer is always the caller: a reviewer or sequence in the body is ignored", async () => {
+  it("the reviewer is always the caller: a reviewer or sequence in the body is refused, naming them", async () => {
     const t = await team(app);
     await branch(t, "feat");
     const head = await commitAs(t, t.writer, "feat");
-    const res = await t.as(t.writer2).post(`${t.base}/review`, {
+    const before = await state(t);
+    const forged = await t.as(t.writer2).post(`${t.base}/review`, {
       branch: "feat",
       status: "approved",
       body: "",
       reviewer: t.maintainer,
       sequence: 1,
     });
+    expect(expectError(forged, 400, "VALIDATION_FAILED")).toBe(
+      "body.reviewer: unknown field; body.sequence: unknown field",
+    );
+    expect(await state(t)).toEqual(before);
+    const res = await t
+      .as(t.writer2)
+      .post(`${t.base}/review`, { branch: "feat", status: "approved", body: "" });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ reviewer: t.writer2, sequence: head });
   });
@@ -107,6 +111,6 @@ describe("who may review", () => {
     // t.writer authored nothing in u; but has no role there either.
     expectError(await approve(u, t.writer), 404, "REPO_NOT_FOUND");
     expect((await approve(t, t.writer2)).status).toBe(201);
-    expect((await u.client.get(`${u.base}/branch/feat/reviews`)).body).toEqual({ reviews: [] });
+    expect((await u.client.get(`${u.base}/branch/feat/reviews`)).body).toEqual([]);
   });
 });

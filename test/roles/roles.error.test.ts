@@ -1,23 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   eventsOf,
   expectError,
   expectRefusedWithoutChange,
   makeOrg,
-  makeRepo,
   person,
+  unique,
 } from "../orgs/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp } from "../support/app.ts";
+import { useFixture, world } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 async function repoOf() {
-  const admin = person("alice");
-  return { admin, repo: await makeRepo(app, admin, await makeOrg(app, admin), "team/docs") };
+  const org = await world(app).org({ name: unique("org"), owner: person("alice") });
+  return { admin: org.owner, repo: (await org.repo({ name: "team/docs" })).repo };
 }
 
 describe("setting a role from a bad request", () => {

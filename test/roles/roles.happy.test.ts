@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eventsOf, expectOneEvent, makeOrg, makeRepo, person } from "../orgs/fixtures.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { ADMIN, startTestApp } from "../support/app.ts";
+import { useFixture } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 async function repoOf(admin = person("alice")) {
   return { admin, repo: await makeRepo(app, admin, await makeOrg(app, admin), "team/docs") };

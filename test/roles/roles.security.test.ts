@@ -1,29 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   addMember,
   commitBody,
   expectError,
   expectRefusedWithoutChange,
   grant,
-  makeOrg,
-  makeRepo,
   person,
+  unique,
 } from "../orgs/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp } from "../support/app.ts";
+import { useFixture, world } from "../support/world.ts";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
 
 /** A repo whose admin has created a `feature` branch. */
 async function repoWithBranch() {
-  const admin = person("alice");
-  const org = await makeOrg(app, admin);
-  const repo = await makeRepo(app, admin, org, "team/docs");
-  expect((await app.as(admin).post(`/repos/${repo}/-/branch`, { name: "feature" })).status).toBe(201);
-  return { admin, org, repo };
+  const org = await world(app).org({ name: unique("org"), owner: person("alice") });
+  const repo = await org.repo({ name: "team/docs" });
+  await repo.branch("feature");
+  return { admin: org.owner, org: org.name, repo: repo.repo };
 }
 
 const headOf = async (repo: string, branch: string) =>
@@ -55,7 +50,7 @@ describe("what a role lets its holder do", () => {
     await grant(app, admin, repo, bob, "writer");
     const commit = await as.post(`/repos/${repo}/-/commit`, commitBody("feature"));
     expect(commit.status).toBe(201);
-    expect(commit.body).toEqual({ sequence: 1 });
+    expect(commit.body).toMatchObject({ sequence: 1, author: bob });
     expect(await headOf(repo, "feature")).toBe(1);
     await expectRefusedWithoutChange(
       app,

@@ -35,14 +35,17 @@ function quietLog(): NodeJS.WritableStream {
   return new Writable({ write: (_chunk, _enc, done) => done() });
 }
 
-/** A fresh copy of the migrated template database on the test cluster. */
-export async function freshDatabase(): Promise<string> {
+/**
+ * A fresh copy of the migrated template database on the test cluster; with `{ empty: true }`, a
+ * database never migrated (for the migration step's tests).
+ */
+export async function freshDatabase(opts: { empty?: boolean } = {}): Promise<string> {
   const adminUrl = inject("adminUrl");
   const name = `t_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+    await admin.query(`CREATE DATABASE ${name}${opts.empty ? "" : ` TEMPLATE ${TEMPLATE_DATABASE}`}`);
   } finally {
     await admin.end();
   }
@@ -70,11 +73,15 @@ export async function startTestApp(
       SVC_BLOB_LOCAL_DIR: blobDir,
       // No CI cron or reaper timers: tests run those passes themselves, at the moments they choose.
       SVC_CI_TIMERS: "false",
+      // Every reply is checked against the response its route declares (shared/http/responses.ts).
+      SVC_CHECK_RESPONSES: "true",
       ...env,
     },
     { logTo: opts.logTo ?? quietLog(), ...(opts.context ? { context: opts.context } : {}) },
   );
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
+  // A test that terminates the database's backends kills this pool's idle clients too: drop them quietly.
+  pool.on("error", () => {});
   return {
     url: server.url,
     server,

@@ -23,18 +23,7 @@ declare module "vitest" {
  * DATABASE ... TEMPLATE), which takes milliseconds and isolates the files from one another.
  */
 export default async function setup(project: TestProject) {
-  let adminUrl = process.env["TEST_DATABASE_URL"];
-  let stop = async () => {};
-  if (!adminUrl) {
-    const dir = await mkdtemp(path.join(tmpdir(), "quire-test-pg-"));
-    await chmod(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach its data dir
-    const cluster = await startCluster(path.join(dir, "data"), await freePort());
-    adminUrl = cluster.url;
-    stop = async () => {
-      await cluster.stop();
-      await rm(dir, { recursive: true, force: true });
-    };
-  }
+  const { url: adminUrl, stop } = await testCluster();
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE}`);
@@ -43,6 +32,25 @@ export default async function setup(project: TestProject) {
   await migrate(databaseUrl(adminUrl, TEMPLATE_DATABASE));
   project.provide("adminUrl", adminUrl);
   return stop;
+}
+
+/**
+ * The server at TEST_DATABASE_URL, else a throw-away embedded cluster in a temporary directory
+ * (removed by `stop`). Also used by `npm run snapshots` (scripts/snapshots.ts).
+ */
+export async function testCluster(): Promise<{ url: string; stop(): Promise<void> }> {
+  const given = process.env["TEST_DATABASE_URL"];
+  if (given) return { url: given, stop: async () => {} };
+  const dir = await mkdtemp(path.join(tmpdir(), "quire-test-pg-"));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach its data dir
+  const cluster = await startCluster(path.join(dir, "data"), await freePort());
+  return {
+    url: cluster.url,
+    stop: async () => {
+      await cluster.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The same server's URL for another database. */

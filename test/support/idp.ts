@@ -26,6 +26,8 @@ export interface TokenOptions {
   audience?: string;
   /** Another `iss` than this provider's own, signed with its real key. */
   issuer?: string;
+  /** Standard claims to leave out altogether, as a careless provider might. */
+  omit?: ("exp" | "iat" | "email" | "email_verified")[];
 }
 
 interface SigningKey {
@@ -67,13 +69,20 @@ export async function startTestIdp(opts: { audience?: string } = {}): Promise<Te
 
   const sign = (k: SigningKey, email: string, o: TokenOptions = {}) => {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ email, email_verified: true, ...o.claims })
+    const omit = new Set(o.omit ?? []);
+    const claims: JWTPayload = {
+      email,
+      email_verified: true,
+      iat: now - 5,
+      exp: now + (o.expiresIn ?? 3600),
+      ...o.claims,
+    };
+    for (const name of omit) delete claims[name];
+    return new SignJWT(claims)
       .setProtectedHeader({ alg: "RS256", kid: k.kid, typ: "JWT" })
       .setIssuer(o.issuer ?? idp.issuer)
       .setSubject(`sub-${email}`)
       .setAudience(o.audience ?? opts.audience ?? "quire-test")
-      .setIssuedAt(now - 5)
-      .setExpirationTime(now + (o.expiresIn ?? 3600))
       .sign(k.privateKey);
   };
 

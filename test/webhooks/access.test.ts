@@ -1,32 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import {
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { describe, expect, it } from "vitest";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
+import { outboxOf, startReceiver, startWebhookApp, subscribe } from "./support.ts";
 
 /**
  * Access is checked again when sending: a subscription whose creator may no longer read what it
  * covers gets nothing (those events are dropped for it), and gets events again once access is back.
  */
 
-let app: WebhookApp;
-let rx: Receiver;
-let fx: RepoFixture;
-
-beforeAll(async () => {
-  app = await startWebhookApp();
-  rx = await startReceiver();
-  fx = await repoWithOwner(app as never);
-});
-afterAll(async () => {
-  await app?.close();
-  await rx?.close();
-});
+const app = useFixture(startWebhookApp);
+const rx = useFixture(startReceiver);
+const fx = useFixture(() => repoWithOwner(app as never));
 
 const messages = (path: string) => rx.at(path).map((r) => r.body.data["message"]);
 

@@ -2,20 +2,14 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { CloudTasksClient } from "@google-cloud/tasks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookDeliveryRoutes } from "../../functions/webhook-delivery/routes.ts";
 import { nodeHandler, readBody } from "../../shared/http/node.ts";
-import { cloudTasksQueue, taskId } from "../../shared/webhooks/cloudtasks.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import { startTasksEmulator, type TasksEmulator } from "./cloud-tasks.ts";
-import {
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { cloudTasksQueue, type TaskRequest, taskId } from "../../shared/webhooks/cloudtasks.ts";
+import { commit, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
+import { startTasksEmulator } from "./cloud-tasks.ts";
+import { outboxOf, startReceiver, startWebhookApp, subscribe, type WebhookApp } from "./support.ts";
 
 /**
  * SVC_WEBHOOK_DELIVERY=cloudtasks against the Cloud Tasks emulator built from emulators/: the pump
@@ -23,12 +17,12 @@ import {
  * function makes the attempt with the same code as the local worker.
  */
 
-let emulator: TasksEmulator;
 let fn: http.Server;
 let app: WebhookApp;
-let rx: Receiver;
 let fx: RepoFixture;
 const calls: { status: number; body: unknown }[] = [];
+/** Every task the app created, as it asked for it. */
+const enqueued: TaskRequest[] = [];
 
 /** Resolves once `check` holds, polling (this waits on the emulator's real I/O, not on the clock). */
 async function until<T>(check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
@@ -41,9 +35,9 @@ async function until<T>(check: () => Promise<T | undefined | false>, ms = 10_000
   }
 }
 
+const emulator = useFixture(startTasksEmulator);
+const rx = useFixture(startReceiver);
 beforeAll(async () => {
-  emulator = await startTasksEmulator();
-  rx = await startReceiver();
   // The delivery function, as the functions framework would host it: Quire's own handler.
   let handler: ReturnType<typeof nodeHandler> | undefined;
   fn = http.createServer(async (req, res) => {
@@ -58,12 +52,28 @@ beforeAll(async () => {
   fn.listen(0, "127.0.0.1");
   await once(fn, "listening");
   const fnUrl = `http://127.0.0.1:${(fn.address() as AddressInfo).port}`;
+  const queue = cloudTasksQueue({
+    queue: emulator.queue,
+    targetUrl: `${fnUrl}/webhook-delivery`,
+    emulatorHost: emulator.host,
+  });
   app = await startWebhookApp({
     env: {
       SVC_WEBHOOK_DELIVERY: "cloudtasks",
       SVC_WEBHOOK_TASKS_QUEUE: emulator.queue,
       SVC_WEBHOOK_TASKS_TARGET_URL: `${fnUrl}/webhook-delivery`,
       CLOUD_TASKS_EMULATOR_HOST: emulator.host,
+    },
+    context: {
+      webhooks: {
+        taskQueue: {
+          enqueue: (task) => {
+            enqueued.push(task);
+            return queue.enqueue(task);
+          },
+          close: () => queue.close(),
+        },
+      },
     },
   });
   handler = nodeHandler(app.server.ctx, webhookDeliveryRoutes, (req) => readBody(req, 64 * 1024));
@@ -72,8 +82,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   fn?.close();
-  await rx?.close();
-  await emulator?.close();
 });
 
 describe("Cloud Tasks delivery", () => {
@@ -99,6 +107,11 @@ describe("Cloud Tasks delivery", () => {
       (await outboxOf(app, sub.id)).find((r) => r.attempts === 1 && r.last_status === 503),
     );
     expect(failed.next_attempt_at.getTime()).toBe(start.getTime() + 1000);
+    // The next attempt's task is scheduled at exactly that time, to the millisecond.
+    // The retry's task is created after the failure is recorded: wait for it, not just the row.
+    const tasksOf = () => enqueued.filter((t) => JSON.parse(String(t.body)).outbox_id === failed.id);
+    const retryTask = await until(async () => (tasksOf().length >= 2 ? tasksOf().at(-1) : undefined));
+    expect(retryTask.scheduleAt.getTime()).toBe(failed.next_attempt_at.getTime());
     rx.set({ kind: "ok" });
     const [, second] = await rx.waitFor(2, "/ct-retry");
     // The emulator held the task until its schedule time: one second after the failure.
@@ -145,6 +158,23 @@ describe("Cloud Tasks delivery", () => {
     expect((await fx.client.post(`/subscriptions/${sub.id}/resume`)).status).toBe(204);
     const [got] = await rx.waitFor(1, "/ct-held");
     expect(got!.body.data["message"]).toBe("held");
+  });
+
+  it("a task's schedule time is the attempt's due time to the millisecond", async () => {
+    const requests: { task: { scheduleTime: { seconds: number; nanos: number } } }[] = [];
+    const client = {
+      createTask: async (request: (typeof requests)[number]) => {
+        requests.push(request);
+        return [{}];
+      },
+      close: async () => {},
+    } as unknown as CloudTasksClient;
+    const queue = cloudTasksQueue({ queue: emulator.queue, targetUrl: "http://127.0.0.1:9/x" }, client);
+    const due = new Date("2026-11-23T13:45:07.461Z");
+    await queue.enqueue({ id: "w-exact", scheduleAt: due, body: Buffer.from("{}") });
+    const { seconds, nanos } = requests[0]!.task.scheduleTime;
+    expect(seconds * 1000 + nanos / 1e6).toBe(due.getTime());
+    expect(nanos).toBe(461_000_000);
   });
 
   it("creating a task is idempotent by its id, so a retried enqueue makes no second task", async () => {

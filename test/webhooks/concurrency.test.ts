@@ -5,32 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../shared/clock.ts";
 import { leaseDue } from "../../shared/webhooks/outbox.ts";
 import { envelopeBody, sendWebhook } from "../../shared/webhooks/send.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { ADMIN, freshDatabase } from "../support/app.ts";
 import { client } from "../support/client.ts";
 import { startTestIdp } from "../support/idp.ts";
 import { freePort } from "../support/ports.ts";
-import {
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { commit, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
+import { outboxOf, startReceiver, startWebhookApp, subscribe, type WebhookApp } from "./support.ts";
 
 /**
  * Several deliverers on one database never send the same attempt twice, and a deliverer that dies
  * mid-send loses nothing: after its lease runs out another one sends the row again, same event id.
  */
 
-let rx: Receiver;
-beforeAll(async () => {
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await rx?.close();
-});
+const rx = useFixture(startReceiver);
 
 describe("two instances on one database", () => {
   let a: WebhookApp;
@@ -59,7 +46,14 @@ describe("two instances on one database", () => {
     await Promise.all([...writes, ...driven]);
     await Promise.all([a.webhooks.drain(), b.webhooks.drain()]);
     const expected = subs.length * EVENTS;
-    const got = rx.receipts.filter((r) => r.path.startsWith("/two/"));
+    // A drain returns when it finds nothing left to lease; a send the other instance's own loop
+    // (woken by LISTEN or a due timer) leased just before may still be on its way: let it land.
+    const received = () => rx.receipts.filter((r) => r.path.startsWith("/two/"));
+    for (let i = 0; received().length < expected && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      await Promise.all([a.webhooks.drain(), b.webhooks.drain()]);
+    }
+    const got = received();
     expect(got.length).toBe(expected);
     const keys = new Set(got.map((r) => `${r.path} ${r.body.id}`));
     expect(keys.size).toBe(expected);

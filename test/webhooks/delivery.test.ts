@@ -1,31 +1,13 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import {
-  ADMIN,
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { describe, expect, it } from "vitest";
+import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
+import { ADMIN, outboxOf, startReceiver, startWebhookApp, subscribe } from "./support.ts";
 
 /** What a receiver gets: the envelope, its headers and signature, the filters, and what counts as success. */
 
-let app: WebhookApp;
-let rx: Receiver;
-let fx: RepoFixture;
-
-beforeAll(async () => {
-  app = await startWebhookApp();
-  rx = await startReceiver();
-  fx = await repoWithOwner(app as never);
-});
-afterAll(async () => {
-  await app?.close();
-  await rx?.close();
-});
+const app = useFixture(startWebhookApp);
+const rx = useFixture(startReceiver);
+const fx = useFixture(() => repoWithOwner(app as never));
 
 /** A receiver's check, as docs/events.md tells receivers to write it. */
 function verify(secret: string, raw: Buffer, header: string | undefined): boolean {

@@ -1,34 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { backoffSeconds, MAX_ATTEMPTS } from "../../shared/webhooks/outbox.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import {
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  subscriptionRow,
-  type WebhookApp,
-} from "./support.ts";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
+import { outboxOf, startReceiver, startWebhookApp, subscribe, subscriptionRow } from "./support.ts";
 
 /**
  * Time-dependent delivery on a manual clock: the backoff schedule, suspension after 10 failed
  * attempts, holding while suspended, resume, and retention. Nothing here sleeps for time to pass.
  */
 
-let app: WebhookApp;
-let rx: Receiver;
-let fx: RepoFixture;
-
-beforeAll(async () => {
-  app = await startWebhookApp();
-  rx = await startReceiver();
-  fx = await repoWithOwner(app as never);
-});
-afterAll(async () => {
-  await app?.close();
-  await rx?.close();
-});
+const app = useFixture(startWebhookApp);
+const rx = useFixture(startReceiver);
+const fx = useFixture(() => repoWithOwner(app as never));
 
 const SECOND = 1000;
 

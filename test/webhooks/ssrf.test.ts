@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AddressKind, classifyAddress } from "../../shared/webhooks/addresses.ts";
 import { type Resolver, systemResolver } from "../../shared/webhooks/guard.ts";
 import { sendWebhook } from "../../shared/webhooks/send.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { commit, type RepoFixture, repoWithOwner } from "../support/world.ts";
 import {
   ADMIN,
   outboxOf,

@@ -1,30 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { describe, expect, it } from "vitest";
 import type { Res } from "../support/client.ts";
-import {
-  ADMIN,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import { ADMIN, startReceiver, startWebhookApp, subscribe } from "./support.ts";
 
 /** Every bad input is a 4xx in the one error shape, and changes nothing. */
 
-let app: WebhookApp;
-let rx: Receiver;
-let fx: RepoFixture;
-
-beforeAll(async () => {
-  app = await startWebhookApp();
-  rx = await startReceiver();
-  fx = await repoWithOwner(app as never);
-});
-afterAll(async () => {
-  await app?.close();
-  await rx?.close();
-});
+const app = useFixture(startWebhookApp);
+const rx = useFixture(startReceiver);
+const fx = useFixture(() => repoWithOwner(app as never));
 
 async function state() {
   const [row] = await app.sql(

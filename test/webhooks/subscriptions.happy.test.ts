@@ -1,30 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
-import {
-  ADMIN,
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { describe, expect, it } from "vitest";
+import { commit, repoWithOwner, useFixture } from "../support/world.ts";
+import { ADMIN, outboxOf, startReceiver, startWebhookApp, subscribe } from "./support.ts";
 
 /** The subscription record, listing, deletion, and what a repo's deletion does to its subscriptions. */
 
-let app: WebhookApp;
-let rx: Receiver;
-let fx: RepoFixture;
-
-beforeAll(async () => {
-  app = await startWebhookApp();
-  rx = await startReceiver();
-  fx = await repoWithOwner(app as never);
-});
-afterAll(async () => {
-  await app?.close();
-  await rx?.close();
-});
+const app = useFixture(startWebhookApp);
+const rx = useFixture(startReceiver);
+const fx = useFixture(() => repoWithOwner(app as never));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Resolver } from "../../shared/webhooks/guard.ts";
-import { expectError, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { expectError, type RepoFixture, repoWithOwner } from "../support/world.ts";
 import { ADMIN, type Receiver, startReceiver, startWebhookApp, type WebhookApp } from "./support.ts";
 
 /**

@@ -86,6 +86,8 @@ export interface Receipt {
   path: string;
   headers: http.IncomingHttpHeaders;
   raw: Buffer;
+  /** `Date.now()` when the request's body had arrived. */
+  receivedAt: number;
   body: { id: string; type: string; data: Record<string, unknown>; [k: string]: unknown };
 }
 
@@ -113,14 +115,19 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+export interface ReceiverOptions {
+  /** Runs on each request before it is answered (while its attempt is still in flight). */
+  beforeAnswer?: (receipt: Receipt) => Promise<void>;
+}
+
+export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receiver> {
   let mode: Mode = { kind: "ok" };
   const receipts: Receipt[] = [];
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on("end", async () => {
       const raw = Buffer.concat(chunks);
       let body: Receipt["body"];
       try {
@@ -128,8 +135,10 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         body = { id: "", type: "", data: {} };
       }
-      receipts.push({ path: req.url ?? "/", headers: req.headers, raw, body });
-      const m = mode;
+      const receipt = { path: req.url ?? "/", headers: req.headers, raw, receivedAt: Date.now(), body };
+      receipts.push(receipt);
+      const m = mode; // as it was when the request arrived
+      await opts.beforeAnswer?.(receipt).catch(() => {});
       if (m.kind === "ok") res.writeHead(200).end("ok");
       else if (m.kind === "status") res.writeHead(m.status).end();
       else if (m.kind === "redirect") res.writeHead(302, { location: m.to }).end();

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SYSTEM_LANES } from "../../shared/webhooks/queries.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { commit, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 import { startWebhookApp, subscribe, type WebhookApp } from "./support.ts";
 
 /**
@@ -39,18 +39,16 @@ async function slowReceiver(delayMs: number) {
   };
 }
 
-let rx: Awaited<ReturnType<typeof slowReceiver>>;
 let app: WebhookApp;
 let fx: RepoFixture;
+const rx = useFixture(() => slowReceiver(100));
 beforeAll(async () => {
-  rx = await slowReceiver(100);
   // The scheduler's subscription goes to <RUNNER_URL>/webhook: here, the slow receiver.
   app = await startWebhookApp({ env: { RUNNER_URL: rx.base } });
   fx = await repoWithOwner(app as never);
 });
 afterAll(async () => {
   await app?.close();
-  await rx?.close();
 });
 
 describe("the system subscription's delivery lanes", () => {

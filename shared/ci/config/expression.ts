@@ -96,7 +96,10 @@ class Parser {
   }
 
   peek(): Token {
-    return this.#tokens[this.#next]!;
+    const token = this.#tokens[this.#next];
+    // #take never moves past the `end` token tokenize always appends.
+    if (token === undefined) throw new Error("the if: parser read past its end token");
+    return token;
   }
 
   #take(): Token {
@@ -167,7 +170,7 @@ function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < source.length) {
-    const c = source[i]!;
+    const c = source.charAt(i);
     if (c === " " || c === "\t" || c === "\n" || c === "\r") {
       i++;
     } else if (c === "(" || c === ")") {
@@ -177,7 +180,7 @@ function tokenize(source: string): Token[] {
       tokens.push({ kind: "string", value, at: i });
       i = end;
     } else if (/[A-Za-z_]/.test(c)) {
-      const word = /^[A-Za-z0-9_.]+/.exec(source.slice(i))![0];
+      const word = readWord(source, i);
       tokens.push({ kind: "field", field: fieldOf(word, i), at: i });
       i += word.length;
     } else {
@@ -188,6 +191,13 @@ function tokenize(source: string): Token[] {
   }
   tokens.push({ kind: "end", at: source.length });
   return tokens;
+}
+
+/** The run of field characters (letters, digits, `_` and `.`) starting at `i`. */
+function readWord(source: string, i: number): string {
+  let end = i;
+  while (end < source.length && /[A-Za-z0-9_.]/.test(source.charAt(end))) end++;
+  return source.slice(i, end);
 }
 
 function fieldOf(word: string, at: number): IfField {
@@ -207,7 +217,7 @@ function operatorAt(source: string, i: number): "&&" | "||" | "==" | "!=" {
   if (three === "===" || three === "!==")
     throw new IfSyntaxError(`'${three}' is not an operator; use '${three.slice(0, 2)}'`, i);
   if (two === "&&" || two === "||" || two === "==" || two === "!=") return two;
-  const c = source[i]!;
+  const c = source.charAt(i);
   if (c === "!") throw new IfSyntaxError("'!' (negation) is not supported; compare with '!=' instead", i);
   if (c === "=") throw new IfSyntaxError("'=' is not an operator; use '=='", i);
   if (c === "&") throw new IfSyntaxError("'&' is not an operator; use '&&'", i);
@@ -220,11 +230,11 @@ function operatorAt(source: string, i: number): "&&" | "||" | "==" | "!=" {
 
 /** Reads the quoted string starting at `start`; only `\\`, `\'` and `\"` are escapes. */
 function readString(source: string, start: number): { value: string; end: number } {
-  const quote = source[start]!;
+  const quote = source.charAt(start);
   let value = "";
   let i = start + 1;
   while (i < source.length) {
-    const c = source[i]!;
+    const c = source.charAt(i);
     if (c === quote) return { value, end: i + 1 };
     if (c === "\\") {
       const next = source[i + 1];

@@ -69,7 +69,7 @@ export function globProblem(pattern: string): string | null {
   if (pattern.startsWith("/") || pattern.endsWith("/")) return "must not start or end with '/'";
   if (pattern.includes("//")) return "must not contain '//'";
   for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
+    const c = pattern.charAt(i);
     if (c === "[") {
       const end = classEnd(pattern, i);
       if (typeof end === "string") return end;

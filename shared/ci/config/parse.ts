@@ -198,16 +198,24 @@ function suggestion(key: string, allowed: readonly string[]): string | undefined
   );
 }
 
-/** Levenshtein distance, for short keys. */
+/** Levenshtein distance, for short keys: one row of the table at a time. */
 function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let result = b.length; // the last cell of the last row
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    let left = i; // row[j - 1]
+    let diagonal = i - 1; // prev[j - 1]
+    const row = [left];
+    for (const [k, up] of prev.slice(1).entries()) {
+      // Cell j = k + 1: up is prev[j].
+      left = Math.min(up + 1, left + 1, diagonal + (a[i - 1] === b[k] ? 0 : 1));
+      row.push(left);
+      diagonal = up;
+    }
     prev = row;
+    result = left;
   }
-  return prev[b.length]!;
+  return result;
 }
 
 /**
@@ -259,8 +267,11 @@ function cycleProblems(needs: Map<string, string[]>, index: Map<string, number>)
     if (state.get(name) === "done") return;
     if (state.get(name) === "active") {
       const cycle = [...trail.slice(trail.indexOf(name)), name];
+      const at = index.get(name);
+      // needs only has keys that crossCheckProblems took from `index`.
+      if (at === undefined) throw new Error(`check '${name}' has needs but no index`);
       problems.push({
-        path: ["checks", index.get(name)!, "needs"],
+        path: ["checks", at, "needs"],
         message: `needs form a cycle: ${cycle.join(" -> ")}`,
       });
       return;

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Clock } from "../../clock.ts";
-import type { Env } from "../../config.ts";
+import { type Env, requiredSetting } from "../../config.ts";
 import { retryingOnce } from "../../lazy.ts";
 import { type JobSigner, localJobSigner } from "./signer.ts";
 
@@ -13,7 +13,7 @@ export function jobSignerFromConfig(config: Env, pool: pg.Pool, clock: Clock): J
       const { kmsClient, kmsJobSigner } = await import("./kms.ts");
       return kmsJobSigner({
         client: kmsClient(config.SVC_JOB_KMS_ENDPOINT),
-        keyVersion: config.SVC_JOB_KMS_KEY_VERSION!,
+        keyVersion: requiredSetting(config, "SVC_JOB_KMS_KEY_VERSION"),
         previousKeyVersions: config.SVC_JOB_KMS_PREVIOUS_KEY_VERSIONS,
       });
     });

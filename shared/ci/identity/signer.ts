@@ -2,6 +2,7 @@ import { createPrivateKey, generateKeyPair, type KeyObject, randomUUID, sign } f
 import { promisify } from "node:util";
 import type pg from "pg";
 import type { Clock } from "../../clock.ts";
+import { withTx } from "../../db/tx.ts";
 
 /** One public key of the job-token JWKS. */
 export interface JWK {
@@ -56,24 +57,21 @@ interface ActiveKey {
 
 const generateRsa = promisify(generateKeyPair);
 
+// Rotations take turns: the second waits, then retires the first one's fresh key instead of
+// colliding with it on the one-active-key index.
+export const ROTATION_LOCK = 7_137_400_520_193_512_002n;
+
 /** Creates a fresh key and retires the active one; the old key stays in the JWKS for its grace time. */
 export async function rotateLocalJobKey(pool: pg.Pool, now: Date): Promise<string> {
   const row = await newKeyRow();
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("UPDATE job_signing_keys SET retired_at = $1 WHERE retired_at IS NULL", [now]);
-    await client.query(
+  await withTx(pool, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [ROTATION_LOCK.toString()]);
+    await tx.query("UPDATE job_signing_keys SET retired_at = $1 WHERE retired_at IS NULL", [now]);
+    await tx.query(
       "INSERT INTO job_signing_keys (kid, private_pem, public_jwk, created_at) VALUES ($1, $2, $3, $4)",
       [row.kid, row.pem, row.jwk, now],
     );
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
   return row.kid;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { prepared, type Queryable } from "../../db/pool.ts";
+import { firstRowOf, prepared, type Queryable } from "../../db/pool.ts";
 import type { TriggerType } from "../config/triggers.ts";
 import { type FinalStatus, type JobRow, job_columns } from "./records.ts";
 
@@ -48,7 +48,7 @@ const job_insert = `
 
 /** Queues a job; returns its id, or null when the same trigger already queued one. */
 export async function enqueueJob(db: Queryable, job: NewJob): Promise<string | null> {
-  const { rows } = await db.query(job_insert, [
+  const { rows } = await db.query<{ id: string }>(job_insert, [
     randomUUID(),
     job.repoId,
     job.branchId,
@@ -63,13 +63,13 @@ export async function enqueueJob(db: Queryable, job: NewJob): Promise<string | n
     job.now,
     job.failed ?? null,
   ]);
-  return (rows[0]?.id as string | undefined) ?? null;
+  return rows[0]?.id ?? null;
 }
 
 // The worker protocol's statements are prepared: planning the claim cost as much as running it.
 // The oldest queued job, locked with SKIP LOCKED so concurrent claimers each take a different row
 // without waiting on one another; a re-queued job keeps its queued_at and so is first in line.
-const job_claim_oldest = prepared(
+const job_claim_oldest = prepared<JobRow>(
   "job_claim_oldest",
   `
   WITH next AS (
@@ -89,11 +89,10 @@ export async function claimOldest(
   db: Queryable,
   input: { worker: string; tokenHash: Buffer; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(job_claim_oldest([input.now, input.worker, input.tokenHash]));
-  return (rows[0] as JobRow | undefined) ?? null;
+  return (await firstRowOf(db, job_claim_oldest([input.now, input.worker, input.tokenHash]))) ?? null;
 }
 
-const job_update_heartbeat = prepared(
+const job_update_heartbeat = prepared<JobRow>(
   "job_update_heartbeat",
   `
   UPDATE ci_jobs j SET last_heartbeat_at = $3
@@ -110,11 +109,10 @@ export async function heartbeat(
   db: Queryable,
   input: { jobId: string; attempt: number; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(job_update_heartbeat([input.jobId, input.attempt, input.now]));
-  return (rows[0] as JobRow | undefined) ?? null;
+  return (await firstRowOf(db, job_update_heartbeat([input.jobId, input.attempt, input.now]))) ?? null;
 }
 
-const job_update_completed = prepared(
+const job_update_completed = prepared<JobRow>(
   "job_update_completed",
   `
   UPDATE ci_jobs j
@@ -129,10 +127,8 @@ export async function complete(
   db: Queryable,
   input: { jobId: string; attempt: number; status: FinalStatus; error: string | null; now: Date },
 ): Promise<JobRow | null> {
-  const { rows } = await db.query(
-    job_update_completed([input.jobId, input.attempt, input.status, input.error, input.now]),
-  );
-  return (rows[0] as JobRow | undefined) ?? null;
+  const completed = job_update_completed([input.jobId, input.attempt, input.status, input.error, input.now]);
+  return (await firstRowOf(db, completed)) ?? null;
 }
 
 // Stale claims go back to the queue (their token cleared, so the old worker's heartbeat, complete
@@ -150,15 +146,15 @@ const job_update_reaped = `
 
 /** Re-queues claimed jobs with no heartbeat for STALE_AFTER_MS; returns what it did. */
 export async function reapStale(db: Queryable, now: Date): Promise<{ requeued: string[]; failed: string[] }> {
-  const { rows } = await db.query(job_update_reaped, [
+  const { rows } = await db.query<{ id: string; status: "queued" | "failed" }>(job_update_reaped, [
     new Date(now.getTime() - STALE_AFTER_MS),
     MAX_ATTEMPTS,
     String(STALE_AFTER_MS / 1000),
     now,
   ]);
   return {
-    requeued: rows.filter((r) => r.status === "queued").map((r) => r.id as string),
-    failed: rows.filter((r) => r.status === "failed").map((r) => r.id as string),
+    requeued: rows.filter((r) => r.status === "queued").map((r) => r.id),
+    failed: rows.filter((r) => r.status === "failed").map((r) => r.id),
   };
 }
 
@@ -166,6 +162,6 @@ const job_select = `SELECT ${job_columns} FROM ci_jobs j JOIN repos r ON r.id = 
 
 /** One job, or null. */
 export async function findJob(db: Queryable, id: string): Promise<JobRow | null> {
-  const { rows } = await db.query(job_select, [id]);
-  return (rows[0] as JobRow | undefined) ?? null;
+  const { rows } = await db.query<JobRow>(job_select, [id]);
+  return rows[0] ?? null;
 }

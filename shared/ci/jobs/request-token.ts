@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import { prepared, type Queryable } from "../../db/pool.ts";
+import { firstRowOf, prepared, type Queryable } from "../../db/pool.ts";
 import { fail } from "../../errors.ts";
 import { type JobRow, job_columns } from "./records.ts";
 
@@ -33,13 +33,13 @@ function requestTokenHash(headers: IncomingHttpHeaders): Buffer {
   const header = headers.authorization;
   if (header === undefined || header === "")
     fail("UNAUTHENTICATED", "send the job's request token: 'Authorization: Bearer <request_token>'");
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match || !TOKEN_SHAPE.test(match[1]!))
+  const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+  if (token === undefined || !TOKEN_SHAPE.test(token))
     fail("UNAUTHENTICATED", "the request token is missing, invalid or expired");
-  return hashRequestToken(match[1]!);
+  return hashRequestToken(token);
 }
 
-const job_select_by_token = prepared(
+const job_select_by_token = prepared<JobRow>(
   "job_select_by_token",
   `
   SELECT ${job_columns} FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
@@ -48,7 +48,7 @@ const job_select_by_token = prepared(
 
 /** The claimed job a request token belongs to; 401 for any token that holds no claim now. */
 export async function requireClaimedJob(db: Queryable, headers: IncomingHttpHeaders): Promise<JobRow> {
-  const { rows } = await db.query(job_select_by_token([requestTokenHash(headers)]));
-  if (!rows[0]) fail("UNAUTHENTICATED", "the request token is missing, invalid or expired");
-  return rows[0] as JobRow;
+  const job = await firstRowOf(db, job_select_by_token([requestTokenHash(headers)]));
+  if (!job) fail("UNAUTHENTICATED", "the request token is missing, invalid or expired");
+  return job;
 }

@@ -36,7 +36,8 @@ export async function configAt(
   if (known) return known;
   const body = await loadBody(db, blobs, repoId, version.content_sha256);
   const result = parseBody(body);
-  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+  const oldest = parsed.keys().next();
+  if (parsed.size >= PARSED_MAX && !oldest.done) parsed.delete(oldest.value);
   parsed.set(key, result);
   return result;
 }

@@ -7,7 +7,7 @@ import { staticWorkerVerifier, unconfiguredWorkerVerifier } from "./static.ts";
 import type { WorkerVerifier } from "./verifier.ts";
 
 export type { WorkerIdentity, WorkerVerifier } from "./verifier.ts";
-export { MAX_POD_AGE_MS, WORKER_NAME } from "./verifier.ts";
+export { MAX_POD_AGE_MS } from "./verifier.ts";
 
 /** Per-request limit on Kubernetes API calls; a claim waits at most four of these. */
 const K8S_TIMEOUT_MS = 10_000;

@@ -51,7 +51,7 @@ export function unavailable(log: Logger, reason: string, cause: unknown): never 
  */
 export function bearerToken(authorization: string | undefined, log: Logger): string {
   if (authorization === undefined || authorization.trim() === "") refuse(log, "no Authorization header");
-  const match = /^Bearer +([^\s]+)$/i.exec(authorization.trim());
-  if (!match) refuse(log, "the Authorization header is not a Bearer credential");
-  return match[1]!;
+  const token = /^Bearer +([^\s]+)$/i.exec(authorization.trim())?.[1];
+  if (token === undefined) refuse(log, "the Authorization header is not a Bearer credential");
+  return token;
 }

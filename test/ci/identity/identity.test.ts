@@ -6,25 +6,19 @@ import {
   type JWK,
   localJobSigner,
   RETIRED_KEY_GRACE_MS,
+  ROTATION_LOCK,
   rotateLocalJobKey,
 } from "../../../shared/ci/identity/signer.ts";
 import { ManualClock } from "../../../shared/clock.ts";
 import { freshDatabase, startTestApp, type TestApp } from "../../support/app.ts";
+import { useFixture } from "../../support/world.ts";
 import { claims } from "./claims.ts";
 import { type FakeKms, startFakeKms } from "./kms-fake.ts";
 
 const ISSUER = "http://127.0.0.1:8931/oidc";
 
-let app: TestApp;
-let second: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ SVC_OIDC_ISSUER_URL: `${ISSUER}/` });
-  second = await startTestApp({ DATABASE_URL: app.databaseUrl, SVC_OIDC_ISSUER_URL: ISSUER });
-});
-afterAll(async () => {
-  await second?.close();
-  await app?.close();
-});
+const app = useFixture(() => startTestApp({ SVC_OIDC_ISSUER_URL: `${ISSUER}/` }));
+const second = useFixture(() => startTestApp({ DATABASE_URL: app.databaseUrl, SVC_OIDC_ISSUER_URL: ISSUER }));
 
 const getJson = async (url: string) => {
   const res = await fetch(url);
@@ -98,6 +92,18 @@ describe("JWKS of the local key", () => {
   });
 });
 
+/** Waits until some other session of the database waits on a lock. */
+async function waitUntilBlocked(db: pg.Client): Promise<void> {
+  for (;;) {
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+    );
+    if (rows[0].n > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe("local key storage", () => {
   let pools: pg.Pool[] = [];
   afterAll(async () => {
@@ -120,6 +126,38 @@ describe("local key storage", () => {
     expect(rows.rows).toEqual([{ kid: kids[0] }]);
     const all = await pools[0]!.query("SELECT count(*)::int AS n FROM job_signing_keys");
     expect(all.rows[0].n).toBe(1);
+  });
+
+  it("a rotation waits for one in progress, then retires the key that one made", async () => {
+    const url = await freshDatabase();
+    const clock = new ManualClock();
+    const p = pool(url);
+    await localJobSigner(p, clock).keyId();
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      // Another instance's rotation, held open between retiring the old key and adding its own.
+      await other.query("BEGIN");
+      await other.query("SELECT pg_advisory_xact_lock($1)", [ROTATION_LOCK.toString()]);
+      await other.query("UPDATE job_signing_keys SET retired_at = $1 WHERE retired_at IS NULL", [
+        clock.now(),
+      ]);
+      const rotated = rotateLocalJobKey(p, clock.now());
+      await waitUntilBlocked(other);
+      await other.query(
+        `INSERT INTO job_signing_keys (kid, private_pem, public_jwk, created_at)
+         SELECT 'other', private_pem, public_jwk, $1 FROM job_signing_keys LIMIT 1`,
+        [clock.now()],
+      );
+      await other.query("COMMIT");
+      const kid = await rotated;
+      const active = await p.query("SELECT kid FROM job_signing_keys WHERE retired_at IS NULL");
+      expect(active.rows).toEqual([{ kid }]);
+      const all = await p.query("SELECT count(*)::int AS n FROM job_signing_keys");
+      expect(all.rows[0].n).toBe(3);
+    } finally {
+      await other.end();
+    }
   });
 
   it("keeps a retired key in the JWKS until retired_at + 1 h (+ cache time), then drops it", async () => {

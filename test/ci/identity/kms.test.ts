@@ -1,22 +1,17 @@
 import { verify } from "node:crypto";
 import { createLocalJWKSet, jwtVerify } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { signJobToken } from "../../../shared/ci/identity/jwt.ts";
 import { kmsClient, kmsJobSigner, kmsKeyId } from "../../../shared/ci/identity/kms.ts";
 import { startTestApp } from "../../support/app.ts";
+import { useFixture } from "../../support/world.ts";
 import { claims } from "./claims.ts";
-import { type FakeKms, startFakeKms } from "./kms-fake.ts";
+import { startFakeKms } from "./kms-fake.ts";
 
 const V1 = "projects/p/locations/global/keyRings/ci/cryptoKeys/jobs/cryptoKeyVersions/1";
 const V2 = "projects/p/locations/global/keyRings/ci/cryptoKeys/jobs/cryptoKeyVersions/2";
 
-let kms: FakeKms;
-beforeAll(async () => {
-  kms = await startFakeKms([V1, V2]);
-});
-afterAll(async () => {
-  await kms?.close();
-});
+const kms = useFixture(() => startFakeKms([V1, V2]));
 
 describe("KMS job signer, through @google-cloud/kms against a gRPC fake", () => {
   it("signs with asymmetricSign: the signature verifies with the version's public key", async () => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
 import type { Client, Res } from "../../support/client.ts";
-import { claimedJob, type JobTokenApp, mint, startJobTokenApp } from "./support.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import { claimedJob, mint, startJobTokenApp } from "./support.ts";
 
 /**
  * What a job OIDC JWT may do on the repo API (SPEC, Authentication 5): read its own repo, report
@@ -12,14 +12,13 @@ import { claimedJob, type JobTokenApp, mint, startJobTokenApp } from "./support.
 const CI_YAML = "checks:\n  - name: docs/lint\n    image: alpine:3.20\n    steps:\n      - echo lint\n";
 const FORBIDDEN_MESSAGE = "a CI job token may only read its repo and report check runs";
 
-let app: JobTokenApp;
 let fx: RepoFixture;
 let other: RepoFixture;
 let job: JobRow;
 let jwt: Client;
 
+const app = useFixture(startJobTokenApp);
 beforeAll(async () => {
-  app = await startJobTokenApp();
   [fx, other] = await Promise.all([repoWithOwner(app), repoWithOwner(app)]);
   await commit(fx, "main", { ".svc/ci.yaml": CI_YAML, "docs/a.md": "# A\n" }, "first");
   await createBranch(fx, "feature");
@@ -28,7 +27,6 @@ beforeAll(async () => {
   job = await claimedJob(app, fx, "feature");
   jwt = app.bearer(await mint(app, job));
 });
-afterAll(() => app?.close());
 
 const expectRefused = (res: Res, status: number, code: string) => {
   expect(res.status, JSON.stringify(res.body)).toBe(status);

@@ -1,30 +1,26 @@
 import { createPublicKey, generateKeyPairSync, randomUUID } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, SignJWT, UnsecuredJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { type JobTokenClaims, signJobToken } from "../../../shared/ci/identity/jwt.ts";
 import { rotateLocalJobKey } from "../../../shared/ci/identity/signer.ts";
 import { claimOldest } from "../../../shared/ci/jobs/queue.ts";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
 import { newRequestToken } from "../../../shared/ci/jobs/request-token.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
 import type { Res } from "../../support/client.ts";
-import { claimedJob, type JobTokenApp, mint, startJobTokenApp } from "./support.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../../support/world.ts";
+import { claimedJob, mint, startJobTokenApp } from "./support.ts";
 
 /**
  * Job tokens the repo API must refuse with 401, each next to a control that a genuine one works.
  * The probe is a read of the job's own repo, which a good token may do.
  */
 
-let app: JobTokenApp;
-let fx: RepoFixture;
-
+const app = useFixture(startJobTokenApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startJobTokenApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "docs/a.md": "# A\n" }, "first");
   await createBranch(fx, "feature");
 });
-afterAll(() => app?.close());
 
 /** Reads the job's repo with `token` as the bearer. */
 const probe = (token: string): Promise<Res> => app.bearer(token).get(`${fx.base}/tree?branch=feature`);

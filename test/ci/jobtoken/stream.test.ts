@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openSse } from "../../events/sse.ts";
+import { commit, repoWithOwner, useFixture } from "../../support/world.ts";
 import { queueAndClaim } from "../support.ts";
-import { type JobTokenApp, mint, startJobTokenApp } from "./support.ts";
+import { mint, startJobTokenApp } from "./support.ts";
 
 /** A job's event stream on its repo lives as long as the job's claim: completing it closes the stream. */
 
-let app: JobTokenApp;
-let fx: RepoFixture;
+const app = useFixture(startJobTokenApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startJobTokenApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { "a.md": "a\n" });
 });
-afterAll(() => app?.close());
 
 describe("a job token's event stream", () => {
   it("is closed at the next access re-check once the job has completed", async () => {

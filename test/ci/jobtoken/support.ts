@@ -1,9 +1,9 @@
 import { issueJobToken } from "../../../shared/ci/identity/issue.ts";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
 import { ManualClock } from "../../../shared/clock.ts";
-import type { RepoFixture } from "../../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
 import { type Client, client } from "../../support/client.ts";
+import type { RepoFixture } from "../../support/world.ts";
 import { queueAndClaim } from "../support.ts";
 
 export interface JobTokenApp extends TestApp {

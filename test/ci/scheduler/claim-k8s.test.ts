@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../shared/config.ts";
-import { commit, repoWithOwner } from "../../commits/fixtures.ts";
 import { client } from "../../support/client.ts";
-import { type FakeKubernetes, startFakeKubernetes } from "../../support/k8s-fake.ts";
+import { startFakeKubernetes } from "../../support/k8s-fake.ts";
+import { commit, repoWithOwner, useFixture } from "../../support/world.ts";
 import { type CiApp, ciYaml, startCiApp } from "../support.ts";
 
-let k8s: FakeKubernetes;
 let app: CiApp;
+const k8s = useFixture(startFakeKubernetes);
 beforeAll(async () => {
-  k8s = await startFakeKubernetes();
   app = await startCiApp({
     SVC_CI_WORKER_TOKEN: "",
     SVC_CI_K8S_API_URL: k8s.url,
@@ -17,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
-  await k8s?.close();
 });
 
 const claimAs = (token: string) => client(app.url, async () => token).post("/claim");

@@ -1,9 +1,9 @@
 import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REAP_EVERY_MS } from "../../../shared/ci/jobs/queue.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../../support/app.ts";
+import { startTestApp } from "../../support/app.ts";
 import { client } from "../../support/client.ts";
+import { commit, repoWithOwner, useFixture } from "../../support/world.ts";
 import { WORKER_TOKEN, waitForCount } from "../support.ts";
 import { jobsOf } from "./scheduler-support.ts";
 
@@ -14,13 +14,11 @@ import { jobsOf } from "./scheduler-support.ts";
  * queue and claim jobs). The functions' context runs on the real clock.
  */
 
-let app: TestApp;
-let fx: RepoFixture;
 const saved = { ...process.env };
 
+const app = useFixture(() => startTestApp({ SVC_CI_WORKER_TOKEN: WORKER_TOKEN, SVC_CI_TIMERS: "false" }));
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startTestApp({ SVC_CI_WORKER_TOKEN: WORKER_TOKEN, SVC_CI_TIMERS: "false" });
-  fx = await repoWithOwner(app);
   Object.assign(process.env, {
     DATABASE_URL: app.databaseUrl,
     OIDC_ISSUER: app.idp.issuer,
@@ -32,7 +30,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   process.env = saved;
-  await app?.close();
 });
 
 /** POSTs to the registered function `fn` through the framework's server. */

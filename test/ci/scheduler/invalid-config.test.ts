@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type CiApp, startCiApp } from "../support.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { commit, grant, repoWithOwner, useFixture } from "../../support/world.ts";
+import { startCiApp } from "../support.ts";
 import { jobsOf, settle } from "./scheduler-support.ts";
 
 /**
@@ -9,8 +9,6 @@ import { jobsOf, settle } from "./scheduler-support.ts";
  * and column; a manual run is refused with 409 CI_CONFIG_INVALID.
  */
 
-let app: CiApp;
-let fx: RepoFixture;
 let bad: number;
 const READER = "invalid-config-reader@example.com";
 
@@ -29,15 +27,13 @@ const INVALID = [
   "",
 ].join("\n");
 
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
-  const granted = await fx.client.put(`${fx.base}/roles/${READER}`, { role: "reader" });
-  expect(granted.status, JSON.stringify(granted.body)).toBe(200);
+  await grant(fx, READER, "reader");
   bad = await commit(fx, "main", { ".svc/ci.yaml": INVALID }, "broken CI");
   await settle(app, fx.repo);
 });
-afterAll(() => app?.close());
 
 /** The ci/config check runs of main. */
 async function configChecks() {

@@ -1,16 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { Storage } from "@google-cloud/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type FakeGcs, startFakeGcs } from "../../support/fake-gcs.ts";
+import { startFakeGcs } from "../../support/fake-gcs.ts";
+import { commit, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
 import { type CiApp, ciYaml, claimWithin, startCiApp } from "../support.ts";
 
-let gcs: FakeGcs;
 let bucket: string;
 let app: CiApp;
 let fx: RepoFixture;
+const gcs = useFixture(startFakeGcs);
 beforeAll(async () => {
-  gcs = await startFakeGcs();
   bucket = `ci-logs-${randomBytes(5).toString("hex")}`;
   await new Storage({ apiEndpoint: gcs.url, projectId: "test" }).createBucket(bucket);
   app = await startCiApp({
@@ -25,7 +24,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
-  await gcs?.close();
 });
 
 /** A job claimed through a manual run, and a client holding its request token. */

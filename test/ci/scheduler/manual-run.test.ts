@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type CiApp, ciYaml, startCiApp } from "../support.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { commit, createBranch, grant, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, startCiApp } from "../support.ts";
 import { jobsOf, settle } from "./scheduler-support.ts";
 
 /**
@@ -9,29 +9,21 @@ import { jobsOf, settle } from "./scheduler-support.ts";
  * cannot run, gets an error and queues nothing.
  */
 
-let app: CiApp;
-let fx: RepoFixture;
 let head: number;
 const WRITER = "manual-writer@example.com";
 const READER = "manual-reader@example.com";
 // No trigger matches any branch of this repo: only manual runs queue anything.
 const NEVER = "on:\n  push:\n    branches: [nope]\n";
 
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
-  for (const [identity, role] of [
-    [WRITER, "writer"],
-    [READER, "reader"],
-  ] as const) {
-    const res = await fx.client.put(`${fx.base}/roles/${identity}`, { role });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-  }
+  await grant(fx, WRITER, "writer");
+  await grant(fx, READER, "reader");
   await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["docs/lint", "docs/links"], NEVER) });
   head = await commit(fx, "main", { "a.md": "a\n" });
   await settle(app, fx.repo);
 });
-afterAll(() => app?.close());
 
 const queued = async () => (await jobsOf(app, fx.repo)).filter((j) => j.status === "queued");
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, repoWithOwner } from "../../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
+import { commit, repoWithOwner } from "../../support/world.ts";
 import { type CiApp, ciYaml, startCiApp } from "../support.ts";
 import { jobsOf, runnerSubscriptions, settle, startSecondInstance } from "./scheduler-support.ts";
 

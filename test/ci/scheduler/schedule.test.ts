@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../../functions/server.ts";
 import { cronOnce } from "../../../shared/ci/scheduler/timers.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type CiApp, ciYaml, startCiApp } from "../support.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, startCiApp } from "../support.ts";
 import { jobsOf, settle, startSecondInstance } from "./scheduler-support.ts";
 
 /**
@@ -13,8 +13,6 @@ import { jobsOf, settle, startSecondInstance } from "./scheduler-support.ts";
  * function would.
  */
 
-let app: CiApp;
-let fx: RepoFixture;
 let head: number;
 /** A minute on a 5-minute boundary, ahead of the clock, so the clock only moves forward. */
 let boundary: number;
@@ -22,9 +20,9 @@ let boundary: number;
 const MINUTE = 60_000;
 const EVERY_FIVE = 'on:\n  schedule:\n    - cron: "*/5 * * * *"\n';
 
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["nightly/check"], EVERY_FIVE) });
   head = await commit(fx, "main", { "a.md": "a\n" });
   // A branch whose own file would fire every minute: schedules read main's file only.
@@ -36,7 +34,6 @@ beforeAll(async () => {
   const now = app.clock.now().getTime();
   boundary = (Math.floor(now / (5 * MINUTE)) + 1) * 5 * MINUTE;
 });
-afterAll(() => app?.close());
 
 const scheduleJobs = async () => (await jobsOf(app, fx.repo)).filter((j) => j.trigger_type === "schedule");
 

@@ -1,23 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { STALE_AFTER_MS } from "../../../shared/ci/jobs/queue.ts";
 import { startCiTimers } from "../../../shared/ci/scheduler/timers.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type CiApp, ciYaml, claimWithin, startCiApp, waitForCount } from "../support.ts";
+import { commit, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, claimWithin, startCiApp, waitForCount } from "../support.ts";
 
 /**
  * Local mode's timers (what `npm start` runs; the tests' apps run none): the reaper every 30
  * seconds and the cron runner a second into each minute, driven here by vitest's fake timers over
  * the real database.
  */
-let app: CiApp;
-let fx: RepoFixture;
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
   const on = "on:\n  push:\n    branches: [nope]\n  schedule:\n    - cron: '* * * * *'\n";
   await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["docs/lint"], on) });
 });
-afterAll(() => app?.close());
 afterEach(() => {
   vi.useRealTimers();
 });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type CiApp, ciYaml, startCiApp } from "../support.ts";
+import { describe, expect, it } from "vitest";
+import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, startCiApp } from "../support.ts";
 import { deliver, envelope, eventId, jobsOf, settle, storedEnvelope } from "./scheduler-support.ts";
 
 /**
@@ -10,11 +10,7 @@ import { deliver, envelope, eventId, jobsOf, settle, storedEnvelope } from "./sc
  * every CI event of the repo first (`settle`), so "no job" means none was queued.
  */
 
-let app: CiApp;
-beforeAll(async () => {
-  app = await startCiApp();
-});
-afterAll(() => app?.close());
+const app = useFixture(startCiApp);
 
 /** A fresh repo per test, so each test sees only its own jobs. */
 const fresh = (): Promise<RepoFixture> => repoWithOwner(app);

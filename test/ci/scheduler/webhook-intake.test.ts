@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { signature } from "../../../shared/webhooks/send.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { type CiApp, ciYaml, startCiApp } from "../support.ts";
+import { commit, createBranch, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, startCiApp } from "../support.ts";
 import {
   deliver,
   envelope,
@@ -19,19 +19,16 @@ import {
  * act on is acknowledged.
  */
 
-let app: CiApp;
-let fx: RepoFixture;
 let head: number;
 
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
   await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["docs/lint"]) });
   await createBranch(fx, "feature");
   head = await commit(fx, "feature", { "a.md": "a\n" });
   await settle(app, fx.repo);
 });
-afterAll(() => app?.close());
 
 /** A commit.created delivery for feature's head with a fresh event id: accepted, it queues a push job. */
 const freshCommitEvent = () =>

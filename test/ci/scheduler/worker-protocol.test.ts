@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MAX_ATTEMPTS, STALE_AFTER_MS } from "../../../shared/ci/jobs/queue.ts";
 import { reapOnce } from "../../../shared/ci/scheduler/timers.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
 import type { Client, Res } from "../../support/client.ts";
-import { type CiApp, ciYaml, startCiApp, WORKER_TOKEN } from "../support.ts";
+import { commit, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, startCiApp, WORKER_TOKEN } from "../support.ts";
 import { settle, storedJob } from "./scheduler-support.ts";
 
 /**
@@ -15,21 +15,17 @@ import { settle, storedJob } from "./scheduler-support.ts";
  * exactly what is queued; each test starts with an empty queue.
  */
 
-let app: CiApp;
-let fx: RepoFixture;
-let other: RepoFixture;
 const NEVER = "on:\n  push:\n    branches: [nope]\n";
 
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
+const other = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
-  other = await repoWithOwner(app);
   for (const repo of [fx, other]) {
     await commit(repo, "main", { ".svc/ci.yaml": ciYaml(["docs/lint"], NEVER) });
     await settle(app, repo.repo);
   }
 });
-afterAll(() => app?.close());
 
 /** Takes every claim back and completes every queued job, so the queue is empty. */
 async function emptyQueue() {

@@ -1,18 +1,13 @@
 import { createGunzip } from "node:zlib";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { extract } from "tar-stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { installPolicies, policies } from "../../merge/fixtures.ts";
-import { type CiApp, ciYaml, claimWithin, startCiApp } from "../support.ts";
+import { describe, expect, it } from "vitest";
+import { policies } from "../../support/policies.ts";
+import { commit, createBranch, installPolicies, repoWithOwner, useFixture } from "../../support/world.ts";
+import { ciYaml, claimWithin, startCiApp } from "../support.ts";
 
-let app: CiApp;
-let fx: RepoFixture;
-beforeAll(async () => {
-  app = await startCiApp();
-  fx = await repoWithOwner(app);
-});
-afterAll(() => app?.close());
+const app = useFixture(startCiApp);
+const fx = useFixture(() => repoWithOwner(app));
 
 /** The names of the files in a .tar.gz. */
 async function tarNames(data: ArrayBuffer): Promise<string[]> {

@@ -1,14 +1,15 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MAX_POD_AGE_MS, workerVerifierFromConfig } from "../../../shared/ci/worker/index.ts";
 import { type Clock, ManualClock } from "../../../shared/clock.ts";
 import { loadConfig } from "../../../shared/config.ts";
 import { DomainError } from "../../../shared/errors.ts";
 import { createLogger } from "../../../shared/log.ts";
-import { type FakeKubernetes, startFakeKubernetes } from "../../support/k8s-fake.ts";
+import { startFakeKubernetes } from "../../support/k8s-fake.ts";
 import { freePort } from "../../support/ports.ts";
+import { useFixture } from "../../support/world.ts";
 
 const STATIC_TOKEN = "local-worker-token-0123456789";
 
@@ -40,14 +41,10 @@ async function rejection(p: Promise<unknown>): Promise<DomainError> {
   return outcome.e;
 }
 
-let fake: FakeKubernetes;
 let k8s: () => ReturnType<typeof verifierFor>;
+const fake = useFixture(startFakeKubernetes);
 beforeAll(async () => {
-  fake = await startFakeKubernetes();
   k8s = () => verifierFor({ SVC_CI_K8S_API_URL: fake.url, SVC_CI_K8S_TOKEN: fake.schedulerToken });
-});
-afterAll(async () => {
-  await fake?.close();
 });
 afterEach(() => {
   fake.outage = undefined;

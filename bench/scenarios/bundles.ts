@@ -1,0 +1,132 @@
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { cloudFunctions } from "../../functions/groups.ts";
+import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
+import {
+  firstAnswer,
+  linkDependencies,
+  listening,
+  probeOf,
+  startBundle,
+} from "../../scripts/bundle-process.ts";
+import { progress } from "../log.ts";
+
+/**
+ * The deployed functions (`npm run build`): each folder's size, and its cold start, from process
+ * start to the first answer of one call (which includes building the context: the migration check
+ * and the pool), each started alone by the Functions Framework CLI on plain Node. The anchor is a
+ * hello-world function started the same way in the same run, measured before, between and after.
+ */
+
+/** Cold start of a function at most this many times the hello world's (docs/benchmarks.md). */
+const COLD_START_RATIO_TARGET = 4;
+/** Deployable folder (without opa) at most this big: Cloud Build uploads and unpacks it. */
+const SIZE_TARGET_MB = 5;
+
+interface BundleRow {
+  target: string;
+  codeMB: number;
+  totalMB: number;
+  coldStartMs: number;
+  listeningMs: number;
+}
+
+/** Process start to listening (the code loaded), and to the first answer (the context built). */
+interface ColdStart {
+  listeningMs: number;
+  coldStartMs: number;
+}
+
+export async function measureBundles(databaseUrl: string): Promise<string> {
+  const work = await mkdtemp(path.join(tmpdir(), "quire-bench-bundles-"));
+  try {
+    progress("bundles: npm run build");
+    const built = await buildFunctions(path.join(work, "functions"));
+    await linkDependencies(
+      work,
+      built.flatMap((b) => Object.keys(b.dependencies)),
+    );
+    const hello = await helloWorld(work);
+    const env = {
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: "error",
+      SVC_DATA_DIR: path.join(work, "data"),
+      SVC_BLOB_LOCAL_DIR: path.join(work, "blobs"),
+      SVC_CI_LOG_DIR: path.join(work, "ci-logs"),
+    };
+    const anchor = async () => (await coldStart(hello, "hello", "/", { method: "GET" }, {})).coldStartMs;
+    const anchors = [await anchor()];
+    const rows: BundleRow[] = [];
+    for (const [i, b] of built.entries()) {
+      if (i === Math.floor(built.length / 2)) anchors.push(await anchor());
+      const probe = probeOf(cloudFunctions[b.target]);
+      const start = await coldStart(b.dir, b.target, probe.pathname, probe.init, env);
+      rows.push({ target: b.target, ...(await sizes(b)), ...start });
+      progress(`bundles: ${b.target} ${start.listeningMs.toFixed(0)} / ${start.coldStartMs.toFixed(0)} ms`);
+    }
+    anchors.push(await anchor());
+    return table(rows, anchors);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function coldStart(
+  dir: string,
+  target: string,
+  pathname: string,
+  init: RequestInit,
+  env: Record<string, string>,
+): Promise<ColdStart> {
+  const started = performance.now();
+  const proc = await startBundle(dir, target, env);
+  try {
+    await listening(proc);
+    const listeningMs = performance.now() - started;
+    const res = await firstAnswer(proc, pathname, init, 120_000);
+    const coldStartMs = performance.now() - started;
+    await res.arrayBuffer();
+    if (res.status >= 500) throw new Error(`${target}: ${pathname} answered ${res.status}: ${proc.output()}`);
+    return { listeningMs, coldStartMs };
+  } finally {
+    await proc.stop();
+  }
+}
+
+/** The anchor: the smallest function the framework can serve, in a folder like the bundles'. */
+async function helloWorld(work: string): Promise<string> {
+  const dir = path.join(work, "hello");
+  await mkdir(dir);
+  await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module", main: "index.js" }));
+  await writeFile(
+    path.join(dir, "index.js"),
+    `import { http } from "@google-cloud/functions-framework";\nhttp("hello", (req, res) => res.send("hello"));\n`,
+  );
+  return dir;
+}
+
+async function sizes(b: BuiltFunction): Promise<{ codeMB: number; totalMB: number }> {
+  const total = await folderBytes(b.dir);
+  const opa = b.withOpa ? (await stat(path.join(b.dir, ".tools/bin/opa"))).size : 0;
+  return { codeMB: (total - opa) / 1e6, totalMB: total / 1e6 };
+}
+
+async function folderBytes(dir: string): Promise<number> {
+  let bytes = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) bytes += (await stat(path.join(entry.parentPath, entry.name))).size;
+  }
+  return bytes;
+}
+
+function table(rows: BundleRow[], anchors: number[]): string {
+  const anchor = [...anchors].sort((a, b) => a - b)[Math.floor(anchors.length / 2)] ?? Number.NaN;
+  const head = `hello-world anchor (Functions Framework CLI, same run): ${anchors.map((a) => a.toFixed(0)).join(" / ")} ms (before / between / after), median ${anchor.toFixed(0)} ms\n\n| Function | Code MB | Folder MB | Listening ms | Cold start ms | Ratio to anchor | Target | Met |\n|---|---:|---:|---:|---:|---:|---|---|`;
+  const lines = rows.map((r) => {
+    const ratio = r.coldStartMs / anchor;
+    const met = ratio <= COLD_START_RATIO_TARGET && r.codeMB <= SIZE_TARGET_MB;
+    return `| ${r.target} | ${r.codeMB.toFixed(2)} | ${r.totalMB.toFixed(1)} | ${r.listeningMs.toFixed(0)} | ${r.coldStartMs.toFixed(0)} | ${ratio.toFixed(2)}x | ≤ ${COLD_START_RATIO_TARGET}x, code ≤ ${SIZE_TARGET_MB} MB | ${met ? "yes" : "**no**"} |`;
+  });
+  return [head, ...lines].join("\n");
+}

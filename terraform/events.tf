@@ -1,0 +1,69 @@
+# Event fan-out: every instance publishes committed events to the topic (SVC_EVENT_FANOUT=pubsub);
+# the long-lived SSE service subscribes and streams them to clients (functions/groups.ts `events`).
+
+resource "google_pubsub_topic" "events" {
+  name                       = "quire-events"
+  message_retention_duration = "86400s"
+  depends_on                 = [google_project_service.apis]
+}
+
+resource "google_cloud_run_v2_service" "events" {
+  name                = "quire-events"
+  location            = var.region
+  ingress             = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER"
+  deletion_protection = false
+
+  template {
+    service_account = google_service_account.events.email
+    # A stream holds its request open: up to an hour, then the client resumes with Last-Event-ID.
+    timeout                          = "3600s"
+    max_instance_request_concurrency = 500
+
+    scaling {
+      min_instance_count = 1
+      max_instance_count = local.events_max_instances
+    }
+
+    containers {
+      image = var.events_image
+
+      dynamic "env" {
+        # The same settings as the functions, as the SSE service's own database user.
+        for_each = merge(local.common_env, { SVC_DB_IAM_USER = google_sql_user.events.name })
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+
+      dynamic "env" {
+        for_each = local.common_secrets
+        content {
+          name = env.key
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
+      resources {
+        limits = {
+          cpu    = "1"
+          memory = "512Mi"
+        }
+      }
+    }
+  }
+
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.events]
+}
+
+resource "google_cloud_run_v2_service_iam_member" "events_public" {
+  name     = google_cloud_run_v2_service.events.name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "allUsers"
+}

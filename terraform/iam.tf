@@ -1,0 +1,112 @@
+# Service accounts and least-privilege grants:
+# - functions: the identity of every function (database user, buckets, queue, topic, KMS signer);
+# - events:    the SSE service (database user, topic subscriber);
+# - invoker:   what Cloud Tasks and Cloud Scheduler sign their OIDC tokens as; the only caller
+#              the internal functions accept.
+
+resource "google_service_account" "functions" {
+  account_id   = "quire-functions"
+  display_name = "Quire functions"
+}
+
+resource "google_service_account" "events" {
+  account_id   = "quire-events"
+  display_name = "Quire SSE service"
+}
+
+resource "google_service_account" "invoker" {
+  account_id   = "quire-invoker"
+  display_name = "Quire Cloud Tasks and Cloud Scheduler invoker"
+}
+
+# Database: connect through Cloud SQL and log in as an IAM user.
+resource "google_project_iam_member" "db" {
+  for_each = {
+    for pair in setproduct(["roles/cloudsql.client", "roles/cloudsql.instanceUser"], ["functions", "events"]) :
+    "${pair[1]}-${pair[0]}" => { role = pair[0], account = pair[1] }
+  }
+  project = var.project_id
+  role    = each.value.role
+  member  = each.value.account == "functions" ? google_service_account.functions.member : google_service_account.events.member
+}
+
+resource "google_storage_bucket_iam_member" "blobs" {
+  bucket = google_storage_bucket.blobs.name
+  role   = "roles/storage.objectUser"
+  member = google_service_account.functions.member
+}
+
+resource "google_storage_bucket_iam_member" "ci_logs" {
+  bucket = google_storage_bucket.ci_logs.name
+  role   = "roles/storage.objectUser"
+  member = google_service_account.functions.member
+}
+
+# Job tokens: sign with the key, and read its public half for the JWKS.
+resource "google_kms_crypto_key_iam_member" "jobs_signer" {
+  crypto_key_id = google_kms_crypto_key.jobs.id
+  role          = "roles/cloudkms.signerVerifier"
+  member        = google_service_account.functions.member
+}
+
+resource "google_kms_crypto_key_iam_member" "jobs_viewer" {
+  crypto_key_id = google_kms_crypto_key.jobs.id
+  role          = "roles/cloudkms.publicKeyViewer"
+  member        = google_service_account.functions.member
+}
+
+# Webhook delivery: enqueue tasks that carry the invoker's OIDC token (which needs actAs on it).
+resource "google_cloud_tasks_queue_iam_member" "enqueuer" {
+  name     = google_cloud_tasks_queue.webhooks.name
+  location = var.region
+  role     = "roles/cloudtasks.enqueuer"
+  member   = google_service_account.functions.member
+}
+
+resource "google_service_account_iam_member" "functions_act_as_invoker" {
+  service_account_id = google_service_account.invoker.name
+  role               = "roles/iam.serviceAccountUser"
+  member             = google_service_account.functions.member
+}
+
+resource "google_pubsub_topic_iam_member" "publisher" {
+  topic  = google_pubsub_topic.events.name
+  role   = "roles/pubsub.publisher"
+  member = google_service_account.functions.member
+}
+
+resource "google_pubsub_topic_iam_member" "subscriber" {
+  topic  = google_pubsub_topic.events.name
+  role   = "roles/pubsub.subscriber"
+  member = google_service_account.events.member
+}
+
+# Secrets: read by the functions and the SSE service, nothing else.
+resource "google_secret_manager_secret_iam_member" "functions" {
+  for_each  = local.common_secrets
+  secret_id = each.value
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.functions.member
+}
+
+resource "google_secret_manager_secret_iam_member" "events" {
+  for_each  = local.common_secrets
+  secret_id = each.value
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.events.member
+}
+
+resource "google_secret_manager_secret_iam_member" "oidc_client" {
+  secret_id = google_secret_manager_secret.oidc_client.secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.functions.member
+}
+
+# The internal functions: only the invoker account may call them (no allUsers binding exists).
+resource "google_cloud_run_service_iam_member" "internal_invoker" {
+  for_each = { for name, f in local.functions : name => f if !f.public }
+  location = var.region
+  service  = google_cloudfunctions2_function.fn[each.key].service_config[0].service
+  role     = "roles/run.invoker"
+  member   = google_service_account.invoker.member
+}

@@ -1,0 +1,62 @@
+# Buckets (function sources, large file content, CI logs) and Secret Manager secrets.
+
+resource "google_storage_bucket" "sources" {
+  name                        = "${var.project_id}-quire-sources"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  force_destroy               = !var.deletion_protection
+
+  # Old bundles are kept a while for rollbacks, then dropped.
+  lifecycle_rule {
+    condition {
+      age = 30
+    }
+    action {
+      type = "Delete"
+    }
+  }
+}
+
+resource "google_storage_bucket" "blobs" {
+  name                        = "${var.project_id}-quire-blobs"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  force_destroy               = !var.deletion_protection
+}
+
+resource "google_storage_bucket" "ci_logs" {
+  name                        = "${var.project_id}-quire-ci-logs"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  force_destroy               = !var.deletion_protection
+}
+
+# Secret values are added outside terraform (docs/deploy.md), so they never sit in its state:
+#   printf %s "$VALUE" | gcloud secrets versions add SECRET --data-file=-
+resource "google_secret_manager_secret" "ci_webhook" {
+  secret_id = "quire-ci-webhook-secret"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_secret_manager_secret" "archive_signing" {
+  secret_id = "quire-archive-signing-key"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.apis]
+}
+
+# The OAuth client secret of the browser sign-in (issue 11's `/auth/*` work reads it).
+resource "google_secret_manager_secret" "oidc_client" {
+  secret_id = "quire-oidc-client-secret"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.apis]
+}

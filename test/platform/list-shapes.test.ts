@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allRoutes } from "../../functions/groups.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
+
+/**
+ * The body of every list endpoint, over HTTP, against SPEC.md (docs/api.md "The shape of lists").
+ * Where the spec gives the body its words rule: `{orgs: [...]}`, `{repos: [...]}` of an org,
+ * `{branches: [...]}`, `{entries: [...]}` of the tree, `{subscriptions: [...]}`, and "200 array
+ * of reviews" is a bare array. Where it says the body is not shown, Quire answers one named array.
+ * Every GET route is classified below, so a new one has to say which it is.
+ */
+
+interface World {
+  fx: RepoFixture;
+  sequence: number;
+}
+
+/** `wrapper`: the one key of the object around the array; `null`: the body is the array. */
+type ListShape = { wrapper: string | null; url: (w: World) => string };
+
+const lists: Record<string, ListShape> = {
+  // The spec gives these bodies.
+  "GET /orgs": { wrapper: "orgs", url: () => "/orgs" },
+  "GET /orgs/:org/repos": { wrapper: "repos", url: (w) => `/orgs/${w.fx.org}/repos` },
+  "GET /repos/:repo*/-/branches": { wrapper: "branches", url: (w) => `${w.fx.base}/branches` },
+  "GET /repos/:repo*/-/tree": { wrapper: "entries", url: (w) => `${w.fx.base}/tree?branch=feat` },
+  "GET /subscriptions": { wrapper: "subscriptions", url: () => "/subscriptions" },
+  "GET /repos/:repo*/-/branch/:branch*/reviews": {
+    wrapper: null,
+    url: (w) => `${w.fx.base}/branch/feat/reviews`,
+  },
+  // The spec shows no body: one named array.
+  "GET /repos": { wrapper: "repos", url: () => "/repos" },
+  "GET /orgs/:org/members": { wrapper: "members", url: (w) => `/orgs/${w.fx.org}/members` },
+  "GET /orgs/:org/invites": { wrapper: "invites", url: (w) => `/orgs/${w.fx.org}/invites` },
+  "GET /repos/:repo*/-/roles": { wrapper: "roles", url: (w) => `${w.fx.base}/roles` },
+  "GET /repos/:repo*/-/branch/:branch*/checks": {
+    wrapper: "check_runs",
+    url: (w) => `${w.fx.base}/branch/feat/checks`,
+  },
+  "GET /repos/:repo*/-/branch/:branch*/comments": {
+    wrapper: "comments",
+    url: (w) => `${w.fx.base}/branch/feat/comments`,
+  },
+  "GET /repos/:repo*/-/file/:path*/history": {
+    wrapper: "entries",
+    url: (w) => `${w.fx.base}/file/a.md/history?branch=feat`,
+  },
+  "GET /repos/:repo*/-/chain": { wrapper: "commits", url: (w) => `${w.fx.base}/chain?to=${w.sequence}` },
+  "GET /repos/:repo*/-/proposals": { wrapper: "proposals", url: (w) => `${w.fx.base}/proposals` },
+  "GET /repos/:repo*/-/releases": { wrapper: "releases", url: (w) => `${w.fx.base}/releases` },
+};
+
+/** GET routes that answer one record, a stream, a file or a redirect: not lists. */
+const notLists = [
+  "GET /healthz",
+  "GET /orgs/:org",
+  "GET /repos/:repo*",
+  "GET /repos/:repo*/-/branch/:branch*",
+  "GET /repos/:repo*/-/branch/:branch*/status",
+  "GET /repos/:repo*/-/commit/:sequence",
+  "GET /repos/:repo*/-/file/:path*",
+  "GET /repos/:repo*/-/diff",
+  "GET /repos/:repo*/-/archive",
+  "GET /repos/:repo*/-/proposals/:id",
+  "GET /repos/:repo*/-/releases/:release_name",
+  "GET /repos/:repo*/-/events",
+  "GET /events",
+  "GET /.well-known/openid-configuration",
+  "GET /.well-known/jwks.json",
+  "GET /run/:id",
+  "GET /run/:id/logs/:check*",
+  "GET /openapi.json",
+];
+
+let app: TestApp;
+let world: World;
+
+/** A repo with at least one of everything a list shows, all visible to its owner. */
+async function populate(): Promise<World> {
+  const fx = await repoWithOwner(app);
+  const expect201 = async (res: Promise<{ status: number; body: unknown }>) => {
+    const { status, body } = await res;
+    expect(status, JSON.stringify(body)).toBe(201);
+  };
+  await createBranch(fx, "feat");
+  const sequence = await commit(fx, "feat", { "a.md": "a\n" });
+  const reviewer = `reviewer-${fx.org}@example.com`;
+  expect((await fx.client.put(`${fx.base}/roles/${reviewer}`, { role: "writer" })).status).toBe(200);
+  await expect201(
+    app.as(reviewer).post(`${fx.base}/review`, { branch: "feat", status: "approved", body: "" }),
+  );
+  await expect201(
+    fx.client.post(`${fx.base}/check`, { branch: "feat", check_name: "t/x", status: "passed" }),
+  );
+  await expect201(fx.client.post(`${fx.base}/comment`, { branch: "feat", path: "a.md", body: "hm" }));
+  await expect201(fx.client.post(`${fx.base}/proposals`, { branch: "feat", title: "Feat" }));
+  await expect201(fx.client.post(`${fx.base}/releases`, { name: "v1", sequence, notes: "" }));
+  await expect201(fx.client.post(`/orgs/${fx.org}/invites`, { email: "new@example.com", role: "member" }));
+  await expect201(
+    fx.client.post("/subscriptions", {
+      repo: fx.repo,
+      backend: "webhook",
+      config: { url: "http://127.0.0.1:9/hook" },
+    }),
+  );
+  return { fx, sequence };
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ SVC_WEBHOOK_ALLOW_PRIVATE: "true" });
+  world = await populate();
+});
+afterAll(() => app?.close());
+
+describe("the shape of every list", () => {
+  it("every GET route is either a list below or named as not one", () => {
+    const gets = allRoutes.filter((r) => r.method === "GET").map((r) => `${r.method} ${r.path}`);
+    expect([...gets].sort()).toEqual([...Object.keys(lists), ...notLists].sort());
+  });
+
+  it.each(Object.entries(lists))("%s", async (_route, { wrapper, url }) => {
+    const res = await world.fx.client.get(url(world));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    if (wrapper === null) {
+      expect(Array.isArray(res.body), JSON.stringify(res.body)).toBe(true);
+      expect(res.body.length).toBeGreaterThan(0);
+    } else {
+      expect(Object.keys(res.body)).toEqual([wrapper]);
+      expect(res.body[wrapper].length, JSON.stringify(res.body)).toBeGreaterThan(0);
+    }
+  });
+});
