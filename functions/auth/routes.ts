@@ -115,11 +115,22 @@ async function pendingLogin(ctx: AppContext, cookie: string | undefined): Promis
   return state.data;
 }
 
-const callbackQuery = z.looseObject({
+/**
+ * What a provider sends back (RFC 6749 4.1.2, 4.1.2.1, RFC 9207 `iss`) and what Google adds
+ * (`scope`, `authuser`, `prompt`, `hd`); anything else is refused as on every route.
+ */
+const callbackQuery = z.strictObject({
   code: z.string().optional(),
   state: z.string().optional(),
   error: z.string().optional(),
   error_description: z.string().optional(),
+  error_uri: z.string().optional(),
+  iss: z.string().optional(),
+  scope: z.string().optional(),
+  authuser: z.string().optional(),
+  prompt: z.string().optional(),
+  hd: z.string().optional(),
+  session_state: z.string().optional(),
 });
 
 /** The session of the request's cookie, or null when it has none or it has ended. */
