@@ -151,7 +151,6 @@ async function finishLogin(
   headers: Parameters<typeof findSession>[1],
   query: z.infer<typeof callbackQuery>,
 ): Promise<Reply> {
-  const { clientId, clientSecret } = oauthClient(ctx);
   const login = await pendingLogin(ctx, readCookie(headers, loginCookieName(ctx)));
   if (!login)
     fail(
@@ -162,6 +161,7 @@ async function finishLogin(
   if (query.error !== undefined)
     fail("UNAUTHENTICATED", `the identity provider did not sign you in: ${query.error.slice(0, 64)}`);
   if (!query.code) fail("VALIDATION_FAILED", "the callback has no code");
+  const { clientId, clientSecret } = oauthClient(ctx);
   const { tokenEndpoint } = await providerEndpoints(ctx.config.OIDC_ISSUER);
   const idToken = await exchangeCode(tokenEndpoint, {
     code: query.code,
@@ -211,20 +211,8 @@ ${main}
 }
 
 export const authRoutes = [
-  route({
-    method: "GET",
-    path: "/auth/login",
-    access: "public",
-    summary: "Start browser sign-in: redirect to the identity provider (authorization code flow with PKCE)",
-    query: z.strictObject({
-      return_to: z
-        .string()
-        .optional()
-        .meta({ description: "A path of this service to return to; anything else means /" }),
-    }),
-    responses: { 302: redirect },
-    handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
-  }),
+  // The callback first: a deployment check sends the first plain GET of a group without any
+  // configuration (scripts/bundle-process.ts probeOf), and it answers JSON 400 without a login.
   route({
     method: "GET",
     path: "/auth/callback",
@@ -248,6 +236,20 @@ export const authRoutes = [
         };
       }
     },
+  }),
+  route({
+    method: "GET",
+    path: "/auth/login",
+    access: "public",
+    summary: "Start browser sign-in: redirect to the identity provider (authorization code flow with PKCE)",
+    query: z.strictObject({
+      return_to: z
+        .string()
+        .optional()
+        .meta({ description: "A path of this service to return to; anything else means /" }),
+    }),
+    responses: { 302: redirect },
+    handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
   }),
   route({
     method: "GET",
