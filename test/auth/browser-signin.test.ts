@@ -187,6 +187,24 @@ describe("the sign-in round trip", () => {
     expect(new Set(withBearer.map((a) => a.slice(-3)))).toEqual(new Set(["200", "201", "403", "404"]));
   });
 
+  it("opens a repo's event stream with the cookie, as a page's EventSource does", async () => {
+    const repo = await world(app).repo();
+    const session = await signIn(app, repo.owner);
+    const controller = new AbortController();
+    const res = await fetch(`${app.url}${repo.base}/events`, {
+      headers: { cookie: session.cookie, accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    controller.abort();
+    const stranger = await signIn(app, "stream-stranger@example.com");
+    const refused = await fetch(`${app.url}${repo.base}/events`, {
+      headers: { cookie: stranger.cookie, accept: "text/event-stream" },
+    });
+    expect(refused.status).toBe(404);
+  });
+
   it("lets an Authorization header alone decide when both are sent", async () => {
     const session = await signIn(app, "cookie-person@example.com");
     const res = await fetch(`${app.url}/orgs`, {
