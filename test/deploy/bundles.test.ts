@@ -1,10 +1,12 @@
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cloudFunctions } from "../../functions/groups.ts";
-import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
+import { type BuiltFunction, buildContainer, buildFunctions } from "../../scripts/build.ts";
 import { firstAnswer, linkDependencies, probeOf, startBundle } from "../../scripts/bundle-process.ts";
 import { freshDatabase } from "../support/app.ts";
 
@@ -107,5 +109,39 @@ describe("the built functions", () => {
       else expect(opa.error).toBeDefined();
     }
     expect(built.get("repos")?.withOpa).toBe(true);
+  });
+});
+
+/** Runs a process to its end without blocking the other tests' processes. */
+async function run(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, output };
+}
+
+describe("the migration job's entry (dist/container/migrate.js)", () => {
+  it("migrates an empty database on plain Node, and finds nothing to do the second time", async () => {
+    // A folder of its own, so only the container's declared packages resolve.
+    const container = await buildContainer(path.join(workDir, "image", "container"));
+    await linkDependencies(container.dir, Object.keys(container.dependencies));
+    const url = await freshDatabase({ empty: true });
+    const { NODE_OPTIONS: _loaders, ...inherited } = process.env; // no tsx or vitest hooks
+    for (const attempt of [1, 2]) {
+      const out = await run(["migrate.js"], container.dir, { ...inherited, DATABASE_URL: url });
+      expect(out.code, `run ${attempt}: ${out.output}`).toBe(0);
+      expect(out.output).toContain("the schema is current");
+    }
+    const files = (await readdir(path.join(container.dir, "migrations"))).filter((f) => f.endsWith(".sql"));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM schema_migrations");
+      expect(rows[0]?.n).toBe(files.length);
+    } finally {
+      await client.end();
+    }
   });
 });
