@@ -25,7 +25,7 @@ resource "google_cloud_run_v2_service" "events" {
     }
 
     containers {
-      image = var.events_image
+      image = var.container_image
 
       dynamic "env" {
         # The same settings as the functions, as the SSE service's own database user.
