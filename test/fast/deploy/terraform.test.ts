@@ -226,6 +226,17 @@ describe("terraform/ matches the code it deploys", () => {
   });
 });
 
+describe("the SSE service (terraform/events.tf)", () => {
+  it("runs the container image's default entry, one instance always up with CPU between requests", () => {
+    const template = resource(tf, "google_cloud_run_v2_service", "events")["template"][0] as Body;
+    expect(template["containers"][0].image).toBe(expr("var.container_image"));
+    expect(template["containers"][0].command).toBeUndefined(); // the Dockerfile's CMD: node sse.js
+    expect(template["containers"][0].resources[0].cpu_idle).toBe(false);
+    expect(template["scaling"][0].min_instance_count).toBe(1);
+    expect(template["timeout"]).toBe("3600s");
+  });
+});
+
 describe("the migration job (terraform/migrate.tf)", () => {
   const job = () => resource(tf, "google_cloud_run_v2_job", "migrate");
   const task = () => job()["template"][0].template[0] as Body;
