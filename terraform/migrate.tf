@@ -17,6 +17,9 @@ locals {
     # functions' own (docs/deploy.md, "Cloud SQL").
     SVC_DB_IAM_USER = google_sql_user.functions.name
     SVC_DB_NAME     = google_sql_database.quire.name
+    # The SSE service logs in as its own user: after migrating, the job grants it read access and
+    # the relay's and retention's writes (shared/db/grants.ts).
+    SVC_DB_STREAM_USERS = google_sql_user.events.name
   }
 }
 

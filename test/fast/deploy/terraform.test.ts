@@ -271,11 +271,18 @@ describe("the migration job (terraform/migrate.tf)", () => {
       "google_service_account.functions.email",
     );
     expect(task()["service_account"]).toBe(expr("google_service_account.functions.email"));
+    // The SSE service's own database user gets its rights from the job.
+    expect(env["SVC_DB_STREAM_USERS"]).toBe(expr("google_sql_user.events.name"));
     const envBlocks = container()["dynamic"]["env"][0];
     expect(envBlocks.for_each).toBe(expr("local.migrate_env"));
     // The loader refuses what is not set: every setting it must have is here.
     const parsed = envSchema.safeParse(
-      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.startsWith("${") ? "p:r:i" : v])),
+      Object.fromEntries(
+        Object.entries(env).map(([k, v]) => [
+          k,
+          v.startsWith("${") ? (k === "SVC_CLOUD_SQL_INSTANCE" ? "p:r:i" : "quire-x@p.iam") : v,
+        ]),
+      ),
     );
     expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   });
