@@ -1,26 +1,33 @@
 import { ConfigError, loadConfig } from "../shared/config.ts";
+import { grantStreamService } from "../shared/db/grants.ts";
 import { migrate } from "../shared/db/migrate.ts";
 import { configuredDatabase } from "../shared/db/target.ts";
 
 /**
  * `npm run migrate`, and the migration step of a deployment (a Cloud Run job running this file):
  * applies every pending migration to the configured database (Cloud SQL through the connector, or
- * DATABASE_URL) and exits, 0 when the schema is current. The functions themselves never migrate
+ * DATABASE_URL), grants the event stream service's users (SVC_DB_STREAM_USERS) their rights on the
+ * tables, and exits, 0 when the schema is current. The functions themselves never migrate
  * (functions/index.ts refuses to serve on a schema that is behind); locally `npm start` still
  * migrates before it listens.
  */
 try {
-  const db = await configuredDatabase(loadConfig());
+  const config = loadConfig();
+  const db = await configuredDatabase(config);
   if (!db)
     throw new ConfigError(
       "invalid configuration:\n  DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required to migrate",
     );
   try {
     await migrate(db.target);
+    await grantStreamService(db.target, config.SVC_DB_STREAM_USERS);
   } finally {
     db.close();
   }
-  console.log("quire: migrations applied; the schema is current");
+  const granted = config.SVC_DB_STREAM_USERS.join(", ");
+  console.log(
+    `quire: migrations applied; the schema is current${granted ? `; event stream service rights granted to ${granted}` : ""}`,
+  );
   process.exit(0);
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : err);

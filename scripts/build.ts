@@ -5,18 +5,30 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
 
 /**
- * `npm run build [-- --out <dir>]`: one deployable source folder per function target
- * (functions/groups.ts `cloudFunctions`), default `dist/functions/<target>/`. Each holds plain JavaScript bundled
- * by esbuild (`index.js`, the policy worker), the migrations it applies at start, a `package.json`
- * whose `main` is `index.js` and whose dependencies are the packages kept external, and for the
- * targets that compile Rego the pinned `opa` (linux/amd64). See docs/deploy.md, "Building the
- * functions".
+ * `npm run build [-- --out <dir>]` (default `dist`), see docs/build.md:
+ * - `<out>/functions/<target>/`: one deployable source folder per function target
+ *   (functions/groups.ts `cloudFunctions`). Each holds plain JavaScript bundled by esbuild
+ *   (`index.js`, the policy worker), the migrations it checks at start, a `package.json` whose
+ *   `main` is `index.js` and whose dependencies are the packages kept external, and for the targets
+ *   that compile Rego the pinned `opa` (linux/amd64).
+ * - `<out>/container/`: the build context of the one container image of the SSE service and the
+ *   migration job (`sse.js`, `migrate.js`, the migrations, a `package.json`, the Dockerfile).
  */
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ENTRY = path.join(ROOT, "functions/index.ts");
 /** The policy evaluator's worker thread, loaded by URL from shared/policy/evaluate.ts. */
 const POLICY_WORKER = path.join(ROOT, "shared/policy/worker.ts");
+/**
+ * The container image's entry points (docs/deploy.md, "The container image"): the SSE service
+ * (the image's CMD) and the migration job (the Cloud Run job's command), one image for both so the
+ * job applies exactly the migrations the code of the same release was built with.
+ */
+export const CONTAINER_ENTRIES = {
+  sse: path.join(ROOT, "functions/sse.ts"),
+  migrate: path.join(ROOT, "functions/migrate.ts"),
+} as const;
+export const DOCKERFILE = path.join(ROOT, "container/Dockerfile");
 const OPA = path.join(ROOT, ".tools/bin/opa");
 
 /**
@@ -58,7 +70,10 @@ export interface BuiltFunction {
 export async function buildFunctions(outDir: string, entry = ENTRY): Promise<BuiltFunction[]> {
   const staging = path.join(outDir, ".bundle");
   await rm(outDir, { recursive: true, force: true });
-  const metafile = await bundle(staging, entry);
+  const metafile = await bundle(staging, [
+    { in: entry, out: "index" },
+    { in: POLICY_WORKER, out: "shared/policy/worker" },
+  ]);
   const dependencies = await runtimeDependencies(metafile);
   const built: BuiltFunction[] = [];
   for (const target of Object.keys(cloudFunctions)) {
@@ -74,16 +89,47 @@ export async function buildFunctions(outDir: string, entry = ENTRY): Promise<Bui
   return built;
 }
 
+export interface BuiltContainer {
+  dir: string;
+  /** `<name>.js` at the folder's root for each of CONTAINER_ENTRIES. */
+  entries: string[];
+  dependencies: Record<string, string>;
+}
+
 /**
- * One bundle serves every target: all of them share the composition root (functions/index.ts
- * registers every target, the framework serves the one named by `--target`).
+ * Builds the container image's context into `outDir` (emptied first): both entries bundled
+ * together (their shared code in chunks beside them), the migrations, a `package.json` whose
+ * dependencies are the packages kept external, and the Dockerfile, which installs those and copies
+ * the rest. `docker build <outDir>` or `gcloud builds submit <outDir>` needs nothing else.
  */
-async function bundle(outDir: string, entry: string): Promise<Metafile> {
+export async function buildContainer(outDir: string): Promise<BuiltContainer> {
+  await rm(outDir, { recursive: true, force: true });
+  const metafile = await bundle(
+    outDir,
+    Object.entries(CONTAINER_ENTRIES).map(([out, entry]) => ({ in: entry, out })),
+  );
+  const dependencies = await runtimeDependencies(metafile);
+  await cp(path.join(ROOT, "migrations"), path.join(outDir, "migrations"), { recursive: true });
+  await copyFile(DOCKERFILE, path.join(outDir, "Dockerfile"));
+  const manifest = {
+    name: "quire-container",
+    private: true,
+    type: "module",
+    engines: { node: ">=24" },
+    scripts: { start: "node sse.js", migrate: "node migrate.js" },
+    dependencies,
+  };
+  await writeFile(path.join(outDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { dir: outDir, entries: Object.keys(CONTAINER_ENTRIES).map((e) => `${e}.js`), dependencies };
+}
+
+/**
+ * One bundle serves every function target: all of them share the composition root
+ * (functions/index.ts registers every target, the framework serves the one named by `--target`).
+ */
+async function bundle(outDir: string, entryPoints: { in: string; out: string }[]): Promise<Metafile> {
   const result = await build({
-    entryPoints: [
-      { in: entry, out: "index" },
-      { in: POLICY_WORKER, out: "shared/policy/worker" },
-    ],
+    entryPoints,
     outdir: outDir,
     bundle: true,
     // Lazy imports stay lazy (the KMS signer, the Kubernetes client): their code goes into chunks
@@ -205,12 +251,17 @@ function packageJson(target: string, dependencies: Record<string, string>): stri
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: "string", default: "dist/functions" } } });
-  const built = await buildFunctions(path.resolve(values.out));
+  const { values } = parseArgs({ options: { out: { type: "string", default: "dist" } } });
+  const out = path.resolve(values.out);
+  const built = await buildFunctions(path.join(out, "functions"));
   for (const b of built)
     process.stdout.write(
       `${b.target}\t${path.relative(process.cwd(), b.dir)}${b.withOpa ? "\t(opa)" : ""}\n`,
     );
+  const container = await buildContainer(path.join(out, "container"));
+  process.stdout.write(
+    `container\t${path.relative(process.cwd(), container.dir)}\t(${container.entries.join(", ")})\n`,
+  );
 }
 
 if (import.meta.main) await main();

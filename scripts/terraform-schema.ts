@@ -11,6 +11,9 @@
  * Each property of the package's `*Config` interfaces carries its Terraform name in its doc link
  * (`.../sql_user#instance SqlUser#instance`); a property typed by another interface of the same
  * file is a nested block.
+ *
+ * An entry the committed file lists under `described_by_hand` was added without the package (it
+ * says from what); rerunning this replaces it with the derived one.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";

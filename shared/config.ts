@@ -46,6 +46,11 @@ const identityList = z
       .filter((s) => s !== ""),
   );
 
+/** Database user names, comma-separated (an IAM user is an email without `.gserviceaccount.com`). */
+const databaseUsers = identityList.refine((names) => names.every((n) => /^[\w.@-]+$/.test(n)), {
+  message: "must be database user names, comma-separated",
+});
+
 const issuerUrl = z
   .string()
   .optional()
@@ -214,6 +219,8 @@ export const envSchema = z
     SVC_CLOUD_SQL_ADMIN_ENDPOINT: baseUrl,
     SVC_DB_IAM_USER: optionalText,
     SVC_DB_NAME: z.string().trim().min(1).default("quire"),
+    // The migration step grants these users what the event stream service needs (db/grants.ts).
+    SVC_DB_STREAM_USERS: databaseUsers,
     PORT: integer(8080, 0, 65535),
     DEV_IDENTITY: identitySetting,
     BOOTSTRAP_ADMIN: identitySetting,

@@ -3,9 +3,8 @@ import { type Authenticator, createAuthenticator } from "./auth/authenticate.ts"
 import { createIdTokenVerifier } from "./auth/idtoken.ts";
 import { internalVerifierFromConfig } from "./auth/internal.ts";
 import { createJobTokenVerifier } from "./auth/jobtoken.ts";
-import { gcsBlobStore, storageClient } from "./blobs/gcs.ts";
 import { localBlobStore } from "./blobs/local.ts";
-import type { BlobStore } from "./blobs/store.ts";
+import { type BlobStore, madeOnFirstUse } from "./blobs/store.ts";
 import { jobSignerFromConfig } from "./ci/identity/index.ts";
 import type { JobSigner } from "./ci/identity/signer.ts";
 import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
@@ -76,6 +75,14 @@ export function authenticatorFromConfig(config: Env): Authenticator {
 }
 
 /** The composition root: picks each adapter (local or cloud) from configuration. */
+/** A bucket's store; the Cloud Storage library loads at its first use (blobs/store.ts). */
+function gcsStore(bucket: string, emulatorUrl: string | undefined): BlobStore {
+  return madeOnFirstUse(async () => {
+    const { gcsBlobStore, storageClient } = await import("./blobs/gcs.ts");
+    return gcsBlobStore(bucket, storageClient(emulatorUrl));
+  });
+}
+
 export function createContext(
   config: Env,
   log: Logger,
@@ -90,10 +97,7 @@ export function createContext(
     pool,
     blobs:
       config.SVC_BLOB_STORE === "gcs"
-        ? gcsBlobStore(
-            requiredSetting(config, "SVC_BLOB_BUCKET"),
-            storageClient(config.STORAGE_EMULATOR_HOST),
-          )
+        ? gcsStore(requiredSetting(config, "SVC_BLOB_BUCKET"), config.STORAGE_EMULATOR_HOST)
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
     auth: authenticatorFromConfig(config),
     policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
@@ -105,10 +109,7 @@ export function createContext(
     ciWorkers: workerVerifierFromConfig(config, log),
     ciLogs:
       config.SVC_CI_LOG_STORE === "gcs"
-        ? gcsBlobStore(
-            requiredSetting(config, "SVC_CI_LOG_BUCKET"),
-            storageClient(config.STORAGE_EMULATOR_HOST),
-          )
+        ? gcsStore(requiredSetting(config, "SVC_CI_LOG_BUCKET"), config.STORAGE_EMULATOR_HOST)
         : localBlobStore(config.SVC_CI_LOG_DIR),
     selfUrl: `http://127.0.0.1:${config.PORT}`,
     access: createAccessTable({ verifyInternal: internalVerifierFromConfig(config) }),

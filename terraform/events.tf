@@ -17,7 +17,7 @@ resource "google_cloud_run_v2_service" "events" {
     service_account = google_service_account.events.email
     # A stream holds its request open: up to an hour, then the client resumes with Last-Event-ID.
     timeout                          = "3600s"
-    max_instance_request_concurrency = 500
+    max_instance_request_concurrency = 1000
 
     scaling {
       min_instance_count = 1
@@ -25,7 +25,7 @@ resource "google_cloud_run_v2_service" "events" {
     }
 
     containers {
-      image = var.events_image
+      image = var.container_image
 
       dynamic "env" {
         # The same settings as the functions, as the SSE service's own database user.
@@ -54,6 +54,8 @@ resource "google_cloud_run_v2_service" "events" {
           cpu    = "1"
           memory = "512Mi"
         }
+        # The relay and the retention sweep work between requests (docs/deploy.md).
+        cpu_idle = false
       }
     }
   }

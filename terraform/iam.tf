@@ -1,6 +1,6 @@
 # Service accounts and least-privilege grants:
 # - functions: the identity of every function (database user, buckets, queue, topic, KMS signer);
-# - events:    the SSE service (database user, topic subscriber);
+# - events:    the SSE service (database user, the topic's relay and its own subscriptions);
 # - invoker:   what Cloud Tasks and Cloud Scheduler sign their OIDC tokens as; the only caller
 #              the internal functions accept.
 
@@ -75,10 +75,15 @@ resource "google_pubsub_topic_iam_member" "publisher" {
   member = google_service_account.functions.member
 }
 
-resource "google_pubsub_topic_iam_member" "subscriber" {
-  topic  = google_pubsub_topic.events.name
-  role   = "roles/pubsub.subscriber"
-  member = google_service_account.events.member
+# The SSE service relays the event log to the topic (its leader publishes) and each instance
+# creates a subscription of its own at start and deletes it on SIGTERM (docs/deploy.md, "The event
+# stream service"). Creating subscriptions is a project permission that, among the predefined
+# roles, only roles/pubsub.editor carries; a custom role with pubsub.subscriptions.{create,delete,
+# get,consume} and pubsub.topics.{attachSubscription,publish,get} would narrow it.
+resource "google_project_iam_member" "events_pubsub" {
+  project = var.project_id
+  role    = "roles/pubsub.editor"
+  member  = google_service_account.events.member
 }
 
 # Secrets: read by the functions and the SSE service, nothing else.

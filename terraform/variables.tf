@@ -20,8 +20,8 @@ variable "build_dir" {
   default     = "../dist/functions"
 }
 
-variable "events_image" {
-  description = "Container image of the SSE service (Cloud Run), for example europe-west1-docker.pkg.dev/PROJECT/quire/events:TAG."
+variable "container_image" {
+  description = "The container image built from `npm run build`'s dist/container/ (container/Dockerfile): the SSE service (its CMD) and the migration job (`node migrate.js`). For example europe-west1-docker.pkg.dev/PROJECT/quire/quire:TAG."
   type        = string
 }
 

@@ -1,6 +1,5 @@
 import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { runner } from "node-pg-migrate";
 import pg from "pg";
 import type { Queryable } from "./pool.ts";
 import { clientConfig, type DatabaseTarget } from "./target.ts";
@@ -16,6 +15,8 @@ const MIGRATIONS_TABLE = "schema_migrations";
  * schema current; none fails and none applies a file twice.
  */
 export async function migrate(target: DatabaseTarget): Promise<void> {
+  // Imported here: the functions only check the schema (pendingMigrations) and never load it.
+  const { runner } = await import("node-pg-migrate");
   const client = new pg.Client(clientConfig(target));
   await client.connect();
   try {

@@ -1,4 +1,3 @@
-import { AuthTypes, Connector, IpAddressTypes } from "@google-cloud/cloud-sql-connector";
 import type pg from "pg";
 import type { Env } from "../config.ts";
 
@@ -31,6 +30,9 @@ export async function configuredDatabase(config: Env): Promise<ConfiguredDatabas
   const instance = config.SVC_CLOUD_SQL_INSTANCE;
   if (instance === undefined)
     return config.DATABASE_URL ? { target: config.DATABASE_URL, close: () => {} } : undefined;
+  // Imported only here: a process given DATABASE_URL never loads the connector (nor its Google
+  // auth and API clients).
+  const { AuthTypes, Connector, IpAddressTypes } = await import("@google-cloud/cloud-sql-connector");
   const connector = new Connector(
     config.SVC_CLOUD_SQL_ADMIN_ENDPOINT ? { sqlAdminAPIEndpoint: config.SVC_CLOUD_SQL_ADMIN_ENDPOINT } : {},
   );

@@ -2,9 +2,8 @@ import type pg from "pg";
 import type { Env } from "../config.ts";
 import type { DatabaseTarget } from "../db/target.ts";
 import type { Logger } from "../log.ts";
-import { postgresFeed } from "./feed.ts";
+import { type EventFeed, postgresFeed } from "./feed.ts";
 import { createEventHub, defaultHubOptions, type EventHub } from "./hub.ts";
-import { pubsubClient, pubsubFeed } from "./pubsub.ts";
 
 export type { EventHub } from "./hub.ts";
 
@@ -18,18 +17,50 @@ export function eventHubFromConfig(
   const sweepMs = defaultHubOptions.sweepMs;
   const feed =
     config.SVC_EVENT_FANOUT === "pubsub"
-      ? pubsubFeed({
-          pubsub: pubsubClient({
-            projectId: config.GOOGLE_CLOUD_PROJECT,
-            emulatorHost: config.PUBSUB_EMULATOR_HOST,
-          }),
-          topic: config.SVC_PUBSUB_TOPIC,
-          subscription: config.SVC_PUBSUB_SUBSCRIPTION,
-          pool,
-          databaseUrl,
-          log,
-          sweepMs,
+      ? madeOnStart(async () => {
+          const { pubsubClient, pubsubFeed } = await import("./pubsub.ts");
+          return pubsubFeed({
+            pubsub: pubsubClient({
+              projectId: config.GOOGLE_CLOUD_PROJECT,
+              emulatorHost: config.PUBSUB_EMULATOR_HOST,
+            }),
+            topic: config.SVC_PUBSUB_TOPIC,
+            subscription: config.SVC_PUBSUB_SUBSCRIPTION,
+            pool,
+            databaseUrl,
+            log,
+            sweepMs,
+          });
         })
       : postgresFeed({ databaseUrl, log, sweepMs });
   return createEventHub({ pool, log, feed, options: { retentionDays: config.SVC_EVENT_RETENTION_DAYS } });
+}
+
+/**
+ * A feed made when the hub starts it: the Pub/Sub feed imports its client library then, not when
+ * the process starts (a function whose hub never starts never loads it).
+ */
+function madeOnStart(make: () => Promise<EventFeed>): EventFeed {
+  let feed: EventFeed | undefined;
+  let sweepMs: number | undefined;
+  return {
+    async start(sink) {
+      feed = await make();
+      if (sweepMs !== undefined) feed.setSweep(sweepMs);
+      return feed.start(sink);
+    },
+    setSweep(ms) {
+      sweepMs = ms;
+      feed?.setSweep(ms);
+    },
+    wake() {
+      feed?.wake();
+    },
+    get relaying() {
+      return feed?.relaying ?? false;
+    },
+    async close() {
+      await feed?.close();
+    },
+  };
 }

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { CloudTasksClient } from "@google-cloud/tasks";
-import { credentials } from "@grpc/grpc-js";
+import type { CloudTasksClient } from "@google-cloud/tasks";
 import type { DatabaseTarget } from "../db/target.ts";
 import { WakeLoop } from "../events/wake.ts";
+import { retryingOnce } from "../lazy.ts";
 import { type AttemptDeps, attemptRow } from "./attempt.ts";
 import {
   claimForTask,
@@ -41,9 +41,15 @@ export interface CloudTasksSettings {
 
 const ALREADY_EXISTS = 6;
 
-/** A Cloud Tasks client, or one for the emulator at `host:port` (insecure channel, no credentials). */
-export function cloudTasksClient(emulatorHost?: string): CloudTasksClient {
+/**
+ * A Cloud Tasks client, or one for the emulator at `host:port` (insecure channel, no credentials).
+ * The library (and gRPC) is imported here, at the first task, not when the process starts: most
+ * instances never enqueue one, and importing it costs a large part of a cold start.
+ */
+export async function cloudTasksClient(emulatorHost?: string): Promise<CloudTasksClient> {
+  const { CloudTasksClient } = await import("@google-cloud/tasks");
   if (!emulatorHost) return new CloudTasksClient();
+  const { credentials } = await import("@grpc/grpc-js");
   const at = emulatorHost.lastIndexOf(":");
   return new CloudTasksClient({
     servicePath: emulatorHost.slice(0, at).replace(/^\[|\]$/g, ""),
@@ -55,16 +61,20 @@ export function cloudTasksClient(emulatorHost?: string): CloudTasksClient {
   });
 }
 
-/** The Cloud Tasks queue of webhook attempts. */
-export function cloudTasksQueue(
-  settings: CloudTasksSettings,
-  client = cloudTasksClient(settings.emulatorHost),
-): TaskQueue {
+/** The Cloud Tasks queue of webhook attempts; its client is made at the first task unless given. */
+export function cloudTasksQueue(settings: CloudTasksSettings, given?: CloudTasksClient): TaskQueue {
+  let made: CloudTasksClient | undefined;
+  const client = given
+    ? async () => given
+    : retryingOnce(async () => {
+        made = await cloudTasksClient(settings.emulatorHost);
+        return made;
+      });
   return {
     async enqueue(task) {
       const ms = task.scheduleAt.getTime();
       try {
-        await client.createTask({
+        await (await client()).createTask({
           parent: settings.queue,
           task: {
             name: `${settings.queue}/tasks/${task.id}`,
@@ -90,7 +100,9 @@ export function cloudTasksQueue(
         throw err;
       }
     },
-    close: () => client.close(),
+    async close() {
+      await (given ?? made)?.close();
+    },
   };
 }
 

@@ -1,10 +1,12 @@
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cloudFunctions } from "../../functions/groups.ts";
-import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
+import { type BuiltFunction, buildContainer, buildFunctions } from "../../scripts/build.ts";
 import { firstAnswer, linkDependencies, probeOf, startBundle } from "../../scripts/bundle-process.ts";
 import { freshDatabase } from "../support/app.ts";
 
@@ -107,5 +109,68 @@ describe("the built functions", () => {
       else expect(opa.error).toBeDefined();
     }
     expect(built.get("repos")?.withOpa).toBe(true);
+  });
+});
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+const adminQuery = (text: string) => query(inject("adminUrl"), text);
+
+/** Runs a process to its end without blocking the other tests' processes. */
+async function run(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, output };
+}
+
+describe("the migration job's entry (dist/container/migrate.js)", () => {
+  it("migrates an empty database on plain Node, grants the SSE service's user its rights, and finds nothing to do the second time", async () => {
+    // A folder of its own, so only the container's declared packages resolve.
+    const container = await buildContainer(path.join(workDir, "image", "container"));
+    await linkDependencies(container.dir, Object.keys(container.dependencies));
+    const url = await freshDatabase({ empty: true });
+    // The SSE service's own database user (roles are the cluster's: a unique name, dropped after).
+    const streamUser = `t_stream_${path.basename(url).replace(/\W/g, "")}`;
+    await adminQuery(`CREATE ROLE ${streamUser} NOLOGIN`);
+    const { NODE_OPTIONS: _loaders, ...inherited } = process.env; // no tsx or vitest hooks
+    const env = { ...inherited, DATABASE_URL: url, SVC_DB_STREAM_USERS: streamUser };
+    try {
+      for (const attempt of [1, 2]) {
+        const out = await run(["migrate.js"], container.dir, env);
+        expect(out.code, `run ${attempt}: ${out.output}`).toBe(0);
+        expect(out.output).toContain("the schema is current");
+        expect(out.output).toContain(`rights granted to ${streamUser}`);
+      }
+      const may = async (table: string, privilege: string) =>
+        (
+          await query<{ ok: boolean }>(url, "SELECT has_table_privilege($1, $2, $3) AS ok", [
+            streamUser,
+            table,
+            privilege,
+          ])
+        )[0]?.ok;
+      expect(await may("events", "SELECT")).toBe(true);
+      expect(await may("repos", "SELECT")).toBe(true);
+      expect(await may("events", "DELETE")).toBe(true);
+      expect(await may("event_relay_cursors", "UPDATE")).toBe(true);
+      expect(await may("events", "INSERT")).toBe(false);
+      expect(await may("repos", "UPDATE")).toBe(false);
+    } finally {
+      await query(url, `DROP OWNED BY ${streamUser}`);
+      await adminQuery(`DROP ROLE ${streamUser}`);
+    }
+    const files = (await readdir(path.join(container.dir, "migrations"))).filter((f) => f.endsWith(".sql"));
+    const [applied] = await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM schema_migrations");
+    expect(applied?.n).toBe(files.length);
   });
 });

@@ -4,6 +4,8 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildContainer } from "../../scripts/build.ts";
+import { linkDependencies } from "../../scripts/bundle-process.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
 import { freePort } from "../support/ports.ts";
 import { repoWithOwner, useFixture } from "../support/world.ts";
@@ -29,10 +31,17 @@ interface StreamService {
   stop(): Promise<number | null>;
 }
 
+/** How the service is started: from the sources through tsx, or a built entry on plain Node. */
+interface Launch {
+  args: string[];
+  cwd: string;
+}
+const FROM_SOURCE: Launch = { args: ["--import", "tsx", "functions/sse.ts"], cwd: ROOT };
+
 /** Spawns the service; resolves once it listens, rejects with its output when it exits first. */
-async function spawnService(env: Record<string, string>): Promise<StreamService> {
-  const child = spawn(process.execPath, ["--import", "tsx", "functions/sse.ts"], {
-    cwd: ROOT,
+async function spawnService(env: Record<string, string>, launch = FROM_SOURCE): Promise<StreamService> {
+  const child = spawn(process.execPath, launch.args, {
+    cwd: launch.cwd,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -85,8 +94,11 @@ async function serviceEnv(extra: Record<string, string> = {}): Promise<Record<st
   };
 }
 
-async function startService(extra: Record<string, string> = {}): Promise<StreamService> {
-  const service = await spawnService(await serviceEnv(extra));
+async function startService(
+  extra: Record<string, string> = {},
+  launch = FROM_SOURCE,
+): Promise<StreamService> {
+  const service = await spawnService(await serviceEnv(extra), launch);
   services.push(service);
   return service;
 }
@@ -166,5 +178,21 @@ describe("the event stream service, as its own process", () => {
       "after restart",
     ]);
     expect(resumed.messages.some((m) => m.event === "gap")).toBe(false);
+  });
+
+  it("runs from the built image's folder (dist/container, sse.js) on plain Node and serves a stream", async () => {
+    // What the Dockerfile copies: the bundles, the migrations and package.json's dependencies.
+    for (const earlier of services) await earlier.stop(); // so this one leads the relay
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), "quire-container-")), "container");
+    const built = await buildContainer(dir);
+    await linkDependencies(dir, Object.keys(built.dependencies));
+    const service = await startService({}, { args: ["sse.js"], cwd: dir });
+    const fx = await repoWithOwner(app);
+    const s = await stream(service, `/repos/${fx.repo}/-/events`);
+    const seq = await fx.commit("main", { "a.md": "through the image" }, "through the image");
+    await s.until((c) => commitEvents(c).length >= 1, 15_000, "the commit");
+    expect(commitEvents(s)[0]?.envelope.data).toMatchObject({ repo: fx.repo, sequence: seq });
+    expect(service.output()).toContain("this instance publishes events to Pub/Sub");
+    expect(await service.stop()).toBe(0);
   });
 });

@@ -34,9 +34,17 @@ describe("configuration", () => {
     ["DEV_IDENTITY", "dev", /DEV_IDENTITY: must be an email address/],
     ["DEV_IDENTITY", "dev\u0000@example.com", /DEV_IDENTITY: must be an email address/],
     ["BOOTSTRAP_ADMIN", "root @example.com", /BOOTSTRAP_ADMIN: must be an email address/],
+    ["SVC_DB_STREAM_USERS", 'a"; DROP TABLE repos; --', /SVC_DB_STREAM_USERS: must be database user names/],
   ])("refuses %s=%s with a message naming it", (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it("reads SVC_DB_STREAM_USERS as a list of IAM database users", () => {
+    expect(loadConfig({ SVC_DB_STREAM_USERS: "quire-events@p.iam, other" }).SVC_DB_STREAM_USERS).toEqual([
+      "quire-events@p.iam",
+      "other",
+    ]);
   });
 
   it("needs SVC_BLOB_BUCKET when the blob store is gcs", () => {

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cloudFunctions, isInternalFunction } from "../../../functions/groups.ts";
+import { CONTAINER_ENTRIES, DOCKERFILE } from "../../../scripts/build.ts";
 import type { BlockSchema } from "../../../scripts/terraform-schema.ts";
 import { envSchema } from "../../../shared/config.ts";
 import { type Body, expr, loadTerraform, resource, TERRAFORM_DIR, type Terraform } from "./terraform.ts";
@@ -79,9 +80,19 @@ describe("terraform/ is well-formed", () => {
 
   it("is split by concern", () => {
     expect(Object.keys(tf.files).sort()).toEqual(
-      ["ci", "database", "events", "functions", "iam", "lb", "main", "outputs", "storage", "variables"].map(
-        (f) => `${f}.tf`,
-      ),
+      [
+        "ci",
+        "database",
+        "events",
+        "functions",
+        "iam",
+        "lb",
+        "main",
+        "migrate",
+        "outputs",
+        "storage",
+        "variables",
+      ].map((f) => `${f}.tf`),
     );
   });
 
@@ -212,5 +223,82 @@ describe("terraform/ matches the code it deploys", () => {
     expect(key["version_template"][0].algorithm).toBe("RSA_SIGN_PKCS1_2048_SHA256");
     for (const user of Object.values(tf.resources["google_sql_user"] ?? {}))
       expect(user["type"]).toBe("CLOUD_IAM_SERVICE_ACCOUNT");
+  });
+});
+
+describe("the SSE service (terraform/events.tf)", () => {
+  it("runs the container image's default entry, one instance always up with CPU between requests", () => {
+    const template = resource(tf, "google_cloud_run_v2_service", "events")["template"][0] as Body;
+    expect(template["containers"][0].image).toBe(expr("var.container_image"));
+    expect(template["containers"][0].command).toBeUndefined(); // the Dockerfile's CMD: node sse.js
+    expect(template["containers"][0].resources[0].cpu_idle).toBe(false);
+    expect(template["scaling"][0].min_instance_count).toBe(1);
+    expect(template["timeout"]).toBe("3600s");
+  });
+});
+
+describe("the migration job (terraform/migrate.tf)", () => {
+  const job = () => resource(tf, "google_cloud_run_v2_job", "migrate");
+  const task = () => job()["template"][0].template[0] as Body;
+  const container = () => task()["containers"][0] as Body;
+
+  it("runs the container image's migrate entry, the image the SSE service runs", () => {
+    const [node, entry, ...rest] = container()["command"] as string[];
+    expect(node).toBe("node");
+    expect(rest).toEqual([]);
+    expect(Object.keys(CONTAINER_ENTRIES).map((e) => `${e}.js`)).toContain(entry);
+    expect(entry).toBe("migrate.js");
+    // The Dockerfile's CMD is the other entry: the job overrides it, the service keeps it.
+    expect(readFileSync(DOCKERFILE, "utf8")).toMatch(/^CMD \["node", "sse\.js"\]$/m);
+    const events = resource(tf, "google_cloud_run_v2_service", "events")["template"][0].containers[0];
+    expect(container()["image"]).toBe(expr("var.container_image"));
+    expect(events.image).toBe(expr("var.container_image"));
+    expect(job()["template"][0].task_count).toBe(1);
+    expect(task()["max_retries"]).toBe(0);
+  });
+
+  it("reaches Cloud SQL through the connector as the schema owner's IAM user, with settings the configuration accepts", () => {
+    const env = locals()["migrate_env"] as Record<string, string>;
+    const accepted = new Set(Object.keys(envSchema.shape));
+    expect(Object.keys(env).filter((n) => !accepted.has(n))).toEqual([]);
+    expect(env["SVC_CLOUD_SQL_INSTANCE"]).toBe(expr("google_sql_database_instance.quire.connection_name"));
+    expect(env).not.toHaveProperty("DATABASE_URL");
+    // The same user as the functions (they use the tables it creates), logged in by the job's
+    // own identity: the service account whose database user that is.
+    expect(env["SVC_DB_IAM_USER"]).toBe(locals()["common_env"].SVC_DB_IAM_USER);
+    expect(env["SVC_DB_IAM_USER"]).toBe(expr("google_sql_user.functions.name"));
+    expect(resource(tf, "google_sql_user", "functions")["name"]).toContain(
+      "google_service_account.functions.email",
+    );
+    expect(task()["service_account"]).toBe(expr("google_service_account.functions.email"));
+    // The SSE service's own database user gets its rights from the job.
+    expect(env["SVC_DB_STREAM_USERS"]).toBe(expr("google_sql_user.events.name"));
+    const envBlocks = container()["dynamic"]["env"][0];
+    expect(envBlocks.for_each).toBe(expr("local.migrate_env"));
+    // The loader refuses what is not set: every setting it must have is here.
+    const parsed = envSchema.safeParse(
+      Object.fromEntries(
+        Object.entries(env).map(([k, v]) => [
+          k,
+          v.startsWith("${") ? (k === "SVC_CLOUD_SQL_INSTANCE" ? "p:r:i" : "quire-x@p.iam") : v,
+        ]),
+      ),
+    );
+    expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+  });
+
+  it("has least privilege: no secrets, no IAM binding on the job (only the operator executes it), Cloud SQL roles on its identity", () => {
+    expect(container()["dynamic"]["env"]).toHaveLength(1);
+    expect(JSON.stringify(job())).not.toMatch(/secret/);
+    const onJob = Object.entries(tf.resources)
+      .filter(([type]) => type.startsWith("google_cloud_run_v2_job_iam"))
+      .flatMap(([, byName]) => Object.keys(byName));
+    expect(onJob).toEqual([]);
+    // The Cloud SQL roles the job needs are granted to its identity.
+    const db = resource(tf, "google_project_iam_member", "db");
+    expect(db["for_each"]).toMatch(
+      /"roles\/cloudsql\.client", "roles\/cloudsql\.instanceUser"\], \[[^\]]*"functions"/,
+    );
+    expect(job()["depends_on"]).toContain(expr("google_project_iam_member.db"));
   });
 });
