@@ -62,13 +62,14 @@ const js = `"use strict";
   if (!root || typeof EventSource === "undefined") return;
   var repo = root.getAttribute("data-live-repo");
   var branch = root.getAttribute("data-live-branch");
+  var src = root.getAttribute("data-live-src") || location.href;
   var status = document.getElementById("live-status");
   var pending = false;
   function say(text) { if (status) status.textContent = text; }
   function refresh() {
     if (pending) return;
     pending = true;
-    fetch(location.href, { headers: { accept: "text/html" }, credentials: "same-origin" })
+    fetch(src, { headers: { accept: "text/html" }, credentials: "same-origin" })
       .then(function (res) { if (!res.ok) throw new Error(String(res.status)); return res.text(); })
       .then(function (text) {
         var next = new DOMParser().parseFromString(text, "text/html");

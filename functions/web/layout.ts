@@ -12,8 +12,10 @@ export interface PageInput {
   /** The repo the page is about: its navigation, and the live script's stream. */
   repo?: RepoAccess;
   tab?: RepoTab;
-  /** A branch whose events refresh the page's live regions (needs `repo`). */
+  /** A branch whose events refresh the page's live regions (needs `repo` and `liveSrc`). */
   liveBranch?: string;
+  /** The URL the live script re-fetches the page from (not the URL of a form post it answers). */
+  liveSrc?: string;
   /** Breadcrumbs above the heading: [label, href] pairs, the last one the current page. */
   crumbs?: [string, string][];
   body: Html;
@@ -62,7 +64,7 @@ ${live ? html`<script src="${liveScript.path}" defer></script>` : ""}
 <a class="brand" href="${u.orgsUrl()}">Quire</a>
 ${p.actor ? html`<span class="who">Signed in as ${p.actor.identity}</span>` : ""}
 </header>
-<main id="main"${live ? html` data-live-repo="${p.repo?.repo.name}" data-live-branch="${p.liveBranch}"` : ""}>
+<main id="main"${live ? html` data-live-repo="${p.repo?.repo.name}" data-live-branch="${p.liveBranch}" data-live-src="${p.liveSrc}"` : ""}>
 ${p.crumbs ? crumbsNav(p.crumbs) : ""}
 ${p.repo ? repoNav(p.repo, p.tab) : ""}
 ${live ? html`<p id="live-status" class="muted" role="status" aria-live="polite">Connecting…</p>` : ""}

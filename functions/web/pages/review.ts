@@ -142,6 +142,7 @@ export async function branchPage(
     repo: access,
     tab: "branches",
     liveBranch: branchName,
+    liveSrc: u.branchUrl(name, branchName),
     crumbs: repoCrumbs(name),
     body,
   });
@@ -194,6 +195,7 @@ ${await branchSections(ctx, actor, access, p.branch, csrf, notice)}`;
     repo: access,
     tab: "proposals",
     liveBranch: p.branch,
+    liveSrc: u.proposalUrl(name, p.id),
     crumbs: repoCrumbs(name),
     body,
   });
