@@ -76,19 +76,23 @@ async function branchSections(
 ): Promise<Html> {
   const name = access.repo.name;
   const branch = await getBranch(ctx.pool, access, branchName);
+  // A merged or abandoned branch has no merge to assess and no diff against today's main.
+  const active = branch.status === "active";
   const [status, checks, reviews, comments, diff] = await Promise.all([
-    branchStatus(ctx, actor, access, branchName),
+    active ? branchStatus(ctx, actor, access, branchName) : null,
     listCheckRuns(ctx.pool, access, { branch: branchName }),
     listReviews(ctx.pool, access, { branch: branchName }),
     listComments(ctx.pool, access, { branch: branchName }),
-    diffBranch(ctx, access, branchName),
+    active ? diffBranch(ctx, access, branchName) : { changes: [], conflicts: [] },
   ]);
   const canReview = atLeast(access.role, "writer") && branch.status === "active";
   const canMerge = atLeast(access.role, "maintainer") && branch.status === "active";
   const commentsOn = (path: string) => comments.filter((c) => c.path === path);
+  const changed = new Set(diff.changes.map((c) => c.path));
+  const elsewhere = comments.filter((c) => !changed.has(c.path));
   return html`${notice}
 <p class="muted">Branch <code>${branch.name}</code> at sequence ${branch.head_sequence}, from main at ${branch.base_sequence} · <a href="${u.treeUrl(name, { branch: branch.name })}">Browse files</a></p>
-${statusSection(status, branch)}
+${status ? statusSection(status, branch) : html`<p data-live-region="status" id="branch-closed"><strong>This branch is ${branch.status}.</strong></p>`}
 <section aria-labelledby="checks-h" data-live-region="checks"><h2 id="checks-h">Checks</h2>
 ${
   checks.length === 0
@@ -121,7 +125,8 @@ ${diff.changes.map(
   ) => html`<section class="file-diff" aria-label="${c.path}"><h3>${c.path} <span class="muted">${c.status}</span></h3>${diffView(c.diff)}
 ${commentsOn(c.path).map((m) => html`<div class="notice comment"><p>${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}</section>`,
 )}
-</section>`;
+</section>
+${elsewhere.length > 0 ? html`<section aria-labelledby="other-comments-h"><h2 id="other-comments-h">Other comments</h2>${elsewhere.map((m) => html`<div class="notice comment"><p><code>${m.path}</code>: ${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}</section>` : ""}`;
 }
 
 export async function branchPage(
