@@ -1,6 +1,7 @@
 import type { RepoAccess } from "../../shared/access/roles.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
 import { liveScript, styles } from "./assets.ts";
+import { csrfField } from "./csrf.ts";
 import { Html, html } from "./html.ts";
 import * as u from "./urls.ts";
 
@@ -63,6 +64,7 @@ ${live ? html`<script src="${liveScript.path}" defer></script>` : ""}
 <header class="site">
 <a class="brand" href="${u.orgsUrl()}">Quire</a>
 ${p.actor ? html`<span class="who">Signed in as ${p.actor.identity}</span>` : ""}
+${p.actor?.session ? html`<form class="inline" method="post" action="/auth/logout">${csrfField(p.actor)}<button type="submit">Sign out</button></form>` : ""}
 </header>
 <main id="main"${live ? html` data-live-repo="${p.repo?.repo.name}" data-live-branch="${p.liveBranch}" data-live-src="${p.liveSrc}"` : ""}>
 ${p.crumbs ? crumbsNav(p.crumbs) : ""}

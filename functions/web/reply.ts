@@ -44,9 +44,9 @@ export const htmlReply = (page: Html, status = 200): Reply =>
     "cache-control": "private, no-store",
   });
 
-/** A redirect after a form post or to a canonical page (302: the browser follows it with GET). */
-export const seeOther = (location: string): Reply => ({
-  status: 302,
+/** A redirect to a canonical page (302), or after a form post (303 See Other: followed with GET). */
+export const seeOther = (location: string, status: 302 | 303 = 302): Reply => ({
+  status,
   headers: { ...SECURITY_HEADERS, location, "cache-control": "no-store" },
 });
 

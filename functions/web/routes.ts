@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
 import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
+import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
@@ -13,7 +14,7 @@ import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
 import { listProposals } from "../../shared/proposals/proposals.ts";
 import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
-import { csrfField, requireSameOrigin } from "./csrf.ts";
+import { csrfField } from "./csrf.ts";
 import { type Html, html } from "./html.ts";
 import { page } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
@@ -53,7 +54,6 @@ async function rendered(actor: Actor | null, render: () => Promise<Html>): Promi
 
 /** A form post's fields (application/x-www-form-urlencoded), validated like any other input. */
 function formOf<S extends z.ZodType>(call: Call<unknown, unknown, unknown>, schema: S): z.output<S> {
-  requireSameOrigin(call.headers);
   const type = String(call.headers["content-type"] ?? "");
   if (!type.startsWith("application/x-www-form-urlencoded"))
     fail("VALIDATION_FAILED", "a form post must be application/x-www-form-urlencoded");
@@ -63,7 +63,8 @@ function formOf<S extends z.ZodType>(call: Call<unknown, unknown, unknown>, sche
   return parsed.data;
 }
 
-const csrfToken = { csrf: z.string().max(512).optional() };
+/** The session's CSRF token, checked by the access layer before the route runs. */
+const csrfToken = { [CSRF_FIELD]: z.string().max(512).optional() };
 const reviewForm = z.strictObject({
   ...csrfToken,
   status: z.enum(reviewStatuses),
@@ -180,8 +181,8 @@ const repoPages = [
     summary: "Web: a branch with its merge status, checks, reviews, comments and diff",
     params: branchParams,
     responses: HTML,
-    handler: async ({ ctx, actor, repo, params, headers }) =>
-      rendered(actor, () => branchPage(ctx, actor, repo, params.branch, csrfField(headers))),
+    handler: async ({ ctx, actor, repo, params }) =>
+      rendered(actor, () => branchPage(ctx, actor, repo, params.branch, csrfField(actor))),
   }),
   route({
     method: "POST",
@@ -189,7 +190,7 @@ const repoPages = [
     access: { repo: "writer" },
     summary: "Web: submit a review of a branch (form post)",
     params: branchParams,
-    responses: { 302: redirect },
+    responses: { 303: redirect },
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
       const form = formOf(call, reviewForm);
@@ -201,6 +202,7 @@ const repoPages = [
       const proposal = await reviewHome(ctx, repo, params.branch);
       return seeOther(
         proposal ? u.proposalUrl(repo.repo.name, proposal) : u.branchUrl(repo.repo.name, params.branch),
+        303,
       );
     },
   }),
@@ -210,9 +212,9 @@ const repoPages = [
     access: { repo: "maintainer" },
     summary: "Web: merge a branch into main (form post), or show why it is refused",
     params: branchParams,
-    responses: { 302: redirect },
+    responses: { 303: redirect },
     handler: async (call) => {
-      const { ctx, actor, repo, params, headers } = call;
+      const { ctx, actor, repo, params } = call;
       formOf(call, mergeForm);
       const proposal = await reviewHome(ctx, repo, params.branch);
       try {
@@ -221,11 +223,12 @@ const repoPages = [
           merged.proposal_id
             ? u.proposalUrl(repo.repo.name, merged.proposal_id)
             : u.commitUrl(repo.repo.name, merged.sequence),
+          303,
         );
       } catch (err) {
         const refusal = err instanceof DomainError ? refusalOf(err) : null;
         if (!refusal || !(err instanceof DomainError)) throw err;
-        const csrf = csrfField(headers);
+        const csrf = csrfField(actor);
         const shown = proposal
           ? await proposalPage(ctx, actor, repo, proposal, csrf, refusal)
           : await branchPage(ctx, actor, repo, params.branch, csrf, refusal);
@@ -251,8 +254,8 @@ const repoPages = [
     summary: "Web: a proposal with its reviews, comments, checks and merge button",
     params: z.object({ repo: z.string(), id: proposalId }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, params, headers }) =>
-      rendered(actor, () => proposalPage(ctx, actor, repo, params.id, csrfField(headers))),
+    handler: async ({ ctx, actor, repo, params }) =>
+      rendered(actor, () => proposalPage(ctx, actor, repo, params.id, csrfField(actor))),
   }),
   route({
     method: "GET",
