@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
 import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
@@ -42,12 +43,21 @@ function errorPage(actor: Actor | null, err: DomainError): Reply {
   return htmlReply(page({ title: err.code, actor, body }), err.status);
 }
 
-/** Renders a page; a domain error (a missing file, a sequence out of range) becomes an error page. */
-async function rendered(actor: Actor | null, render: () => Promise<Html>): Promise<Reply> {
+const wantsHtml = (headers: IncomingHttpHeaders) =>
+  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
+
+/**
+ * Renders a page. A domain error (a missing file, a sequence out of range) becomes an error page
+ * for a browser; a client that does not ask for HTML gets the API's JSON error instead.
+ */
+async function rendered(
+  call: { actor: Actor | null; headers: IncomingHttpHeaders },
+  render: () => Promise<Html>,
+): Promise<Reply> {
   try {
     return htmlReply(await render());
   } catch (err) {
-    if (err instanceof DomainError) return errorPage(actor, err);
+    if (err instanceof DomainError && wantsHtml(call.headers)) return errorPage(call.actor, err);
     throw err;
   }
 }
@@ -112,7 +122,10 @@ const repoPages = [
       limit: limitParam(100, 1000),
     }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, query }) => rendered(actor, () => treePage(ctx, actor, repo, query)),
+    handler: async (call) => {
+      const { ctx, actor, repo, query } = call;
+      return rendered(call, () => treePage(ctx, actor, repo, query));
+    },
   }),
   route({
     method: "GET",
@@ -122,8 +135,10 @@ const repoPages = [
     params: fileParams,
     query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, params, query }) =>
-      rendered(actor, () => filePage(ctx, actor, repo, { ...query, path: params.path })),
+    handler: async (call) => {
+      const { ctx, actor, repo, params, query } = call;
+      return rendered(call, () => filePage(ctx, actor, repo, { ...query, path: params.path }));
+    },
   }),
   route({
     method: "GET",
@@ -152,8 +167,10 @@ const repoPages = [
     params: repoParams,
     query: z.strictObject({ before: sequenceParam.optional() }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, query }) =>
-      rendered(actor, () => historyPage(ctx, actor, repo, query)),
+    handler: async (call) => {
+      const { ctx, actor, repo, query } = call;
+      return rendered(call, () => historyPage(ctx, actor, repo, query));
+    },
   }),
   route({
     method: "GET",
@@ -162,8 +179,10 @@ const repoPages = [
     summary: "Web: a commit with its diff",
     params: z.object({ repo: z.string(), sequence: sequenceParam }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, params }) =>
-      rendered(actor, () => commitPage(ctx, actor, repo, params.sequence)),
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      return rendered(call, () => commitPage(ctx, actor, repo, params.sequence));
+    },
   }),
   route({
     method: "GET",
@@ -172,7 +191,10 @@ const repoPages = [
     summary: "Web: a repo's active branches",
     params: repoParams,
     responses: HTML,
-    handler: async ({ ctx, actor, repo }) => rendered(actor, () => branchesPage(ctx, actor, repo)),
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      return rendered(call, () => branchesPage(ctx, actor, repo));
+    },
   }),
   route({
     method: "GET",
@@ -181,8 +203,10 @@ const repoPages = [
     summary: "Web: a branch with its merge status, checks, reviews, comments and diff",
     params: branchParams,
     responses: HTML,
-    handler: async ({ ctx, actor, repo, params }) =>
-      rendered(actor, () => branchPage(ctx, actor, repo, params.branch, csrfField(actor))),
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      return rendered(call, () => branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
+    },
   }),
   route({
     method: "POST",
@@ -244,8 +268,10 @@ const repoPages = [
     params: repoParams,
     query: z.strictObject({ state: z.enum(proposalStates).optional() }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, query }) =>
-      rendered(actor, () => proposalsPage(ctx, actor, repo, query.state)),
+    handler: async (call) => {
+      const { ctx, actor, repo, query } = call;
+      return rendered(call, () => proposalsPage(ctx, actor, repo, query.state));
+    },
   }),
   route({
     method: "GET",
@@ -254,8 +280,10 @@ const repoPages = [
     summary: "Web: a proposal with its reviews, comments, checks and merge button",
     params: z.object({ repo: z.string(), id: proposalId }),
     responses: HTML,
-    handler: async ({ ctx, actor, repo, params }) =>
-      rendered(actor, () => proposalPage(ctx, actor, repo, params.id, csrfField(actor))),
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      return rendered(call, () => proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
+    },
   }),
   route({
     method: "GET",
@@ -264,7 +292,10 @@ const repoPages = [
     summary: "Web: a repo's releases",
     params: repoParams,
     responses: HTML,
-    handler: async ({ ctx, actor, repo }) => rendered(actor, () => releasesPage(ctx, actor, repo)),
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      return rendered(call, () => releasesPage(ctx, actor, repo));
+    },
   }),
   route({
     method: "GET",
@@ -273,7 +304,10 @@ const repoPages = [
     summary: "Web: a repo's members and their roles (admins)",
     params: repoParams,
     responses: HTML,
-    handler: async ({ ctx, actor, repo }) => rendered(actor, () => membersPage(ctx, actor, repo)),
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      return rendered(call, () => membersPage(ctx, actor, repo));
+    },
   }),
 ];
 
@@ -292,7 +326,10 @@ export const webRoutes = [
     access: "user",
     summary: "Web: the orgs and repos the caller can see",
     responses: HTML,
-    handler: async ({ ctx, actor }) => rendered(actor, () => homePage(ctx, actor)),
+    handler: async (call) => {
+      const { ctx, actor } = call;
+      return rendered(call, () => homePage(ctx, actor));
+    },
   }),
   route({
     method: "GET",
@@ -301,7 +338,10 @@ export const webRoutes = [
     summary: "Web: an org's repos",
     params: z.object({ org: z.string() }),
     responses: HTML,
-    handler: async ({ ctx, actor, params }) => rendered(actor, () => orgPage(ctx, actor, params.org)),
+    handler: async (call) => {
+      const { ctx, actor, params } = call;
+      return rendered(call, () => orgPage(ctx, actor, params.org));
+    },
   }),
   route({
     method: "GET",
