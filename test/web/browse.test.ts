@@ -31,6 +31,13 @@ describe("browsing a repo in the browser", () => {
     expect(await page.locator("h1").textContent()).toBe(repo.repo);
     expect(await page.getByRole("link", { name: "later.txt" }).count()).toBe(1);
 
+    // Keyboard: the first Tab reaches the skip link; the picker's fields have labels.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
+    expect(await page.getByLabel("Branch", { exact: true }).count()).toBe(1);
+    expect(await page.getByLabel("At sequence", { exact: true }).count()).toBe(1);
+    expect(await page.getByRole("main").count()).toBe(1);
+
     await page.getByRole("link", { name: "History" }).click();
     await page.getByRole("link", { name: `Browse at ${first}` }).click();
     expect(await page.getByRole("link", { name: "later.txt" }).count()).toBe(0);

@@ -27,8 +27,8 @@ const when = (d: Date | string) =>
 /** The branch and sequence picker of the tree and file pages: a GET form, usable without script. */
 function viewPicker(repo: string, branches: string[], branch: string, at: number, head: number): Html {
   return html`<form class="view" method="get" aria-label="Choose a branch and sequence">
-<label>Branch <select name="branch">${branches.map((b) => html`<option${b === branch ? trusted(" selected") : ""}>${b}</option>`)}</select></label>
-<label>At sequence <input name="at" type="number" min="0" max="${head}" value="${at}"></label>
+<label for="pick-branch">Branch</label> <select id="pick-branch" name="branch">${branches.map((b) => html`<option${b === branch ? trusted(" selected") : ""}>${b}</option>`)}</select>
+<label for="pick-at">At sequence</label> <input id="pick-at" name="at" type="number" min="0" max="${head}" value="${at}">
 <button type="submit">Show</button>
 <span class="muted">head of ${branch} is ${head}; ${at === head ? "showing the head" : html`showing sequence ${at} (<a href="${u.treeUrl(repo, { branch })}">go to head</a>)`}</span>
 </form>`;
