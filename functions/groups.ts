@@ -22,6 +22,7 @@ import { reviewRoutes } from "./reviews/routes.ts";
 import { roleRoutes } from "./roles/routes.ts";
 import { schedulerRoutes } from "./scheduler/routes.ts";
 import { subscriptionRoutes } from "./subscriptions/routes.ts";
+import { webRoutes } from "./web/routes.ts";
 import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
 
 /**
@@ -65,8 +66,11 @@ export const groups = {
   scheduler: schedulerRoutes,
   /** The job-token endpoint and the issuer's discovery documents: `/ci/token`, `/.well-known/**`. */
   identity: [...ciTokenRoutes, ...oidcRoutes],
-  /** Browser sign-in, `/auth/login`, `/auth/callback`, `/auth/logout` (docs/sessions.md). */
-  web: authRoutes,
+  /**
+   * The web interface, `/` and `/ui/**` (docs/web.md), and browser sign-in, `/auth/login`,
+   * `/auth/callback`, `/auth/logout` (docs/sessions.md).
+   */
+  web: [...authRoutes, ...webRoutes],
 } satisfies Record<string, AnyRoute[]>;
 
 /** Every public route: what the local server mounts and the OpenAPI document describes. */

@@ -147,10 +147,19 @@ resource "google_compute_url_map" "api" {
       }
     }
 
-    # Browser sign-in (docs/sessions.md).
+    # Browser sign-in (docs/sessions.md) and the web interface (docs/web.md): `/`, `/ui`, `/ui/**`.
     route_rules {
       priority = 65
       service  = google_compute_backend_service.function["web"].id
+      match_rules {
+        full_path_match = "/"
+      }
+      match_rules {
+        full_path_match = "/ui"
+      }
+      match_rules {
+        prefix_match = "/ui/"
+      }
       match_rules {
         full_path_match = "/auth/login"
       }

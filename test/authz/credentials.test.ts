@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
+import { styles } from "../../functions/web/assets.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
 import { type AnyRoute, kindOf } from "../../shared/http/route.ts";
@@ -182,6 +183,33 @@ const probes: Record<string, Probe> = {
   "GET /repos": {},
   "GET /repos/:repo*": {},
   "DELETE /repos/:repo*": {},
+
+  // The web interface (docs/web.md): `/` redirects to it and its static files are public; the
+  // pages take the same credentials as the API (form posts without fields answer 400, not 401).
+  "GET /": { public: true, publicStatus: 302 },
+  "GET /ui": {},
+  "GET /ui/orgs/:org": {},
+  "GET /ui/static/:hash/:name": {
+    public: true,
+    params: () => {
+      const [, , , hash = "", name = ""] = styles.path.split("/");
+      return { hash, name };
+    },
+  },
+  "GET /ui/repos/:repo*": {},
+  "GET /ui/repos/:repo*/-/tree": {},
+  "GET /ui/repos/:repo*/-/file/:path*": {},
+  "GET /ui/repos/:repo*/-/raw/:path*": {},
+  "GET /ui/repos/:repo*/-/history": {},
+  "GET /ui/repos/:repo*/-/commit/:sequence": {},
+  "GET /ui/repos/:repo*/-/branches": {},
+  "GET /ui/repos/:repo*/-/branch/:branch*": {},
+  "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
+  "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},
+  "GET /ui/repos/:repo*/-/proposals": {},
+  "GET /ui/repos/:repo*/-/proposals/:id": { params: (w) => ({ id: w.proposal }) },
+  "GET /ui/repos/:repo*/-/releases": {},
+  "GET /ui/repos/:repo*/-/members": {},
 };
 
 /** The real request of a route, against the shared fixtures. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { allRoutes } from "../../functions/groups.ts";
+import { styles } from "../../functions/web/assets.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
@@ -157,6 +158,25 @@ const matrix: Record<string, Statuses> = {
   "GET /repos":                                           s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "GET /repos/:repo*":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "DELETE /repos/:repo*":                                 s(401,       404,      403,    403,    403,        403,   204,      403,       204,         403, 403),
+
+  "GET /":                                                s(302,       302,      302,    302,    302,        302,   302,      302,       302,         302, 302),
+  "GET /ui":                                              s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "GET /ui/orgs/:org":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "GET /ui/static/:hash/:name":                           s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /ui/repos/:repo*":                                 s(401,       404,      302,    302,    302,        302,   302,      302,       302,         302, 404),
+  "GET /ui/repos/:repo*/-/tree":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/file/:path*":                   s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/raw/:path*":                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/history":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/commit/:sequence":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/branches":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/branch/:branch*":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/proposals":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/proposals/:id":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -603,6 +623,66 @@ const requests: Record<string, Request> = {
   "DELETE /repos/:repo*": repoRoute(async (w) => ({
     method: "DELETE",
     path: `/repos/${await w.freshRepo()}`,
+  })),
+
+  "GET /": plainRoute(async () => ({ method: "GET", path: "/" })),
+  "GET /ui": plainRoute(async () => ({ method: "GET", path: "/ui/" })),
+  "GET /ui/orgs/:org": orgRoute(async (w) => ({ method: "GET", path: `/ui/orgs/${w.org}` })),
+  "GET /ui/static/:hash/:name": plainRoute(async () => ({ method: "GET", path: styles.path })),
+  "GET /ui/repos/:repo*": repoRoute(async (w) => ({ method: "GET", path: `/ui/repos/${w.repo}` })),
+  "GET /ui/repos/:repo*/-/tree": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/tree`,
+  })),
+  "GET /ui/repos/:repo*/-/file/:path*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/file/${w.file}`,
+  })),
+  "GET /ui/repos/:repo*/-/raw/:path*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/raw/${w.file}`,
+  })),
+  "GET /ui/repos/:repo*/-/history": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/history`,
+  })),
+  "GET /ui/repos/:repo*/-/commit/:sequence": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/commit/${w.sequence}`,
+  })),
+  "GET /ui/repos/:repo*/-/branches": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/branches`,
+  })),
+  "GET /ui/repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/branch/${w.branch}`,
+  })),
+  "POST /ui/repos/:repo*/-/branch/:branch*/review": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/review`,
+    form: { status: "approved", body: "authz" },
+  })),
+  "POST /ui/repos/:repo*/-/branch/:branch*/merge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/merge`,
+    form: {},
+  })),
+  "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/proposals`,
+  })),
+  "GET /ui/repos/:repo*/-/proposals/:id": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/proposals/${w.proposal}`,
+  })),
+  "GET /ui/repos/:repo*/-/releases": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/releases`,
+  })),
+  "GET /ui/repos/:repo*/-/members": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/members`,
   })),
 };
 

@@ -60,6 +60,8 @@ export interface Call {
   method: Method;
   path: string;
   body?: unknown;
+  /** A form post's fields (application/x-www-form-urlencoded), sent instead of a JSON body. */
+  form?: Record<string, string>;
   /** Headers of the request itself (a webhook signature), beside the caller's Authorization. */
   headers?: Record<string, string>;
 }
@@ -99,6 +101,9 @@ export async function sendRaw(base: string, call: Call, headers: Record<string, 
   if (call.body !== undefined) {
     h["content-type"] = "application/json";
     body = JSON.stringify(call.body);
+  } else if (call.form !== undefined) {
+    h["content-type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(call.form).toString();
   }
   const res = await fetch(base + call.path, {
     // A redirect (the log proxy's 302) is the answer under test, not something to follow.

@@ -75,6 +75,23 @@ const notLists = [
   "GET /auth/login",
   "GET /auth/callback",
   "GET /auth/logout",
+  // The web interface's pages, its static files and `/`: HTML, not JSON lists (docs/web.md).
+  "GET /",
+  "GET /ui",
+  "GET /ui/orgs/:org",
+  "GET /ui/static/:hash/:name",
+  "GET /ui/repos/:repo*",
+  "GET /ui/repos/:repo*/-/tree",
+  "GET /ui/repos/:repo*/-/file/:path*",
+  "GET /ui/repos/:repo*/-/raw/:path*",
+  "GET /ui/repos/:repo*/-/history",
+  "GET /ui/repos/:repo*/-/commit/:sequence",
+  "GET /ui/repos/:repo*/-/branches",
+  "GET /ui/repos/:repo*/-/branch/:branch*",
+  "GET /ui/repos/:repo*/-/proposals",
+  "GET /ui/repos/:repo*/-/proposals/:id",
+  "GET /ui/repos/:repo*/-/releases",
+  "GET /ui/repos/:repo*/-/members",
 ];
 
 let app: TestApp;

@@ -122,7 +122,7 @@ describe("the URL map routes every route of every table to the function that ser
   });
 
   it("sends unknown paths to meta, which answers Quire's 404", () => {
-    for (const path of ["/", "/reposx", "/nope/a/b", "/jobs", "/.well-known"])
+    for (const path of ["/uix", "/reposx", "/nope/a/b", "/jobs", "/.well-known"])
       expect(reach(path), path).toBe("meta");
   });
 

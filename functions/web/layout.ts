@@ -1,0 +1,88 @@
+import type { RepoAccess } from "../../shared/access/roles.ts";
+import type { Actor } from "../../shared/auth/actor.ts";
+import { liveScript, styles } from "./assets.ts";
+import { csrfField } from "./csrf.ts";
+import { Html, html } from "./html.ts";
+import * as u from "./urls.ts";
+
+export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members";
+
+export interface PageInput {
+  title: string;
+  actor: Actor | null;
+  /** The repo the page is about: its navigation, and the live script's stream. */
+  repo?: RepoAccess;
+  tab?: RepoTab;
+  /** A branch whose events refresh the page's live regions (needs `repo` and `liveSrc`). */
+  liveBranch?: string;
+  /** The URL the live script re-fetches the page from (not the URL of a form post it answers). */
+  liveSrc?: string;
+  /** Breadcrumbs above the heading: [label, href] pairs, the last one the current page. */
+  crumbs?: [string, string][];
+  body: Html;
+}
+
+function repoNav(access: RepoAccess, tab: RepoTab | undefined): Html {
+  const name = access.repo.name;
+  const tabs: [RepoTab, string, string][] = [
+    ["tree", "Files", u.treeUrl(name)],
+    ["history", "History", u.historyUrl(name)],
+    ["branches", "Branches", u.branchesUrl(name)],
+    ["proposals", "Proposals", u.proposalsUrl(name)],
+    ["releases", "Releases", u.releasesUrl(name)],
+  ];
+  if (access.role === "admin") tabs.push(["members", "Members", u.membersUrl(name)]);
+  return html`<nav class="repo" aria-label="Repository"><ul>${tabs.map(
+    ([id, label, href]) =>
+      html`<li><a href="${href}"${id === tab ? new Html(' aria-current="page"') : ""}>${label}</a></li>`,
+  )}</ul></nav>`;
+}
+
+function crumbsNav(crumbs: [string, string][]): Html {
+  return html`<nav class="crumbs" aria-label="Breadcrumbs"><ol>${crumbs.map(([label, href], i) =>
+    i === crumbs.length - 1
+      ? html`<li><a href="${href}" aria-current="page">${label}</a></li>`
+      : html`<li><a href="${href}">${label}</a></li>`,
+  )}</ol></nav>`;
+}
+
+/** The page shell: landmarks, a skip link, the stylesheet and, on live pages, the live script. */
+export function page(p: PageInput): Html {
+  const live = p.repo && p.liveBranch !== undefined;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${p.title} · Quire</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${styles.path}">
+${live ? html`<script src="${liveScript.path}" defer></script>` : ""}
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="site">
+<a class="brand" href="${u.orgsUrl()}">Quire</a>
+${p.actor ? html`<span class="who">Signed in as ${p.actor.identity}</span>` : ""}
+${p.actor?.session ? html`<form class="inline" method="post" action="/auth/logout">${csrfField(p.actor)}<button type="submit">Sign out</button></form>` : ""}
+</header>
+<main id="main"${live ? html` data-live-repo="${p.repo?.repo.name}" data-live-branch="${p.liveBranch}" data-live-src="${p.liveSrc}"` : ""}>
+${p.crumbs ? crumbsNav(p.crumbs) : ""}
+${p.repo ? repoNav(p.repo, p.tab) : ""}
+${live ? html`<p id="live-status" class="muted" role="status" aria-live="polite">Connecting…</p>` : ""}
+${p.body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** Breadcrumbs from the org to the repo. */
+export function repoCrumbs(repo: string): [string, string][] {
+  const org = repo.split("/")[0] ?? repo;
+  return [
+    ["Orgs", u.orgsUrl()],
+    [org, u.orgUrl(org)],
+    [repo, u.repoUrl(repo)],
+  ];
+}

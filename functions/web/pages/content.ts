@@ -1,0 +1,267 @@
+import { createTwoFilesPatch } from "diff";
+import MarkdownIt from "markdown-it";
+import YAML from "yaml";
+import type { RepoAccess } from "../../../shared/access/roles.ts";
+import type { Actor } from "../../../shared/auth/actor.ts";
+import { listBranches } from "../../../shared/branches/branches.ts";
+import { readChain } from "../../../shared/commits/chain.ts";
+import { loadBodyUpTo } from "../../../shared/commits/content.ts";
+import { readCommit, readFileHistory, readTree } from "../../../shared/commits/reads.ts";
+import { fileInView, resolveView } from "../../../shared/commits/view.ts";
+import type { AppContext } from "../../../shared/context.ts";
+import { fail } from "../../../shared/errors.ts";
+import { type Html, html, trusted } from "../html.ts";
+import { page, repoCrumbs } from "../layout.ts";
+import * as u from "../urls.ts";
+
+/** Files above this size are offered for download instead of shown. */
+export const MAX_SHOWN_BYTES = 1_048_576;
+const HISTORY_PAGE = 50;
+
+/** Markdown with raw HTML off: a `<script>` in a file is text, never markup. Links stay links. */
+const markdown = new MarkdownIt({ html: false, linkify: false });
+
+const when = (d: Date | string) =>
+  html`<time datetime="${new Date(d).toISOString()}">${new Date(d).toISOString().replace("T", " ").slice(0, 16)} UTC</time>`;
+
+/** The branch and sequence picker of the tree and file pages: a GET form, usable without script. */
+function viewPicker(repo: string, branches: string[], branch: string, at: number, head: number): Html {
+  return html`<form class="view" method="get" aria-label="Choose a branch and sequence">
+<label for="pick-branch">Branch</label> <select id="pick-branch" name="branch">${branches.map((b) => html`<option${b === branch ? trusted(" selected") : ""}>${b}</option>`)}</select>
+<label for="pick-at">At sequence</label> <input id="pick-at" name="at" type="number" min="0" max="${head}" value="${at}">
+<button type="submit">Show</button>
+<span class="muted">head of ${branch} is ${head}; ${at === head ? "showing the head" : html`showing sequence ${at} (<a href="${u.treeUrl(repo, { branch })}">go to head</a>)`}</span>
+</form>`;
+}
+
+async function branchNames(ctx: AppContext, access: RepoAccess): Promise<string[]> {
+  const rows = await listBranches(ctx.pool, access, { status: "active", draft: false, includeDraft: true });
+  return rows.map((b) => b.name);
+}
+
+export async function treePage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  q: { branch: string; at?: number | undefined; after?: string | undefined; limit: number },
+): Promise<Html> {
+  const name = access.repo.name;
+  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
+  const [entries, branches] = await Promise.all([
+    readTree(ctx.pool, access, { branch: q.branch, at: view.at, after: q.after, limit: q.limit }),
+    branchNames(ctx, access),
+  ]);
+  const last = entries.at(-1);
+  const body = html`<h1>${name}</h1>
+${viewPicker(name, branches, q.branch, view.at, view.branch.head_sequence)}
+<section aria-labelledby="files-h"><h2 id="files-h">Files</h2>
+${
+  entries.length === 0
+    ? html`<p>No files${q.after ? " after this point" : ""} at sequence ${view.at}.</p>`
+    : html`<table><thead><tr><th scope="col">Path</th><th scope="col">Type</th></tr></thead><tbody>
+${entries.map((e) => html`<tr><td><a href="${u.fileUrl(name, e.path, { branch: q.branch, at: view.at })}">${e.path}</a></td><td class="muted">${e.binary ? "binary" : e.content_type.split(";")[0]}</td></tr>`)}
+</tbody></table>`
+}
+<nav class="pager" aria-label="Pages">
+${q.after ? html`<a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">First page</a>` : ""}
+${last && entries.length === q.limit ? html`<a href="${u.treeUrl(name, { branch: q.branch, at: view.at, after: last.path })}" rel="next">Next page</a>` : ""}
+</nav></section>`;
+  return page({ title: name, actor, repo: access, tab: "tree", crumbs: repoCrumbs(name), body });
+}
+
+/** How a file's bytes are shown: rendered Markdown, pretty JSON or YAML, numbered text, or a download. */
+function fileBody(
+  path: string,
+  contentType: string,
+  binary: boolean,
+  data: Buffer | null,
+  download: string,
+): Html {
+  if (binary || data === null)
+    return html`<p>${binary ? "This file is binary." : "This file is too large to show."} <a href="${download}" download>Download it</a>.</p>`;
+  const text = data.toString("utf8");
+  const type = contentType.split(";")[0]?.trim() ?? "";
+  const lower = path.toLowerCase();
+  if (type === "text/markdown" || lower.endsWith(".md") || lower.endsWith(".markdown"))
+    return html`<div class="markdown">${trusted(markdown.render(text))}</div>
+<details><summary>Source</summary>${numbered(text)}</details>`;
+  const pretty = prettyData(type, lower, text);
+  if (pretty !== null)
+    return html`<pre><code>${pretty}</code></pre><details><summary>Source</summary>${numbered(text)}</details>`;
+  return numbered(text);
+}
+
+/** JSON and YAML, re-indented; null for other text, or when the text does not parse. */
+function prettyData(type: string, lower: string, text: string): string | null {
+  try {
+    if (type === "application/json" || lower.endsWith(".json"))
+      return JSON.stringify(JSON.parse(text), null, 2);
+    if (type.includes("yaml") || lower.endsWith(".yaml") || lower.endsWith(".yml"))
+      return YAML.stringify(YAML.parse(text), { indent: 2 });
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+function numbered(text: string): Html {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return html`<table class="lines"><tbody>${lines.map((line, i) => html`<tr id="L${i + 1}"><td class="n">${i + 1}</td><td>${line}</td></tr>`)}</tbody></table>`;
+}
+
+export async function filePage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  q: { path: string; branch: string; at?: number | undefined },
+): Promise<Html> {
+  const name = access.repo.name;
+  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
+  const version = await fileInView(ctx.pool, view, q.path);
+  if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
+  const [data, history] = await Promise.all([
+    version.is_binary
+      ? null
+      : loadBodyUpTo(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256, MAX_SHOWN_BYTES),
+    readFileHistory(ctx.pool, access, { path: q.path, branch: q.branch, limit: HISTORY_PAGE }),
+  ]);
+  const download = u.rawUrl(name, q.path, { branch: q.branch, at: view.at });
+  const body = html`<h1>${q.path}</h1>
+<p class="muted">On <a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">${q.branch} at sequence ${view.at}</a> · ${version.content_type} · <a href="${download}" download>Download</a></p>
+<section aria-labelledby="content-h"><h2 id="content-h">Content</h2>
+${fileBody(q.path, version.content_type, version.is_binary, data, download)}
+</section>
+<section aria-labelledby="history-h"><h2 id="history-h">History</h2>
+<table><thead><tr><th scope="col">Sequence</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">When</th></tr></thead><tbody>
+${history.map((h) => html`<tr><td><a href="${u.commitUrl(name, h.sequence)}">${h.sequence}</a></td><td>${h.deleted ? "deleted" : html`<a href="${u.fileUrl(name, q.path, { branch: q.branch, at: h.sequence })}">view</a>`}</td><td>${h.author}</td><td>${h.message}</td><td>${when(h.created_at)}</td></tr>`)}
+</tbody></table></section>`;
+  return page({ title: q.path, actor, repo: access, tab: "tree", crumbs: repoCrumbs(name), body });
+}
+
+/** A file's bytes as a download (the file page's link for binary and large files). */
+export async function fileBytes(
+  ctx: AppContext,
+  access: RepoAccess,
+  q: { path: string; branch: string; at?: number | undefined },
+): Promise<{ data: Buffer; contentType: string }> {
+  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
+  const version = await fileInView(ctx.pool, view, q.path);
+  if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
+  const data = await loadBodyUpTo(
+    ctx.pool,
+    ctx.blobs,
+    access.repo.id,
+    version.content_sha256,
+    Number.MAX_SAFE_INTEGER,
+  );
+  return {
+    data: data ?? Buffer.alloc(0),
+    contentType: version.is_binary ? "application/octet-stream" : version.content_type,
+  };
+}
+
+/** The lines of a unified diff, each marked as added, deleted, hunk header or context. */
+export function diffView(patch: string): Html {
+  if (patch === "") return html`<p class="muted">No text diff (binary, too large, or too many changes).</p>`;
+  const lines = patch.split("\n").slice(2);
+  if (lines.at(-1) === "") lines.pop();
+  const kind = (l: string) =>
+    l.startsWith("@@") ? "hunk" : l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx";
+  return html`<table class="lines diff"><tbody>${lines.map((l) => html`<tr class="${kind(l)}"><td>${l}</td></tr>`)}</tbody></table>`;
+}
+
+/** The text of a version for a diff: "" for none; null when binary or too large. */
+async function textAt(
+  ctx: AppContext,
+  access: RepoAccess,
+  branch: string,
+  at: number,
+  path: string,
+): Promise<string | null> {
+  if (at < 0) return "";
+  const version = await fileInView(ctx.pool, await resolveView(ctx.pool, access.repo.id, branch, at), path);
+  if (!version) return "";
+  if (version.is_binary) return null;
+  const data = await loadBodyUpTo(
+    ctx.pool,
+    ctx.blobs,
+    access.repo.id,
+    version.content_sha256,
+    MAX_SHOWN_BYTES,
+  );
+  return data === null ? null : data.toString("utf8");
+}
+
+export async function commitPage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  sequence: number,
+): Promise<Html> {
+  const name = access.repo.name;
+  const c = await readCommit(ctx.pool, access, sequence);
+  const files = [];
+  for (const f of c.files) {
+    const [before, after] = await Promise.all([
+      textAt(ctx, access, c.branch, sequence - 1, f.path).catch(() => ""),
+      f.version_id === null ? "" : textAt(ctx, access, c.branch, sequence, f.path),
+    ]);
+    const patch =
+      before === null || after === null
+        ? ""
+        : (createTwoFilesPatch(`a/${f.path}`, `b/${f.path}`, before, after, "", "", {
+            context: 3,
+            maxEditLength: 1000,
+          }) ?? "");
+    files.push({ ...f, patch });
+  }
+  const body = html`<h1>Commit ${c.sequence}</h1>
+<p>${c.message}</p>
+<p class="muted">On ${c.branch} by ${c.author}, ${when(c.created_at)} · <a href="${u.treeUrl(name, { branch: c.branch, at: c.sequence })}">Browse files at ${c.sequence}</a></p>
+${files.map((f) => html`<section aria-label="${f.path}"><h2>${f.version_id === null ? html`${f.path} <span class="muted">(deleted)</span>` : html`<a href="${u.fileUrl(name, f.path, { branch: c.branch, at: c.sequence })}">${f.path}</a>`}</h2>${diffView(f.patch)}</section>`)}`;
+  return page({
+    title: `Commit ${c.sequence}`,
+    actor,
+    repo: access,
+    tab: "history",
+    crumbs: repoCrumbs(name),
+    body,
+  });
+}
+
+/** The repo's commits, newest first, a page of HISTORY_PAGE sequences at a time. */
+export async function historyPage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  q: { before?: number | undefined },
+): Promise<Html> {
+  const name = access.repo.name;
+  const branches = await listBranches(ctx.pool, access, {
+    status: "active",
+    draft: false,
+    includeDraft: true,
+  });
+  const head = Math.max(0, ...branches.map((b) => b.head_sequence));
+  const to = Math.min(head, (q.before ?? head + 1) - 1);
+  const from = Math.max(1, to - HISTORY_PAGE + 1);
+  const commits = to >= 1 ? (await readChain(ctx.pool, access, { from, to })).reverse() : [];
+  const body = html`<h1>History of ${name}</h1>
+${
+  commits.length === 0
+    ? html`<p>No commits.</p>`
+    : html`<table><thead><tr><th scope="col">Sequence</th><th scope="col">Branch</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">Files</th></tr></thead><tbody>
+${commits.map((c) => html`<tr><td><a href="${u.commitUrl(name, c.sequence)}">${c.sequence}</a></td><td>${c.branch}</td><td>${c.author}</td><td>${c.message}</td><td><a href="${u.treeUrl(name, { branch: c.branch, at: c.sequence })}">Browse at ${c.sequence}</a></td></tr>`)}
+</tbody></table>`
+}
+<nav class="pager" aria-label="Pages">${from > 1 ? html`<a rel="next" href="${u.historyUrl(name, { before: from })}">Older</a>` : ""}</nav>`;
+  return page({
+    title: `History of ${name}`,
+    actor,
+    repo: access,
+    tab: "history",
+    crumbs: repoCrumbs(name),
+    body,
+  });
+}

@@ -1,0 +1,89 @@
+import type { RepoAccess } from "../../../shared/access/roles.ts";
+import type { Actor } from "../../../shared/auth/actor.ts";
+import type { AppContext } from "../../../shared/context.ts";
+import { getOrg, listOrgs } from "../../../shared/orgs/orgs.ts";
+import { listReleases } from "../../../shared/releases/releases.ts";
+import { listRepos, type RepoRecord } from "../../../shared/repos/repos.ts";
+import { listRoles } from "../../../shared/roles/roles.ts";
+import { type Html, html } from "../html.ts";
+import { page, repoCrumbs } from "../layout.ts";
+import * as u from "../urls.ts";
+
+const day = (d: Date) => new Date(d).toISOString().slice(0, 10);
+
+const repoTable = (repos: RepoRecord[]) =>
+  repos.length === 0
+    ? html`<p>No repos you can read.</p>`
+    : html`<table><thead><tr><th scope="col">Repo</th><th scope="col">Created by</th><th scope="col">Created</th></tr></thead><tbody>
+${repos.map((r) => html`<tr><td><a href="${u.repoUrl(r.name)}">${r.name}</a></td><td>${r.created_by}</td><td>${day(r.created_at)}</td></tr>`)}
+</tbody></table>`;
+
+/** The start page: the orgs the caller can see and every repo they can read. */
+export async function homePage(ctx: AppContext, actor: Actor): Promise<Html> {
+  const [orgs, repos] = await Promise.all([listOrgs(ctx.pool, actor), listRepos(ctx.pool, actor)]);
+  const body = html`<h1>Orgs and repos</h1>
+<section aria-labelledby="orgs-h"><h2 id="orgs-h">Orgs</h2>
+${orgs.length === 0 ? html`<p>You belong to no org.</p>` : html`<ul>${orgs.map((o) => html`<li><a href="${u.orgUrl(o.name)}">${o.name}</a></li>`)}</ul>`}
+</section>
+<section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>`;
+  return page({ title: "Orgs and repos", actor, body });
+}
+
+export async function orgPage(ctx: AppContext, actor: Actor, org: string): Promise<Html> {
+  const row = await getOrg(ctx.pool, actor, org);
+  const repos = await listRepos(ctx.pool, actor, org);
+  const body = html`<h1>${row.name}</h1><section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>`;
+  return page({
+    title: row.name,
+    actor,
+    crumbs: [
+      ["Orgs", u.orgsUrl()],
+      [row.name, u.orgUrl(row.name)],
+    ],
+    body,
+  });
+}
+
+export async function releasesPage(ctx: AppContext, actor: Actor, access: RepoAccess): Promise<Html> {
+  const name = access.repo.name;
+  const releases = await listReleases(ctx.pool, access);
+  const body = html`<h1>Releases</h1>
+${
+  releases.length === 0
+    ? html`<p>No releases.</p>`
+    : html`<table><thead><tr><th scope="col">Release</th><th scope="col">Sequence</th><th scope="col">Notes</th><th scope="col">By</th><th scope="col">Created</th></tr></thead><tbody>
+${releases.map((r) => html`<tr><td>${r.name}</td><td><a href="${u.treeUrl(name, { at: r.sequence })}">${r.sequence}</a></td><td>${r.notes}</td><td>${r.created_by}</td><td>${day(r.created_at)}</td></tr>`)}
+</tbody></table>`
+}`;
+  return page({
+    title: `Releases of ${name}`,
+    actor,
+    repo: access,
+    tab: "releases",
+    crumbs: repoCrumbs(name),
+    body,
+  });
+}
+
+/** The repo's own role grants (admins only; org members get their roles from the org). */
+export async function membersPage(ctx: AppContext, actor: Actor, access: RepoAccess): Promise<Html> {
+  const name = access.repo.name;
+  const roles = await listRoles(ctx.pool, access);
+  const body = html`<h1>Members</h1>
+<p class="muted">Roles granted on this repo. Members of the org <a href="${u.orgUrl(access.repo.owner)}">${access.repo.owner}</a> also get a role from the org.</p>
+${
+  roles.length === 0
+    ? html`<p>No roles granted on this repo.</p>`
+    : html`<table><thead><tr><th scope="col">Identity</th><th scope="col">Role</th><th scope="col">Granted by</th><th scope="col">Granted</th></tr></thead><tbody>
+${roles.map((r) => html`<tr><td>${r.identity}</td><td>${r.role}</td><td>${r.granted_by}</td><td>${day(r.granted_at)}</td></tr>`)}
+</tbody></table>`
+}`;
+  return page({
+    title: `Members of ${name}`,
+    actor,
+    repo: access,
+    tab: "members",
+    crumbs: repoCrumbs(name),
+    body,
+  });
+}

@@ -1,0 +1,360 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { z } from "zod";
+import type { RepoAccess } from "../../shared/access/roles.ts";
+import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
+import type { Actor } from "../../shared/auth/actor.ts";
+import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
+import type { AppContext } from "../../shared/context.ts";
+import { DomainError, fail } from "../../shared/errors.ts";
+import { bytes, redirect } from "../../shared/http/responses.ts";
+import { type Call, type Reply, route } from "../../shared/http/route.ts";
+import { bodyText } from "../../shared/http/text.ts";
+import { mergeBranch } from "../../shared/merge/merge.ts";
+import type { PolicyResult } from "../../shared/policy/engine.ts";
+import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
+import { listProposals } from "../../shared/proposals/proposals.ts";
+import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
+import { assets } from "./assets.ts";
+import { csrfField } from "./csrf.ts";
+import { type Html, html } from "./html.ts";
+import { page } from "./layout.ts";
+import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
+import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
+import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
+import { assetReply, bytesReply, htmlReply, seeOther } from "./reply.ts";
+import * as u from "./urls.ts";
+
+/**
+ * The web interface (docs/web.md): server-rendered pages under `/ui/`, each built from the same
+ * domain functions (shared/) the API's handlers call, with the same access rules, never by
+ * calling the API over HTTP. Form posts (review, merge) go through the same operations as the
+ * API's and answer with a redirect, or with the page showing why the operation was refused.
+ */
+
+const HTML = { 200: bytes("text/html") };
+const repoParams = z.object({ repo: z.string() });
+const branchParams = z.object({ repo: z.string(), branch: branchName });
+const fileParams = z.object({ repo: z.string(), path: filePath });
+const onBranch = branchName.default("main");
+
+/** An error page in the shape of the site, with the error's status and words. */
+function errorPage(actor: Actor | null, err: DomainError): Reply {
+  const body = html`<h1>${err.status === 404 ? "Not found" : "Something is wrong"}</h1><p role="alert">${err.message}</p><p class="muted">${err.code}</p>`;
+  return htmlReply(page({ title: err.code, actor, body }), err.status);
+}
+
+const wantsHtml = (headers: IncomingHttpHeaders) =>
+  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
+
+/**
+ * Renders a page. A domain error (a missing file, a sequence out of range) becomes an error page
+ * for a browser; a client that does not ask for HTML gets the API's JSON error instead.
+ */
+async function rendered(
+  call: { actor: Actor | null; headers: IncomingHttpHeaders },
+  render: () => Promise<Html>,
+): Promise<Reply> {
+  try {
+    return htmlReply(await render());
+  } catch (err) {
+    if (err instanceof DomainError && wantsHtml(call.headers)) return errorPage(call.actor, err);
+    throw err;
+  }
+}
+
+/** A form post's fields (application/x-www-form-urlencoded), validated like any other input. */
+function formOf<S extends z.ZodType>(call: Call<unknown, unknown, unknown>, schema: S): z.output<S> {
+  const type = String(call.headers["content-type"] ?? "");
+  if (!type.startsWith("application/x-www-form-urlencoded"))
+    fail("VALIDATION_FAILED", "a form post must be application/x-www-form-urlencoded");
+  const fields = Object.fromEntries(new URLSearchParams(call.rawBody ? bodyText(call.rawBody) : ""));
+  const parsed = schema.safeParse(fields);
+  if (!parsed.success) fail("VALIDATION_FAILED", z.prettifyError(parsed.error));
+  return parsed.data;
+}
+
+/** The session's CSRF token, checked by the access layer before the route runs. */
+const csrfToken = { [CSRF_FIELD]: z.string().max(512).optional() };
+const reviewForm = z.strictObject({
+  ...csrfToken,
+  status: z.enum(reviewStatuses),
+  body: z.string().max(MAX_REVIEW_BODY).default(""),
+});
+const mergeForm = z.strictObject(csrfToken);
+
+/** Where the review and merge forms return: the branch's open proposal if it has one, else the branch. */
+async function reviewHome(ctx: AppContext, access: RepoAccess, branch: string): Promise<string | undefined> {
+  const [open] = await listProposals(ctx.pool, access, { state: "open", branch });
+  return open?.id;
+}
+
+function refusalOf(err: DomainError): Refusal | null {
+  if (
+    !["POLICY_DENIED", "MERGE_CONFLICT", "BRANCH_DRAFT", "BRANCH_NOT_ACTIVE", "FORBIDDEN"].includes(err.code)
+  )
+    return null;
+  const refusal: Refusal = { message: err.message };
+  if (err.details?.["policies"]) refusal.policies = err.details["policies"] as PolicyResult[];
+  if (err.details?.["conflicts"]) refusal.conflicts = err.details["conflicts"] as { path: string }[];
+  return refusal;
+}
+
+const repoPages = [
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*",
+    access: { repo: "reader" },
+    summary: "Web: a repo's files at the head of main",
+    params: repoParams,
+    responses: { 302: redirect },
+    handler: async ({ repo }) => seeOther(u.treeUrl(repo.repo.name)),
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/tree",
+    access: { repo: "reader" },
+    summary: "Web: a page of a repo's tree at a branch and sequence",
+    params: repoParams,
+    query: z.strictObject({
+      branch: onBranch,
+      at: sequenceParam.optional(),
+      after: filePath.optional(),
+      limit: limitParam(100, 1000),
+    }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, query } = call;
+      return rendered(call, () => treePage(ctx, actor, repo, query));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/file/:path*",
+    access: { repo: "reader" },
+    summary: "Web: a file at a branch and sequence, with its history",
+    params: fileParams,
+    query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, params, query } = call;
+      return rendered(call, () => filePage(ctx, actor, repo, { ...query, path: params.path }));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/raw/:path*",
+    access: { repo: "reader" },
+    summary: "Web: a file's bytes as a download",
+    params: fileParams,
+    query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),
+    responses: { 200: bytes("application/octet-stream") },
+    handler: async ({ ctx, repo, params, query }) => {
+      const file = await fileBytes(ctx, repo, { ...query, path: params.path });
+      const name = params.path.split("/").at(-1) ?? "file";
+      // Always a download, never rendered here: an HTML file in a repo must not run as this site.
+      return bytesReply(200, file.data, {
+        "content-type": "application/octet-stream",
+        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
+        "cache-control": "private, no-store",
+      });
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/history",
+    access: { repo: "reader" },
+    summary: "Web: a repo's commits, newest first",
+    params: repoParams,
+    query: z.strictObject({ before: sequenceParam.optional() }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, query } = call;
+      return rendered(call, () => historyPage(ctx, actor, repo, query));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/commit/:sequence",
+    access: { repo: "reader" },
+    summary: "Web: a commit with its diff",
+    params: z.object({ repo: z.string(), sequence: sequenceParam }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      return rendered(call, () => commitPage(ctx, actor, repo, params.sequence));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/branches",
+    access: { repo: "reader" },
+    summary: "Web: a repo's active branches",
+    params: repoParams,
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      return rendered(call, () => branchesPage(ctx, actor, repo));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/branch/:branch*",
+    access: { repo: "reader" },
+    summary: "Web: a branch with its merge status, checks, reviews, comments and diff",
+    params: branchParams,
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      return rendered(call, () => branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/ui/repos/:repo*/-/branch/:branch*/review",
+    access: { repo: "writer" },
+    summary: "Web: submit a review of a branch (form post)",
+    params: branchParams,
+    responses: { 303: redirect },
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      const form = formOf(call, reviewForm);
+      await submitReview(ctx.pool, actor, repo, {
+        branch: params.branch,
+        status: form.status,
+        body: form.body,
+      });
+      const proposal = await reviewHome(ctx, repo, params.branch);
+      return seeOther(
+        proposal ? u.proposalUrl(repo.repo.name, proposal) : u.branchUrl(repo.repo.name, params.branch),
+        303,
+      );
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/ui/repos/:repo*/-/branch/:branch*/merge",
+    access: { repo: "maintainer" },
+    summary: "Web: merge a branch into main (form post), or show why it is refused",
+    params: branchParams,
+    responses: { 303: redirect },
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      formOf(call, mergeForm);
+      const proposal = await reviewHome(ctx, repo, params.branch);
+      try {
+        const merged = await mergeBranch(ctx, actor, repo, params.branch);
+        return seeOther(
+          merged.proposal_id
+            ? u.proposalUrl(repo.repo.name, merged.proposal_id)
+            : u.commitUrl(repo.repo.name, merged.sequence),
+          303,
+        );
+      } catch (err) {
+        const refusal = err instanceof DomainError ? refusalOf(err) : null;
+        if (!refusal || !(err instanceof DomainError)) throw err;
+        const csrf = csrfField(actor);
+        const shown = proposal
+          ? await proposalPage(ctx, actor, repo, proposal, csrf, refusal)
+          : await branchPage(ctx, actor, repo, params.branch, csrf, refusal);
+        return htmlReply(shown, err.status);
+      }
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/proposals",
+    access: { repo: "reader" },
+    summary: "Web: a repo's proposals",
+    params: repoParams,
+    query: z.strictObject({ state: z.enum(proposalStates).optional() }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, query } = call;
+      return rendered(call, () => proposalsPage(ctx, actor, repo, query.state));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/proposals/:id",
+    access: { repo: "reader" },
+    summary: "Web: a proposal with its reviews, comments, checks and merge button",
+    params: z.object({ repo: z.string(), id: proposalId }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      return rendered(call, () => proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/releases",
+    access: { repo: "reader" },
+    summary: "Web: a repo's releases",
+    params: repoParams,
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      return rendered(call, () => releasesPage(ctx, actor, repo));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/members",
+    access: { repo: "admin" },
+    summary: "Web: a repo's members and their roles (admins)",
+    params: repoParams,
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      return rendered(call, () => membersPage(ctx, actor, repo));
+    },
+  }),
+];
+
+export const webRoutes = [
+  route({
+    method: "GET",
+    path: "/",
+    access: "public",
+    summary: "Web: the start page is the web interface's",
+    responses: { 302: redirect },
+    handler: async () => seeOther(u.orgsUrl()),
+  }),
+  route({
+    method: "GET",
+    path: "/ui",
+    access: "user",
+    summary: "Web: the orgs and repos the caller can see",
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor } = call;
+      return rendered(call, () => homePage(ctx, actor));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/orgs/:org",
+    access: "user",
+    summary: "Web: an org's repos",
+    params: z.object({ org: z.string() }),
+    responses: HTML,
+    handler: async (call) => {
+      const { ctx, actor, params } = call;
+      return rendered(call, () => orgPage(ctx, actor, params.org));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/static/:hash/:name",
+    access: "public",
+    summary: "Web: the stylesheet and the live script (content-addressed, cached for good)",
+    params: z.object({ hash: z.string(), name: z.string() }),
+    responses: { 200: bytes("text/") },
+    handler: async ({ params }) => {
+      const found = assets.find((a) => a.path === `/ui/static/${params.hash}/${params.name}`);
+      if (!found) fail("NOT_FOUND", "no such static file");
+      return assetReply(found);
+    },
+  }),
+  ...repoPages,
+];

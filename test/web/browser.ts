@@ -1,0 +1,75 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import type { TestApp } from "../support/app.ts";
+
+/**
+ * Debian's Chromium (installed by scripts/test-packages.sh), started headless without the
+ * background services that would try to reach Google on this machine's closed network.
+ */
+const CHROMIUM_FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--metrics-recording-only",
+];
+
+/** One browser for a whole test file (starting one is the slow part); contexts per test. */
+export function useBrowser(): { readonly browser: Browser } {
+  const holder: { browser?: Browser } = {};
+  beforeAll(async () => {
+    holder.browser = await chromium.launch({
+      executablePath: process.env["QUIRE_CHROMIUM"] ?? "/usr/bin/chromium",
+      args: CHROMIUM_FLAGS,
+    });
+  });
+  afterAll(async () => {
+    await holder.browser?.close();
+  });
+  return {
+    get browser() {
+      if (!holder.browser) throw new Error("the browser is not started yet");
+      return holder.browser;
+    },
+  };
+}
+
+/**
+ * A browser context signed in as `email` with a bearer ID token from the test identity provider
+ * on every request (the pages, the live script's event stream and its re-fetches alike).
+ */
+export async function signedInContext(
+  browser: Browser,
+  app: TestApp,
+  email: string,
+): Promise<BrowserContext> {
+  const token = await app.idp.token(email);
+  return browser.newContext({ baseURL: app.url, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+}
+
+/** Every page's console errors and CSP violations, to assert a page ran clean. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(e.message));
+  return errors;
+}
+
+const ARTIFACTS = path.resolve("test-results/web");
+
+/** Saves a screenshot of the page as the test's artifact (test-results/web/<name>.png). */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name.replace(/[^\w.-]+/g, "-")}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
