@@ -22,7 +22,7 @@ export async function startRegistry(): Promise<{ host: string; close(): Promise<
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
+    stderr = (stderr + chunk.toString()).slice(-4096); // it logs every request; keep the tail
   });
   const host = `127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
@@ -49,11 +49,11 @@ export async function startRegistry(): Promise<{ host: string; close(): Promise<
   };
 }
 
-/** One file of a test layer: a regular file (with its mode), a directory or a symbolic link. */
+/** One file of a test layer: a regular file (with its mode), a directory, a symbolic or hard link. */
 export type LayerEntry =
   | { path: string; type: "file"; content: string | Buffer; mode?: number }
   | { path: string; type: "directory" }
-  | { path: string; type: "symlink"; target: string };
+  | { path: string; type: "symlink" | "link"; target: string };
 
 /** An uncompressed layer tar holding these entries, in this order. */
 export function layerTar(entries: LayerEntry[]): Promise<Buffer> {
@@ -70,7 +70,7 @@ export function layerTar(entries: LayerEntry[]): Promise<Buffer> {
     } else if (entry.type === "directory") {
       pack.entry({ name: entry.path, type: "directory", mode: 0o755 });
     } else {
-      pack.entry({ name: entry.path, type: "symlink", linkname: entry.target });
+      pack.entry({ name: entry.path, type: entry.type, linkname: entry.target });
     }
   }
   pack.finalize();
@@ -105,12 +105,17 @@ export async function pushImage(ref: string, layers: Buffer[]): Promise<{ ref: s
       await writeFile(file, layer);
       files.push("-f", file);
     }
-    await run(path.join(tools, "crane"), ["append", ...files, "-t", ref, "--insecure"]);
-    const { stdout } = await run(path.join(tools, "crane"), ["digest", ref, "--insecure"]);
-    return { ref, digest: stdout.trim() };
+    await crane("append", ...files, "-t", ref);
+    return { ref, digest: await crane("digest", ref) };
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
+}
+
+/** Runs go-containerregistry's `crane` against the test registry (plain HTTP); returns its stdout. */
+export async function crane(...args: string[]): Promise<string> {
+  const { stdout } = await run(path.join(tools, "crane"), [...args, "--insecure"]);
+  return stdout.trim();
 }
 
 /** The tests' image: busybox's shell and usual applets, nothing else. */
