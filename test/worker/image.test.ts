@@ -131,6 +131,8 @@ describe("pulling", () => {
     const pulled = await store.pull(`${registry.host}/multi@${index}`);
     expect(await readFile(path.join(pulled.rootfs, "arch"), "utf8")).toBe("amd64\n");
     expect(pulled.digest).toBe(await crane("digest", amd.ref));
+    // Asked for by its own tag, an image for another platform is refused before it is unpacked.
+    await expect(store.pull(arm.ref)).rejects.toThrow(/is for linux\/arm64; the worker runs linux\/amd64/);
   });
 
   it("honours whiteouts and opaque directories across layers", async () => {
@@ -156,6 +158,18 @@ describe("pulling", () => {
     expect(await readFile(path.join(rootfs, "opaque/new"), "utf8")).toBe("new");
     const names = await readdir(rootfs, { recursive: true });
     expect(names.filter((n) => n.includes(".wh."))).toEqual([]);
+  });
+
+  it("tries a registry having a bad moment again, and gives up after three attempts", async () => {
+    await withFront({ failFirst: 2 }, async (front) => {
+      const pulled = await (await storeFor(front.host)).pull(onFront(front, busybox.ref));
+      expect(pulled.digest).toBe(busybox.digest);
+    });
+    await withFront({ failFirst: 3 }, async (front) => {
+      const store = await storeFor(front.host);
+      await expect(store.pull(onFront(front, busybox.ref))).rejects.toThrow(/the registry answered 503/);
+      expect(front.requests).toHaveLength(3);
+    });
   });
 
   it("refuses a blob whose bytes do not match its digest", async () => {
