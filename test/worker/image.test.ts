@@ -1,6 +1,7 @@
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDockerCredentials } from "../../worker/image/credentials.ts";
 import { applyLayer } from "../../worker/image/layers.ts";
@@ -242,13 +243,34 @@ describe("registry authentication", () => {
 });
 
 describe("hostile layers", () => {
-  async function apply(entries: Parameters<typeof layerTar>[0]): Promise<string> {
+  async function apply(
+    entries: Parameters<typeof layerTar>[0],
+    compress = (b: Buffer) => b,
+  ): Promise<string> {
     const target = await mkdtemp(path.join(scratch, "root-"));
     const blob = `${target}.tar`;
-    await writeFile(blob, await layerTar(entries));
+    await writeFile(blob, compress(await layerTar(entries)));
     await applyLayer(target, blob);
     return target;
   }
+
+  it("reads plain, gzip and zstd layers, and roots absolute and ./ names in the root", async () => {
+    const entries = [
+      { path: "/abs/file", type: "file" as const, content: "abs" },
+      { path: "./dot/file", type: "file" as const, content: "dot" },
+    ];
+    for (const compress of [(b: Buffer) => b, zlib.gzipSync, zlib.zstdCompressSync]) {
+      const root = await apply(entries, compress);
+      expect(await readFile(path.join(root, "abs/file"), "utf8")).toBe("abs");
+      expect(await readFile(path.join(root, "dot/file"), "utf8")).toBe("dot");
+    }
+    const garbage = await mkdtemp(path.join(scratch, "root-"));
+    await writeFile(
+      `${garbage}.tar`,
+      zlib.gzipSync(Buffer.from("not a tar at all, but long enough ".repeat(40))),
+    );
+    await expect(applyLayer(garbage, `${garbage}.tar`)).rejects.toThrow(/layer cannot be unpacked/);
+  });
 
   it("refuses entries that climb out of the root", async () => {
     await expect(apply([{ path: "../escaped", type: "file", content: "x" }])).rejects.toThrow(
