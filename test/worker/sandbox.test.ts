@@ -70,8 +70,9 @@ describe("steps", () => {
       "==> step 2/3: cat out.txt README.md\nbuilt\nhello from the repo\n<== step 2 exited 0",
     );
     expect(log).toContain("to-stderr\n<== step 3 exited 0");
-    // The check worked on a copy: the unpacked source is untouched.
+    // The check worked on a copy beside the source, gone now; the unpacked source is untouched.
     await expect(stat(path.join(sourceDir, "out.txt"))).rejects.toThrow();
+    expect((await readdir(scratch)).filter((name) => name.startsWith("check-"))).toEqual([]);
   });
 
   it("keeps stdout and stderr in the order they were written", async () => {
