@@ -75,6 +75,11 @@ describe("steps", () => {
     expect((await readdir(scratch)).filter((name) => name.startsWith("check-"))).toEqual([]);
   });
 
+  it("shows a multi-line step in its header with the later lines indented", async () => {
+    const result = await check(["echo one\necho two\n"]);
+    expect(text(result)).toContain("==> step 1/1: echo one\n    echo two\none\ntwo\n<== step 1 exited 0");
+  });
+
   it("keeps stdout and stderr in the order they were written", async () => {
     const result = await check(["echo one; echo two >&2; echo three; echo four >&2"]);
     expect(text(result)).toContain("one\ntwo\nthree\nfour\n");

@@ -124,7 +124,8 @@ export function runSandboxedStep(
         }
       }
     };
-    const timer = setTimeout(() => kill("timeout"), Math.max(0, options.timeoutMs));
+    // setTimeout fires at once past 2^31 - 1 ms (24.8 days); no check is given that long anyway.
+    const timer = setTimeout(() => kill("timeout"), Math.min(Math.max(0, options.timeoutMs), 2 ** 31 - 1));
     const onAbort = () => kill("aborted");
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
