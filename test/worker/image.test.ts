@@ -285,6 +285,12 @@ describe("hostile layers", () => {
       /escapes the root/,
     );
     await expect(lstat(path.join(scratch, "escaped"))).rejects.toThrow(/ENOENT/);
+    // A whiteout of `..` at the top would delete the root's parent.
+    const sibling = await mkdtemp(path.join(scratch, "sibling-"));
+    for (const name of [".wh...", "sub/.wh...", ".wh..", ".wh."]) {
+      await expect(apply([{ path: name, type: "file", content: "" }])).rejects.toThrow(/invalid whiteout/);
+    }
+    expect((await lstat(sibling)).isDirectory()).toBe(true);
   });
 
   it("keeps writes through planted symbolic links inside the root", async () => {

@@ -125,6 +125,9 @@ async function applyEntry(state: LayerState, header: Header, body: EntryBody): P
   }
   if (leaf.startsWith(WHITEOUT)) {
     const name = leaf.slice(WHITEOUT.length);
+    // `.wh...` would name the parent's parent: past the root, when the parent is the root.
+    if (name === "" || name === "." || name === "..")
+      throw new LayerError(`invalid whiteout "${header.name}"`);
     if (!name.startsWith(".wh.")) await rm(path.join(parentPath, name), { recursive: true, force: true });
     return void body.resume();
   }
