@@ -178,6 +178,15 @@ describe("pulling", () => {
     });
   });
 
+  it("stops reading a manifest that outgrows 4 MiB", async () => {
+    const huge = (kind: string, body: Buffer) =>
+      kind === "manifests" ? Buffer.alloc(5 * 1024 * 1024, 0x20) : body;
+    await withFront({ tamper: huge }, async (front) => {
+      const store = await storeFor(front.host);
+      await expect(store.pull(onFront(front, busybox.ref))).rejects.toThrow(/manifest latest is over 4 MiB/);
+    });
+  });
+
   it("refuses a blob whose bytes do not match its digest", async () => {
     const flip = (body: Buffer) => {
       const copy = Buffer.from(body);

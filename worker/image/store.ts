@@ -127,8 +127,7 @@ export class ImageStore {
 
   async #fetchManifest(client: RegistryClient, reference: string, expected: string | undefined) {
     const response = await client.get("manifests", reference, MANIFEST_ACCEPT);
-    const bytes = Buffer.from(await response.arrayBuffer());
-    if (bytes.length > MAX_MANIFEST_BYTES) throw new ManifestError(`manifest ${reference} is over 4 MiB`);
+    const bytes = await readAtMost(response, MAX_MANIFEST_BYTES, `manifest ${reference}`);
     const actual = sha256(bytes);
     const claimed = response.headers.get("docker-content-digest");
     if (expected && actual !== expected) {
@@ -189,7 +188,7 @@ export class ImageStore {
   async #fetchBlobBytes(client: RegistryClient, descriptor: Descriptor): Promise<Buffer> {
     if (descriptor.size > MAX_MANIFEST_BYTES) throw new ManifestError(`image configuration is over 4 MiB`);
     const response = await client.get("blobs", descriptor.digest);
-    const bytes = Buffer.from(await response.arrayBuffer());
+    const bytes = await readAtMost(response, MAX_MANIFEST_BYTES, "the image configuration");
     verify(descriptor, bytes.length, sha256(bytes));
     return bytes;
   }
@@ -216,6 +215,21 @@ export class ImageStore {
     );
     verify(descriptor, size, `sha256:${hash.digest("hex")}`);
   }
+}
+
+/** A small body read whole, stopping as soon as it outgrows `max` (a registry could send gigabytes). */
+async function readAtMost(response: Response, max: number, what: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.length;
+    if (size > max) {
+      await response.body?.cancel().catch(() => {});
+      throw new ManifestError(`${what} is over ${max / 1024 / 1024} MiB`);
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
 }
 
 function verify(descriptor: Descriptor, size: number, actual: string): void {
