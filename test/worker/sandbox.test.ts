@@ -291,9 +291,13 @@ describe("isolation", () => {
 
   it("reaches the network only when the operator turned it on", async () => {
     const connections: string[] = [];
+    // The listener closes only once it has the line: busybox nc quits at the server's end of stream,
+    // so closing first could race its write.
     const server = net.createServer((socket) => {
-      socket.on("data", (data) => connections.push(data.toString().trim()));
-      socket.end();
+      socket.once("data", (data) => {
+        connections.push(data.toString().trim());
+        socket.end();
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as net.AddressInfo;
