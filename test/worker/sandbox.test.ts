@@ -209,7 +209,7 @@ describe("ending early", () => {
   }
 
   async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-    for (let i = 0; i < 200 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 600 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 25));
   }
 
   it("kills the steps when the check is cancelled", async () => {
