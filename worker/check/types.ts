@@ -1,0 +1,44 @@
+/** One check of `.svc/ci.yaml`, as the worker runs it. */
+export interface CheckSpec {
+  name: string;
+  image: string;
+  steps: string[];
+}
+
+export interface CheckLimits {
+  /** Kills the whole process tree of the check when exceeded. */
+  timeoutMs: number;
+  /** Bytes of log kept; then one truncation line. */
+  logCapBytes: number;
+  network: "none" | "on";
+}
+
+export interface CheckInput {
+  check: CheckSpec;
+  /** The unpacked source; the runner gives the check its own writable copy at /src. */
+  sourceDir: string;
+  limits: CheckLimits;
+  /** The check's job JWT, given to its steps as a file and an environment variable. */
+  jobToken: string;
+  /** Strings that must never appear in the log (the job JWT, the request token). */
+  secrets: string[];
+  signal?: AbortSignal;
+}
+
+export interface CheckResult {
+  conclusion: "passed" | "failed";
+  /** One line for the check run's summary, e.g. "step 2 exited 1" or "timed out after 30m". */
+  summary: string;
+  log: Buffer;
+}
+
+export type RunCheck = (input: CheckInput) => Promise<CheckResult>;
+
+export interface RunnerOptions {
+  /** Root filesystems cached by image digest live here. */
+  cacheDir: string;
+  /** `host:port` registries that may be reached over plain HTTP (loopback only). */
+  insecureRegistries: string[];
+  /** A Docker config file with registry credentials (`auths`), if any. */
+  dockerConfigPath?: string;
+}
