@@ -1,0 +1,233 @@
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCheckRunner } from "../../worker/check/runner.ts";
+import type { CheckInput, CheckResult, RunCheck } from "../../worker/check/types.ts";
+import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
+
+/**
+ * The check runner against the real sandbox: bubblewrap over a busybox image pulled from a real
+ * registry on 127.0.0.1. Every escape a hostile step might try is attempted from inside.
+ */
+let registry: Awaited<ReturnType<typeof startRegistry>>;
+let image: string;
+let run: RunCheck;
+let scratch: string;
+let sourceDir: string;
+
+const TOKEN = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJjaGVjayJ9.job-token-signature";
+
+beforeAll(async () => {
+  registry = await startRegistry();
+  image = (await pushBusyboxImage(registry.host)).ref;
+  scratch = await mkdtemp(path.join(tmpdir(), "quire-sandbox-test-"));
+  sourceDir = path.join(scratch, "source");
+  await mkdirWith(sourceDir, { "README.md": "hello from the repo\n" });
+  run = createCheckRunner({ cacheDir: path.join(scratch, "cache"), insecureRegistries: [registry.host] });
+});
+
+afterAll(async () => {
+  await registry?.close();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+async function mkdirWith(directory: string, files: Record<string, string>): Promise<void> {
+  const { mkdir } = await import("node:fs/promises");
+  await mkdir(directory, { recursive: true });
+  for (const [name, content] of Object.entries(files)) await writeFile(path.join(directory, name), content);
+}
+
+function check(
+  steps: string[],
+  overrides: Omit<Partial<CheckInput>, "limits"> & { limits?: Partial<CheckInput["limits"]> } = {},
+) {
+  const { limits, ...rest } = overrides;
+  return run({
+    check: { name: "test", image, steps },
+    sourceDir,
+    jobToken: TOKEN,
+    secrets: [TOKEN],
+    ...rest,
+    limits: { timeoutMs: 20_000, logCapBytes: 1 << 20, network: "none", ...limits },
+  });
+}
+
+const text = (result: CheckResult) => result.log.toString("utf8");
+
+describe("steps", () => {
+  it("runs the steps in order on one shared /src and passes when every step exits 0", async () => {
+    const result = await check(["echo built > /src/out.txt", "cat out.txt README.md", "echo to-stderr >&2"]);
+    expect(result.conclusion).toBe("passed");
+    expect(result.summary).toBe("3 steps passed");
+    const log = text(result);
+    expect(log).toMatch(
+      /==> step 1\/3: echo built > \/src\/out.txt\n<== step 1 exited 0 in \d+(\.\d+)?m?s\n/,
+    );
+    expect(log).toContain(
+      "==> step 2/3: cat out.txt README.md\nbuilt\nhello from the repo\n<== step 2 exited 0",
+    );
+    expect(log).toContain("to-stderr\n<== step 3 exited 0");
+    // The check worked on a copy: the unpacked source is untouched.
+    await expect(stat(path.join(sourceDir, "out.txt"))).rejects.toThrow();
+  });
+
+  it("keeps stdout and stderr in the order they were written", async () => {
+    const result = await check(["echo one; echo two >&2; echo three; echo four >&2"]);
+    expect(text(result)).toContain("one\ntwo\nthree\nfour\n");
+  });
+
+  it("fails the check on a non-zero exit and skips the remaining steps", async () => {
+    const result = await check(["echo first", "echo failing; exit 7", "echo never-runs"]);
+    expect(result.conclusion).toBe("failed");
+    expect(result.summary).toBe("step 2 exited 7");
+    const log = text(result);
+    expect(log).toContain("failing\n<== step 2 exited 7 in");
+    expect(log).toContain("==> step 3/3 skipped: echo never-runs\n");
+    expect(log).not.toContain("never-runs\n<==");
+  });
+
+  it("gives the steps the job token as a file and a variable, a clean environment and HOME=/tmp", async () => {
+    process.env.QUIRE_WORKER_ONLY = "must-not-leak";
+    try {
+      const result = await check([
+        'test "$(cat "$QUIRE_JOB_TOKEN_FILE")" = "$QUIRE_JOB_TOKEN" && echo token-file-matches',
+        "echo file=$QUIRE_JOB_TOKEN_FILE home=$HOME ci=$CI check=$QUIRE_CHECK leak=$(printenv QUIRE_WORKER_ONLY || echo none)",
+        "echo changed > $QUIRE_JOB_TOKEN_FILE || echo token-file-read-only",
+      ]);
+      const log = text(result);
+      expect(result.conclusion).toBe("passed");
+      expect(log).toContain("token-file-matches");
+      expect(log).toContain("file=/run/quire/token home=/tmp ci=true check=test leak=none");
+      expect(log).toContain("token-file-read-only");
+    } finally {
+      delete process.env.QUIRE_WORKER_ONLY;
+    }
+  });
+
+  it("fails with a clear log when the image cannot be pulled", async () => {
+    const result = await check(["true"], {
+      check: { name: "x", image: `${registry.host}/missing/image:1`, steps: ["true"] },
+    });
+    expect(result.conclusion).toBe("failed");
+    expect(result.summary).toContain("could not be pulled");
+    expect(text(result)).toContain("not found");
+  });
+});
+
+describe("limits", () => {
+  it("kills the whole process tree when the check times out, background children included", async () => {
+    const marker = String(40_000 + Math.floor(Math.random() * 9999));
+    const result = await check([`sleep ${marker} & sleep ${Number(marker) + 1}`, "echo after"], {
+      limits: { timeoutMs: 1500 },
+    });
+    expect(result.conclusion).toBe("failed");
+    expect(result.summary).toBe("timed out after 1.50s");
+    expect(text(result)).toContain("<== step 1 killed: the check timed out after 1.50s");
+    expect(text(result)).toContain("==> step 2/2 skipped: echo after");
+    // No process of the sandbox survives on the host: look for the markers in every command line.
+    const survivors: string[] = [];
+    for (const pid of (await readdir("/proc")).filter((p) => /^\d+$/.test(p))) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      if (cmdline.includes(marker) || cmdline.includes(String(Number(marker) + 1))) survivors.push(cmdline);
+    }
+    expect(survivors).toEqual([]);
+  });
+
+  it("stops the log at its cap with one truncation line, and still reports the exit code", async () => {
+    const result = await check(["yes quire-log-line | head -n 20000", "exit 3"], {
+      limits: { logCapBytes: 4096 },
+    });
+    const log = text(result);
+    expect(result.summary).toBe("step 2 exited 3");
+    const [kept, after, ...more] = log.split(
+      "\n[log truncated: it reached its cap of 4096 bytes; later output was dropped]\n",
+    );
+    expect(more).toEqual([]);
+    expect(Buffer.byteLength(kept ?? "")).toBe(4096);
+    expect(after).toBe("");
+  });
+
+  it("replaces every secret with *** in the log, even one printed in two writes", async () => {
+    const requestToken = "request-token-0123456789abcdef";
+    const result = await check(
+      [
+        'echo "token: $QUIRE_JOB_TOKEN"; cat "$QUIRE_JOB_TOKEN_FILE"; echo',
+        "printf 'request-token-01234'; sleep 0.2; printf '56789abcdef and more\\n'",
+      ],
+      { secrets: [TOKEN, requestToken] },
+    );
+    const log = text(result);
+    expect(log).not.toContain(TOKEN);
+    expect(log).not.toContain("job-token-signature");
+    expect(log).not.toContain(requestToken);
+    expect(log).toContain("token: ***\n***\n");
+    expect(log).toContain("*** and more\n");
+  });
+});
+
+describe("isolation", () => {
+  it("gives concurrent checks separate copies of /src", async () => {
+    const step = (letter: string) => `echo ${letter} >> /src/mark; sleep 0.5; cat /src/mark`;
+    const [a, b] = await Promise.all([check([step("alpha")]), check([step("beta")])]);
+    expect(text(a as CheckResult)).toContain("alpha\n<== step 1 exited 0");
+    expect(text(a as CheckResult)).not.toContain("beta");
+    expect(text(b as CheckResult)).toContain("beta\n<== step 1 exited 0");
+    expect(text(b as CheckResult)).not.toContain("alpha");
+  });
+
+  it("cannot read host files, write outside /src and /tmp, see host processes or leave user namespaces", async () => {
+    const hostFile = path.join(scratch, "host-secret.txt");
+    await writeFile(hostFile, "host-only-content\n");
+    const result = await check([
+      `cat ${hostFile} /etc/hostname 2>/dev/null; echo read=$?`,
+      `ls ${scratch} 2>/dev/null; echo list=$?`,
+      "touch /bin/planted 2>/dev/null; echo write-root=$?",
+      "touch /etc/passwd 2>/dev/null; echo write-etc=$?",
+      "mount -o remount,rw / 2>/dev/null; echo remount=$?",
+      "touch /src/ok /tmp/ok; echo write-src-tmp=$?",
+      `kill -0 ${process.pid} 2>/dev/null; echo see-worker=$?`,
+      "echo processes=$(ls -d /proc/[0-9]* | wc -l)",
+      "unshare -U -r true 2>/dev/null; echo userns=$?",
+    ]);
+    const log = text(result);
+    expect(result.conclusion).toBe("passed");
+    expect(log).not.toContain("host-only-content");
+    expect(log).toContain("read=1");
+    expect(log).toContain("list=1");
+    expect(log).toContain("write-root=1");
+    expect(log).toContain("write-etc=1");
+    expect(log).toMatch(/remount=[1-9]/);
+    expect(log).toContain("write-src-tmp=0");
+    expect(log).toContain("see-worker=1");
+    expect(log).toMatch(/userns=[1-9]/);
+    // bwrap's init, the step's shell, its subshell, `ls` and `wc`: nothing of the host.
+    expect(Number(log.match(/processes=(\d+)/)?.[1])).toBeLessThanOrEqual(5);
+    const images = path.join(scratch, "cache", "images");
+    for (const digest of await readdir(images)) {
+      await expect(stat(path.join(images, digest, "rootfs", "bin", "planted"))).rejects.toThrow();
+    }
+  });
+
+  it("reaches the network only when the operator turned it on", async () => {
+    const connections: string[] = [];
+    const server = net.createServer((socket) => {
+      socket.on("data", (data) => connections.push(data.toString().trim()));
+      socket.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const step = (word: string) => `echo ${word} | nc 127.0.0.1 ${port}; echo nc=$?`;
+      const off = await check([step("from-none"), "nc -w 1 10.0.0.1 80 </dev/null; echo route=$?"]);
+      expect(text(off)).toMatch(/nc=[1-9]/);
+      expect(text(off)).toMatch(/route=[1-9]/);
+      const on = await check([step("from-on")], { limits: { network: "on" } });
+      expect(text(on)).toContain("nc=0");
+      expect(connections).toEqual(["from-on"]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import { spawn } from "node:child_process";
+import { TOKEN_DIRECTORY, type Workspace } from "./workspace.ts";
+
+/** What one sandboxed process is given. */
+export interface SandboxSpec {
+  /** The image's root filesystem, mounted read-only at /. */
+  rootfs: string;
+  workspace: Workspace;
+  network: "none" | "on";
+  /** The whole environment of the step; nothing of the worker's leaks in. */
+  env: Record<string, string>;
+}
+
+/**
+ * bubblewrap's options for one step. Every namespace is new (mount, PID, IPC, UTS, network,
+ * user, cgroup), except the network one when the operator turned the network on. Inside, the step
+ * is root of its own user namespace with every capability dropped, so it cannot remount the
+ * read-only root, and it cannot create further user namespaces (less kernel surface for escapes).
+ * `--die-with-parent` ties the sandbox's life to the worker: if the worker dies, so does the check.
+ */
+export function bwrapOptions(spec: SandboxSpec): string[] {
+  const { workspace } = spec;
+  return [
+    "--unshare-all",
+    ...(spec.network === "on" ? ["--share-net"] : []),
+    "--unshare-user",
+    "--disable-userns",
+    "--uid",
+    "0",
+    "--gid",
+    "0",
+    "--cap-drop",
+    "ALL",
+    "--die-with-parent",
+    "--new-session",
+    "--hostname",
+    "quire-check",
+    "--ro-bind",
+    spec.rootfs,
+    "/",
+    "--bind",
+    workspace.src,
+    "/src",
+    "--ro-bind",
+    workspace.tokenDirectory,
+    TOKEN_DIRECTORY,
+    "--ro-bind",
+    workspace.hosts,
+    "/etc/hosts",
+    "--ro-bind",
+    workspace.resolvConf,
+    "/etc/resolv.conf",
+    "--tmpfs",
+    "/tmp",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--chdir",
+    "/src",
+  ];
+}
+
+/** The command line inside: stderr joins stdout in one pipe, so the log keeps their exact order. */
+function stepCommand(command: string): string[] {
+  return ["/bin/sh", "-c", 'exec 2>&1; exec /bin/sh -c "$1"', "sh", command];
+}
+
+export interface StepOutcome {
+  /** The step's exit code; null when the worker killed it. */
+  exitCode: number | null;
+  /** Why the worker killed it, if it did. */
+  killed?: "timeout" | "aborted";
+  durationMs: number;
+}
+
+/**
+ * Runs one step and resolves when it and everything it started are gone. bwrap is started as the
+ * leader of its own process group; killing that group kills bwrap, whose PID-namespace init then
+ * dies with it (`--die-with-parent`), and the kernel kills every process left in the namespace, a
+ * step's background children included.
+ */
+export function runSandboxedStep(
+  spec: SandboxSpec,
+  command: string,
+  options: { timeoutMs: number; signal?: AbortSignal; onOutput: (chunk: Buffer) => void },
+): Promise<StepOutcome> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let killed: StepOutcome["killed"];
+    // The options go through a pipe (`--args 3`), so the sandbox's `ps` shows no host paths.
+    const child = spawn("bwrap", ["--args", "3", "--", ...stepCommand(command)], {
+      env: spec.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+    });
+    const argsPipe = child.stdio[3] as NodeJS.WritableStream;
+    argsPipe.on("error", () => {}); // bwrap failed to start; the exit handlers report it
+    argsPipe.end(
+      bwrapOptions(spec)
+        .map((arg) => `${arg}\0`)
+        .join(""),
+    );
+    const kill = (why: NonNullable<StepOutcome["killed"]>) => {
+      killed ??= why;
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+    };
+    const timer = setTimeout(() => kill("timeout"), Math.max(0, options.timeoutMs));
+    const onAbort = () => kill("aborted");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+
+    child.stdout?.on("data", options.onOutput);
+    child.stderr?.on("data", options.onOutput);
+    const finish = (exitCode: number | null) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      const outcome: StepOutcome = {
+        exitCode: killed ? null : exitCode,
+        durationMs: performance.now() - started,
+      };
+      if (killed) outcome.killed = killed;
+      resolve(outcome);
+    };
+    child.on("error", (error) => {
+      options.onOutput(Buffer.from(`quire: cannot start the sandbox (bwrap): ${error.message}\n`));
+      finish(127);
+    });
+    child.on("close", (code, signal) => finish(code ?? (signal ? 128 : 1)));
+  });
+}
