@@ -76,6 +76,13 @@ export async function runLoop(opts: LoopOptions): Promise<JobOutcome[]> {
   return outcomes;
 }
 
+/** An error's message with its cause's (fetch says only "fetch failed"; the cause says why). */
+export function describeError(err: unknown): string {
+  const e = err as Error & { cause?: unknown };
+  const cause = e.cause instanceof Error ? `: ${e.cause.message}` : "";
+  return `${e.message}${cause}`;
+}
+
 /** Sleeps `ms`, or less when `signal` is aborted. */
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
   await sleep(ms, undefined, { signal }).catch(() => {});

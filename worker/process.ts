@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { createLogger } from "../shared/log.ts";
 import type { RunCheck, RunnerOptions } from "./check/types.ts";
 import { loadWorkerConfig } from "./config.ts";
-import { runLoop } from "./loop.ts";
+import { describeError, runLoop } from "./loop.ts";
 
 /**
  * The worker as a process: arguments, configuration, logger, signals, exit code. `makeRunner`
@@ -77,7 +77,7 @@ export async function runWorkerProcess(
     log.info({ jobs: outcomes.map((o) => o.status) }, "worker stopped");
     return 0;
   } catch (err) {
-    log.error({ err: (err as Error).message }, "worker stopped on an error");
+    log.error({ err: describeError(err) }, "worker stopped on an error");
     return 1;
   } finally {
     clearTimeout(grace);
