@@ -1,7 +1,9 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { createLogger, type Logger } from "../../shared/log.ts";
 import type { RunCheck } from "../../worker/check/types.ts";
@@ -22,13 +24,20 @@ export interface WorkerApp extends CiApp {
   swap: Buffer | null;
   /** How many archive downloads the relay answered from `swap`. */
   swapped: number;
+  /** Every bearer token that went through the relay (request tokens, job JWTs, the worker's). */
+  bearers: Set<string>;
+  /** The relay's URL (SVC_PUBLIC_URL; a worker may use it as its scheduler URL too). */
+  relayUrl: string;
 }
 
 export async function startWorkerApp(env: Record<string, string> = {}): Promise<WorkerApp> {
   let target = "";
   const state = { swap: null as Buffer | null, swapped: 0 };
+  const bearers = new Set<string>();
   const relay: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://relay");
+    const auth = /^Bearer (.+)$/i.exec(req.headers.authorization ?? "");
+    if (auth?.[1]) bearers.add(auth[1]);
     if (state.swap && req.method === "GET" && url.pathname.endsWith("/-/archive")) {
       state.swapped += 1;
       res.writeHead(200, { "content-type": "application/gzip" }).end(state.swap);
@@ -62,6 +71,8 @@ export async function startWorkerApp(env: Record<string, string> = {}): Promise<
   return Object.defineProperties(app, {
     swap: { get: () => state.swap, set: (v: Buffer | null) => (state.swap = v) },
     swapped: { get: () => state.swapped },
+    bearers: { value: bearers },
+    relayUrl: { value: relayUrl },
     close: {
       value: async () => {
         relay.closeAllConnections();
@@ -156,4 +167,45 @@ export async function readLog(app: TestApp, reader: string, logUrl: string): Pro
   const served = await fetch(redirect.headers.get("location") ?? "");
   expect(served.status).toBe(200);
   return served.text();
+}
+
+/** A worker started as its own process (`node --import tsx worker/main.ts`), its output kept. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** stdout and stderr so far (the worker's text log). */
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal) and the signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * Starts `worker/main.ts --once` exactly as `npm run worker -- --once` runs it, in one process
+ * (not through the tsx CLI, which would put a second process in between: a SIGKILL must reach the
+ * worker itself). `env` is its whole configuration, on top of PATH and HOME.
+ */
+export function spawnWorker(env: Record<string, string>): WorkerProcess {
+  let out = "";
+  const child = spawn(process.execPath, ["--import", "tsx", "worker/main.ts", "--once"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "/root",
+      LOG_FORMAT: "text",
+      LOG_LEVEL: "debug",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const keep = (chunk: Buffer) => {
+    out += chunk.toString();
+    if (process.env["QUIRE_TEST_LOGS"] === "1") process.stdout.write(chunk);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output: () => out, exited };
 }
