@@ -192,7 +192,7 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     expect(timeout).toContain("sleeping");
     expect(timeout).toMatch(/timed out after 8/);
 
-    const escape = await log("e2e/escape");
+    const escaping = await log("e2e/escape");
     for (const line of [
       "read refused",
       "network refused",
@@ -200,11 +200,11 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
       "write refused",
       "write refused again",
     ])
-      expect(escape).toContain(`${line}\n`);
-    expect(escape).not.toMatch(/^ESCAPED$/m);
-    expect(escape).toMatch(/nc: can't connect .*(unreachable|refused)/i);
+      expect(escaping).toContain(`${line}\n`);
+    expect(escaping).not.toMatch(/^ESCAPED$/m);
+    expect(escaping).toMatch(/nc: can't connect .*(unreachable|refused)/i);
     expect(listener.connections).toBe(0);
-    expect(escape).not.toContain(SECRET);
+    expect(escaping).not.toContain(SECRET);
     expect(await readFile(secretFile, "utf8")).toBe(SECRET);
     expect(existsSync(probe)).toBe(false);
 
