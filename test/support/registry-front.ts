@@ -13,6 +13,8 @@ export interface RegistryFrontOptions {
   auth?: { scheme: "basic" | "bearer"; username: string; password: string };
   /** Rewrites a response body before it is sent (`kind` from the request path). */
   tamper?: (kind: "manifests" | "blobs", body: Buffer) => Buffer;
+  /** Answers this many requests with `503` first, as a registry having a bad moment. */
+  failFirst?: number;
 }
 
 export interface RegistryFront {
@@ -26,8 +28,14 @@ const TOKEN = "front-issued-token";
 
 export async function startRegistryFront(options: RegistryFrontOptions): Promise<RegistryFront> {
   const requests: string[] = [];
+  let failures = options.failFirst ?? 0;
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? "");
+    if (failures > 0) {
+      failures--;
+      res.writeHead(503).end();
+      return;
+    }
     void handle(options, host, req, res).catch((error: Error) => {
       res.writeHead(502).end(error.message);
     });

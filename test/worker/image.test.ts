@@ -1,6 +1,7 @@
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDockerCredentials } from "../../worker/image/credentials.ts";
 import { applyLayer } from "../../worker/image/layers.ts";
@@ -131,6 +132,8 @@ describe("pulling", () => {
     const pulled = await store.pull(`${registry.host}/multi@${index}`);
     expect(await readFile(path.join(pulled.rootfs, "arch"), "utf8")).toBe("amd64\n");
     expect(pulled.digest).toBe(await crane("digest", amd.ref));
+    // Asked for by its own tag, an image for another platform is refused before it is unpacked.
+    await expect(store.pull(arm.ref)).rejects.toThrow(/is for linux\/arm64; the worker runs linux\/amd64/);
   });
 
   it("honours whiteouts and opaque directories across layers", async () => {
@@ -156,6 +159,18 @@ describe("pulling", () => {
     expect(await readFile(path.join(rootfs, "opaque/new"), "utf8")).toBe("new");
     const names = await readdir(rootfs, { recursive: true });
     expect(names.filter((n) => n.includes(".wh."))).toEqual([]);
+  });
+
+  it("tries a registry having a bad moment again, and gives up after three attempts", async () => {
+    await withFront({ failFirst: 2 }, async (front) => {
+      const pulled = await (await storeFor(front.host)).pull(onFront(front, busybox.ref));
+      expect(pulled.digest).toBe(busybox.digest);
+    });
+    await withFront({ failFirst: 3 }, async (front) => {
+      const store = await storeFor(front.host);
+      await expect(store.pull(onFront(front, busybox.ref))).rejects.toThrow(/the registry answered 503/);
+      expect(front.requests).toHaveLength(3);
+    });
   });
 
   it("refuses a blob whose bytes do not match its digest", async () => {
@@ -228,13 +243,34 @@ describe("registry authentication", () => {
 });
 
 describe("hostile layers", () => {
-  async function apply(entries: Parameters<typeof layerTar>[0]): Promise<string> {
+  async function apply(
+    entries: Parameters<typeof layerTar>[0],
+    compress = (b: Buffer) => b,
+  ): Promise<string> {
     const target = await mkdtemp(path.join(scratch, "root-"));
     const blob = `${target}.tar`;
-    await writeFile(blob, await layerTar(entries));
+    await writeFile(blob, compress(await layerTar(entries)));
     await applyLayer(target, blob);
     return target;
   }
+
+  it("reads plain, gzip and zstd layers, and roots absolute and ./ names in the root", async () => {
+    const entries = [
+      { path: "/abs/file", type: "file" as const, content: "abs" },
+      { path: "./dot/file", type: "file" as const, content: "dot" },
+    ];
+    for (const compress of [(b: Buffer) => b, zlib.gzipSync, zlib.zstdCompressSync]) {
+      const root = await apply(entries, compress);
+      expect(await readFile(path.join(root, "abs/file"), "utf8")).toBe("abs");
+      expect(await readFile(path.join(root, "dot/file"), "utf8")).toBe("dot");
+    }
+    const garbage = await mkdtemp(path.join(scratch, "root-"));
+    await writeFile(
+      `${garbage}.tar`,
+      zlib.gzipSync(Buffer.from("not a tar at all, but long enough ".repeat(40))),
+    );
+    await expect(applyLayer(garbage, `${garbage}.tar`)).rejects.toThrow(/layer cannot be unpacked/);
+  });
 
   it("refuses entries that climb out of the root", async () => {
     await expect(apply([{ path: "../escaped", type: "file", content: "x" }])).rejects.toThrow(

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -69,8 +70,9 @@ describe("steps", () => {
       "==> step 2/3: cat out.txt README.md\nbuilt\nhello from the repo\n<== step 2 exited 0",
     );
     expect(log).toContain("to-stderr\n<== step 3 exited 0");
-    // The check worked on a copy: the unpacked source is untouched.
+    // The check worked on a copy beside the source, gone now; the unpacked source is untouched.
     await expect(stat(path.join(sourceDir, "out.txt"))).rejects.toThrow();
+    expect((await readdir(scratch)).filter((name) => name.startsWith("check-"))).toEqual([]);
   });
 
   it("keeps stdout and stderr in the order they were written", async () => {
@@ -113,6 +115,29 @@ describe("steps", () => {
     expect(result.conclusion).toBe("failed");
     expect(result.summary).toContain("could not be pulled");
     expect(text(result)).toContain("not found");
+  });
+  it("counts the pull against the check's time", async () => {
+    // A registry that accepts connections and never answers.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const host = `127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    try {
+      const runner = createCheckRunner({ cacheDir: path.join(scratch, "cache"), insecureRegistries: [host] });
+      const result = await runner({
+        check: { name: "stuck", image: `${host}/stuck:1`, steps: ["true"] },
+        sourceDir,
+        jobToken: TOKEN,
+        secrets: [TOKEN],
+        limits: { timeoutMs: 500, logCapBytes: 10_000, network: "none" },
+      });
+      expect(result.conclusion).toBe("failed");
+      expect(result.summary).toBe("timed out after 500ms");
+      expect(text(result)).toContain("==> step 1/1 skipped: true");
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
 
@@ -164,6 +189,50 @@ describe("limits", () => {
     expect(log).not.toContain(requestToken);
     expect(log).toContain("token: ***\n***\n");
     expect(log).toContain("*** and more\n");
+  });
+});
+
+describe("ending early", () => {
+  /** Host processes whose command line is exactly `sleep <seconds>`, as seen from the worker. */
+  async function sleepers(seconds: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const pid of (await readdir("/proc")).filter((p) => /^\d+$/.test(p))) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      if (cmdline === `sleep\0${seconds}\0`) found.push(pid);
+    }
+    return found;
+  }
+
+  async function waitFor(condition: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 200 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 25));
+  }
+
+  it("kills the steps when the check is cancelled", async () => {
+    const marker = String(50_000 + Math.floor(Math.random() * 9999));
+    const controller = new AbortController();
+    const result = check([`sleep ${marker}`, "echo after"], { signal: controller.signal });
+    await waitFor(async () => (await sleepers(marker)).length > 0);
+    controller.abort();
+    const done = await result;
+    expect(done.summary).toBe("cancelled");
+    expect(text(done)).toContain("==> step 2/2 skipped: echo after");
+    expect(await sleepers(marker)).toEqual([]);
+  });
+
+  it("takes the sandbox down when the worker process itself is killed", async () => {
+    const marker = String(60_000 + Math.floor(Math.random() * 9999));
+    const runner = new URL("../../worker/check/runner.ts", import.meta.url).href;
+    const script = `
+      import { createCheckRunner } from ${JSON.stringify(runner)};
+      const run = createCheckRunner({ cacheDir: ${JSON.stringify(path.join(scratch, "cache"))}, insecureRegistries: [${JSON.stringify(registry.host)}] });
+      await run({ check: { name: "c", image: ${JSON.stringify(image)}, steps: ["sleep ${marker} & sleep ${marker}"] },
+        sourceDir: ${JSON.stringify(sourceDir)}, jobToken: "t", secrets: [], limits: { timeoutMs: 60000, logCapBytes: 1000, network: "none" } });`;
+    const worker = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
+    await waitFor(async () => (await sleepers(marker)).length === 2);
+    expect(await sleepers(marker)).toHaveLength(2);
+    worker.kill("SIGKILL");
+    await waitFor(async () => (await sleepers(marker)).length === 0);
+    expect(await sleepers(marker)).toEqual([]);
   });
 });
 

@@ -1,7 +1,13 @@
 import { loadDockerCredentials } from "../image/credentials.ts";
 import { ImageStore, type PulledImage } from "../image/store.ts";
 import { runSandboxedStep, type SandboxSpec } from "../sandbox/bwrap.ts";
-import { createWorkspace, TOKEN_ENV, TOKEN_FILE_ENV, TOKEN_PATH } from "../sandbox/workspace.ts";
+import {
+  createWorkspace,
+  TOKEN_ENV,
+  TOKEN_FILE_ENV,
+  TOKEN_PATH,
+  type Workspace,
+} from "../sandbox/workspace.ts";
 import { CheckLog } from "./log.ts";
 import type { CheckInput, CheckResult, RunCheck, RunnerOptions } from "./types.ts";
 
@@ -57,11 +63,18 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
     const log = new CheckLog(input.limits.logCapBytes, input.secrets);
     const deadline = performance.now() + input.limits.timeoutMs;
     let image: PulledImage;
+    log.line(`==> image ${input.check.image}`);
     try {
-      log.line(`==> image ${input.check.image}`);
-      image = await (await store).pull(input.check.image);
+      // The pull counts against the check's time, as a step would; a pull another check shares
+      // goes on when this one gives up, so the cache still gets the image.
+      image = await withinDeadline(
+        store.then((s) => s.pull(input.check.image)),
+        input.limits.timeoutMs,
+        input.signal,
+      );
       log.line(`    ${image.digest}${image.cached ? " (cached)" : ""}`);
     } catch (error) {
+      if (error instanceof Interrupted) return interrupted(error, input, log);
       log.line(`quire: cannot pull the image: ${(error as Error).message}`);
       return {
         conclusion: "failed",
@@ -69,11 +82,17 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
         log: log.toBuffer(),
       };
     }
-    const workspace = await createWorkspace({
-      sourceDir: input.sourceDir,
-      jobToken: input.jobToken,
-      network: input.limits.network,
-    });
+    let workspace: Workspace;
+    try {
+      workspace = await createWorkspace({
+        sourceDir: input.sourceDir,
+        jobToken: input.jobToken,
+        network: input.limits.network,
+      });
+    } catch (error) {
+      log.line(`quire: cannot prepare the check's copy of the source: ${(error as Error).message}`);
+      return { conclusion: "failed", summary: "the worker could not prepare /src", log: log.toBuffer() };
+    }
     try {
       const spec: SandboxSpec = {
         rootfs: image.rootfs,
@@ -86,6 +105,38 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
       await workspace.dispose();
     }
   };
+}
+
+/** The check ran out of time or was cancelled before its steps started. */
+class Interrupted extends Error {
+  readonly why: "timeout" | "aborted";
+  constructor(why: "timeout" | "aborted") {
+    super(why);
+    this.why = why;
+  }
+}
+
+function withinDeadline<T>(work: Promise<T>, ms: number, signal: AbortSignal | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Interrupted("timeout")), ms);
+    const onAbort = () => reject(new Interrupted("aborted"));
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    });
+  });
+}
+
+function interrupted(error: Interrupted, input: CheckInput, log: CheckLog): CheckResult {
+  const summary =
+    error.why === "timeout" ? `timed out after ${formatDuration(input.limits.timeoutMs)}` : "cancelled";
+  log.line(`quire: the check ${summary === "cancelled" ? "was cancelled" : summary} while pulling its image`);
+  for (const [i, step] of input.check.steps.entries()) {
+    log.line(`==> step ${i + 1}/${input.check.steps.length} skipped: ${step}`);
+  }
+  return { conclusion: "failed", summary, log: log.toBuffer() };
 }
 
 async function runSteps(

@@ -115,7 +115,12 @@ export function parseImageConfig(bytes: Buffer): ImageConfig {
   const parsed = imageConfig.safeParse(parseJson(bytes, "the image configuration"));
   if (!parsed.success)
     throw new ManifestError(`invalid image configuration: ${parsed.error.issues[0]?.message}`);
-  if (parsed.data.os && parsed.data.os !== "linux")
-    throw new ManifestError(`the image is for ${parsed.data.os}, not linux`);
+  const { os, architecture } = parsed.data;
+  // Empty values (images built from nothing, as crane does) say nothing and pass.
+  if ((os && os !== "linux") || (architecture && architecture !== "amd64")) {
+    throw new ManifestError(
+      `the image is for ${os || "?"}/${architecture || "?"}; the worker runs linux/amd64`,
+    );
+  }
   return parsed.data;
 }

@@ -1,5 +1,8 @@
 import { isIP } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { CredentialLookup, RegistryCredentials } from "./credentials.ts";
+
+const RETRY_DELAYS_MS = [500, 1000];
 
 /** The registry refused, failed or answered something the worker cannot use. */
 export class RegistryError extends Error {
@@ -85,11 +88,11 @@ export class RegistryClient {
     const url = `${this.#base}/v2/${this.#repository}/${kind}/${reference}`;
     const headers: Record<string, string> = {};
     if (accept) headers.accept = accept.join(", ");
-    let response = await this.#fetch(url, headers);
+    let response = await this.#fetchWithRetries(url, headers);
     if (response.status === 401) {
       await response.body?.cancel();
       this.#authorization = await this.#answerChallenge(response.headers.get("www-authenticate"));
-      response = await this.#fetch(url, headers);
+      response = await this.#fetchWithRetries(url, headers);
     }
     if (!response.ok) {
       await response.body?.cancel();
@@ -103,6 +106,28 @@ export class RegistryClient {
       throw new RegistryError(`${what}: the registry answered ${response.status}`);
     }
     return response;
+  }
+
+  /**
+   * Registries and the storage behind them have bad seconds: a refused connection, a 429 or a
+   * 5xx is tried again twice, after 0.5 s and 1 s, before it fails the check.
+   */
+  async #fetchWithRetries(url: string, headers: Record<string, string>): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      const last = attempt === RETRY_DELAYS_MS.length + 1;
+      const delay = RETRY_DELAYS_MS[attempt - 1] ?? 0;
+      let response: Response;
+      try {
+        response = await this.#fetch(url, headers);
+      } catch (error) {
+        if (last) throw error;
+        await sleep(delay);
+        continue;
+      }
+      if (last || (response.status !== 429 && response.status < 500)) return response;
+      await response.body?.cancel();
+      await sleep(delay);
+    }
   }
 
   async #fetch(url: string, headers: Record<string, string>): Promise<Response> {

@@ -1,5 +1,4 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 
 /** Where the job JWT is inside the sandbox, and the variables that name it (docs/ci-worker.md). */
@@ -9,7 +8,8 @@ export const TOKEN_ENV = "QUIRE_JOB_TOKEN";
 export const TOKEN_FILE_ENV = "QUIRE_JOB_TOKEN_FILE";
 
 /**
- * The host side of one check's sandbox, in a fresh private directory: the writable copy of the
+ * The host side of one check's sandbox, in a fresh private directory beside the source (so the
+ * source's parent must be writable: the worker unpacks each job into its own directory): the writable copy of the
  * source (mounted at /src; every step of the check sees the same one, no other check does), the
  * token directory (mounted read-only at /run/quire) and the /etc/hosts and /etc/resolv.conf the
  * check gets. Nothing else of the host is mounted.
@@ -29,7 +29,9 @@ export async function createWorkspace(input: {
   jobToken: string;
   network: "none" | "on";
 }): Promise<Workspace> {
-  const root = await mkdtemp(path.join(tmpdir(), "quire-check-"));
+  // Beside the source: same file system (a fast copy), on the worker's work volume rather than a
+  // possibly small /tmp, and removed with the job's directory if the worker dies before dispose.
+  const root = await mkdtemp(path.join(path.dirname(path.resolve(input.sourceDir)), "check-"));
   try {
     const workspace: Workspace = {
       src: path.join(root, "src"),
