@@ -50,7 +50,7 @@ export async function runLoop(opts: LoopOptions): Promise<JobOutcome[]> {
       // 503: the scheduler could not check our identity now; anything else is logged the same way.
       const refused = err instanceof ApiError && err.status === 401;
       log[refused ? "error" : "warn"](
-        { err: (err as Error).message },
+        { err: describeError(err) },
         refused ? "claim refused" : "claim failed",
       );
       if (once) throw err;

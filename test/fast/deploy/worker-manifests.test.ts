@@ -1,10 +1,15 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { MAX_POD_AGE_MS, WORKER_NAME } from "../../../shared/ci/worker/verifier.ts";
 import { loadConfig } from "../../../shared/config.ts";
+import { bundleWorker } from "../../../worker/bundle.ts";
 import { DEFAULT_TOKEN_FILE, loadWorkerConfig } from "../../../worker/config.ts";
+import { freePort } from "../../support/ports.ts";
 
 /**
  * The worker's Kubernetes manifests agree with what the scheduler's claim verification requires
@@ -115,4 +120,43 @@ describe("worker/deploy: the manifests and the claim verification agree", () => 
     const dns = policy.spec.egress.find((rule: Obj) => (rule.to ?? []).some((t: Obj) => t.podSelector));
     expect(dns.ports.map((p: Obj) => p.port)).toEqual([53, 53]);
   });
+});
+
+describe("worker/Dockerfile: the image's program", () => {
+  it("bundles into one file that runs with no node_modules, reading its configuration", async () => {
+    const dockerfile = readFileSync(new URL("../../../worker/Dockerfile", import.meta.url), "utf8");
+    expect(dockerfile).toContain("RUN node worker/bundle.ts /out/worker.mjs");
+    expect(dockerfile).toMatch(/apt-get install .*bubblewrap/);
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "--enable-source-maps", "/app/worker.mjs"]');
+    const dir = await mkdtemp(path.join(tmpdir(), "quire-worker-bundle-"));
+    try {
+      await bundleWorker(path.join(dir, "worker.mjs"));
+      // Run from a folder with no node_modules: a configuration error names the variable, exit 2.
+      const bad = spawnSync(process.execPath, ["worker.mjs", "--once"], {
+        cwd: dir,
+        env: { PATH: process.env["PATH"] ?? "", SVC_CI_CHECK_NETWORK: "host" },
+        encoding: "utf8",
+        timeout: 20_000,
+      });
+      expect(bad.stderr).toContain("SVC_CI_CHECK_NETWORK: must be none or on");
+      expect(bad.status).toBe(2);
+      // A claim that cannot reach the scheduler, with --once: logged as JSON, exit 1.
+      const closedPort = await freePort();
+      const unreachable = spawnSync(process.execPath, ["worker.mjs", "--once"], {
+        cwd: dir,
+        env: {
+          PATH: process.env["PATH"] ?? "",
+          SVC_CI_SCHEDULER_URL: `http://127.0.0.1:${closedPort}`,
+          SVC_CI_WORKER_TOKEN: "local-worker-token-1234",
+        },
+        encoding: "utf8",
+        timeout: 20_000,
+      });
+      expect(unreachable.stdout).toContain('"message":"claim failed"');
+      expect(unreachable.stdout).toContain("ECONNREFUSED");
+      expect(unreachable.status).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
