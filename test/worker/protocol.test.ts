@@ -159,6 +159,40 @@ describe("the worker's protocol", () => {
   });
 });
 
+describe("stopping the worker", () => {
+  it("abandoned (SIGTERM's grace over): the checks are killed, nothing final is posted, the job stays claimed for the reaper", async () => {
+    await createBranch(fx, "feature-4");
+    const head = await commit(fx, "feature-4", { "notes/a.md": "# D\n" }, "notes");
+    const abandon = new AbortController();
+    let started = 0;
+    const runner: RunCheck = (input) =>
+      new Promise((resolve) => {
+        started += 1;
+        if (started === 2) abandon.abort();
+        input.signal?.addEventListener("abort", () =>
+          resolve({ conclusion: "failed", summary: "cancelled", log: Buffer.from("cancelled\n") }),
+        );
+      });
+    const outcome = await workOneJob(workerConfig(app), runner, { abandon: abandon.signal });
+    expect(outcome.status).toBe("abandoned");
+    const runs = await checkRunsAt(app, fx.repo, "feature-4", head);
+    expect(Object.values(runs).map((r) => [r.status, r.log_url])).toEqual([
+      ["pending", null],
+      ["pending", null],
+    ]);
+    const [job] = await app.sql<{ id: string; status: string }>(
+      "SELECT id::text, status FROM ci_jobs WHERE sequence = $1 AND trigger_type = 'push'",
+      [head],
+    );
+    expect(job?.status).toBe("claimed");
+    // The reaper gives it to the next worker, which finishes it.
+    app.clock.advance(STALE_AFTER_MS + 1000);
+    expect((await reapOnce(app.server.ctx)).requeued).toEqual([job?.id]);
+    expect((await workOneJob(workerConfig(app), scriptedRunner([]))).status).toBe("failed");
+    expect(await storedJob(app, job?.id ?? "")).toMatchObject({ status: "failed", attempt: 2 });
+  });
+});
+
 describe("hostile archives, through the worker", () => {
   // Manual runs (queued at once, no delivery to wait for) of one branch, one per archive.
   const branch = "hostile";
