@@ -111,6 +111,11 @@ describe("pulling", () => {
       const second = await store.pull(onFront(front, busybox.ref));
       expect(second).toMatchObject({ digest: busybox.digest, cached: true, rootfs: first.rootfs });
       expect(front.requests.filter((r) => r.includes("/blobs/"))).toEqual([]);
+      // Pinned by digest, a cached image does not even need its manifest.
+      front.requests.length = 0;
+      const pinned = await store.pull(`${front.host}/quire/busybox@${busybox.digest}`);
+      expect(pinned).toMatchObject({ digest: busybox.digest, cached: true });
+      expect(front.requests).toEqual([]);
     });
     // Nothing half-done is left behind: the downloads and the unpacking happened in tmp/.
     expect(await readdir(path.join(lastCacheDir, "tmp"))).toEqual([]);

@@ -75,6 +75,11 @@ describe("steps", () => {
     expect((await readdir(scratch)).filter((name) => name.startsWith("check-"))).toEqual([]);
   });
 
+  it("shows a multi-line step in its header with the later lines indented", async () => {
+    const result = await check(["echo one\necho two\n"]);
+    expect(text(result)).toContain("==> step 1/1: echo one\n    echo two\none\ntwo\n<== step 1 exited 0");
+  });
+
   it("keeps stdout and stderr in the order they were written", async () => {
     const result = await check(["echo one; echo two >&2; echo three; echo four >&2"]);
     expect(text(result)).toContain("one\ntwo\nthree\nfour\n");
@@ -258,7 +263,8 @@ describe("isolation", () => {
       "touch /src/ok /tmp/ok; echo write-src-tmp=$?",
       `kill -0 ${process.pid} 2>/dev/null; echo see-worker=$?`,
       "echo processes=$(ls -d /proc/[0-9]* | wc -l)",
-      "unshare -U -r true 2>/dev/null; echo userns=$?",
+      "unshare -U -r true 2>&1; echo userns=$?",
+      "grep Seccomp: /proc/self/status",
     ]);
     const log = text(result);
     expect(result.conclusion).toBe("passed");
@@ -271,6 +277,10 @@ describe("isolation", () => {
     expect(log).toContain("write-src-tmp=0");
     expect(log).toContain("see-worker=1");
     expect(log).toMatch(/userns=[1-9]/);
+    // The filter of worker/sandbox/seccomp.ts is on: without it, `--disable-userns` alone would
+    // answer ENOSPC ("No space left on device") to unshare(CLONE_NEWUSER).
+    expect(log).toMatch(/^Seccomp:\t2$/m);
+    expect(log).toContain("unshare(0x10000000): Operation not permitted");
     // bwrap's init, the step's shell, its subshell, `ls` and `wc`: nothing of the host.
     expect(Number(log.match(/processes=(\d+)/)?.[1])).toBeLessThanOrEqual(5);
     const images = path.join(scratch, "cache", "images");

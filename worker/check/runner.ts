@@ -23,6 +23,11 @@ export function formatDuration(ms: number): string {
   return seconds ? `${minutes}m ${seconds}s` : `${minutes}m`;
 }
 
+/** A multi-line step (a YAML block) in a header: later lines indented under the first. */
+function commandForLog(step: string): string {
+  return step.trimEnd().replaceAll("\n", "\n    ");
+}
+
 /**
  * The steps' environment: the image's own `Env` first (a toolchain image's PATH), then what every
  * check gets, which the image cannot override. Nothing comes from the worker's environment.
@@ -134,7 +139,7 @@ function interrupted(error: Interrupted, input: CheckInput, log: CheckLog): Chec
     error.why === "timeout" ? `timed out after ${formatDuration(input.limits.timeoutMs)}` : "cancelled";
   log.line(`quire: the check ${summary === "cancelled" ? "was cancelled" : summary} while pulling its image`);
   for (const [i, step] of input.check.steps.entries()) {
-    log.line(`==> step ${i + 1}/${input.check.steps.length} skipped: ${step}`);
+    log.line(`==> step ${i + 1}/${input.check.steps.length} skipped: ${commandForLog(step)}`);
   }
   return { conclusion: "failed", summary, log: log.toBuffer() };
 }
@@ -151,10 +156,10 @@ async function runSteps(
   for (const [i, step] of steps.entries()) {
     const n = i + 1;
     if (failure) {
-      log.line(`==> step ${n}/${total} skipped: ${step}`);
+      log.line(`==> step ${n}/${total} skipped: ${commandForLog(step)}`);
       continue;
     }
-    log.line(`==> step ${n}/${total}: ${step}`);
+    log.line(`==> step ${n}/${total}: ${commandForLog(step)}`);
     const outcome = await runSandboxedStep(spec, step, {
       timeoutMs: deadline - performance.now(),
       signal: input.signal,

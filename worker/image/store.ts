@@ -73,6 +73,10 @@ export class ImageStore {
 
   async pull(image: string): Promise<PulledImage> {
     const ref = parseImageReference(image);
+    // A reference pinned to an image manifest already unpacked needs no registry at all.
+    if (ref.digest && (await exists(path.join(this.#imageDir(ref.digest), "image.json")))) {
+      return this.#load(ref.digest, true);
+    }
     const client = new RegistryClient(ref.registry, ref.repository, this.#options);
     const { descriptorDigest, manifest } = await this.#resolve(
       client,

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { SECCOMP_SUPPORTED, seccompProgram } from "./seccomp.ts";
 import { TOKEN_DIRECTORY, type Workspace } from "./workspace.ts";
 
 /** What one sandboxed process is given. */
@@ -58,12 +59,23 @@ export function bwrapOptions(spec: SandboxSpec): string[] {
     "/dev",
     "--chdir",
     "/src",
+    ...(SECCOMP_SUPPORTED ? ["--seccomp", String(SECCOMP_FD)] : []),
   ];
 }
 
 /** The command line inside: stderr joins stdout in one pipe, so the log keeps their exact order. */
 function stepCommand(command: string): string[] {
   return ["/bin/sh", "-c", 'exec 2>&1; exec /bin/sh -c "$1"', "sh", command];
+}
+
+const ARGS_FD = 3;
+const SECCOMP_FD = 4;
+
+/** Writes a whole input to one of bubblewrap's extra pipes and closes it. */
+function feed(pipe: unknown, data: string | Buffer): void {
+  const stream = pipe as NodeJS.WritableStream;
+  stream.on("error", () => {}); // bwrap failed to start; the exit handlers report it
+  stream.end(data);
 }
 
 export interface StepOutcome {
@@ -88,19 +100,20 @@ export function runSandboxedStep(
   const started = performance.now();
   return new Promise((resolve) => {
     let killed: StepOutcome["killed"];
-    // The options go through a pipe (`--args 3`), so the sandbox's `ps` shows no host paths.
-    const child = spawn("bwrap", ["--args", "3", "--", ...stepCommand(command)], {
+    // The options go through a pipe (`--args 3`), so the sandbox's `ps` shows no host paths;
+    // the seccomp program through another.
+    const child = spawn("bwrap", ["--args", String(ARGS_FD), "--", ...stepCommand(command)], {
       env: spec.env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
     });
-    const argsPipe = child.stdio[3] as NodeJS.WritableStream;
-    argsPipe.on("error", () => {}); // bwrap failed to start; the exit handlers report it
-    argsPipe.end(
+    feed(
+      child.stdio[ARGS_FD],
       bwrapOptions(spec)
         .map((arg) => `${arg}\0`)
         .join(""),
     );
+    feed(child.stdio[SECCOMP_FD], SECCOMP_SUPPORTED ? seccompProgram() : "");
     const kill = (why: NonNullable<StepOutcome["killed"]>) => {
       killed ??= why;
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
@@ -111,7 +124,8 @@ export function runSandboxedStep(
         }
       }
     };
-    const timer = setTimeout(() => kill("timeout"), Math.max(0, options.timeoutMs));
+    // setTimeout fires at once past 2^31 - 1 ms (24.8 days); no check is given that long anyway.
+    const timer = setTimeout(() => kill("timeout"), Math.min(Math.max(0, options.timeoutMs), 2 ** 31 - 1));
     const onAbort = () => kill("aborted");
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
