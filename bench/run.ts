@@ -32,6 +32,7 @@ import { measureReview, opaMissing } from "./review.ts";
 import { measureBaseline } from "./scenarios/baseline.ts";
 import { measureBundles } from "./scenarios/bundles.ts";
 import { createCiRepo, measureCi } from "./scenarios/ci.ts";
+import { measureCiRun } from "./scenarios/ci-run.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
@@ -45,7 +46,12 @@ const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
   bundles: (server) => measureBundles(server.databaseUrl),
   // The web interface's first paint against the HTTP floor and one query (docs/web.md).
   web: measureWeb,
+  // The CI worker, real runner and registry: commit to check passed, and archive unpacking.
+  "ci-run": measureCiRun,
 };
+
+/** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */
+const NEEDS_CI = new Set(["ci-run"]);
 
 /** The machine's one-minute load average (os.loadavg() always has three). */
 function oneMinuteLoad(): number {
@@ -180,7 +186,7 @@ async function runAlone(name: string): Promise<number> {
   stopOnSignal();
   try {
     const loadAtStart = oneMinuteLoad();
-    const server = await startQuire({ loopProbe: true });
+    const server = await startQuire({ loopProbe: true, ci: NEEDS_CI.has(name) });
     const table = await scenario(server);
     // Pauses and MB/s scale with the CPU left over: say how busy the machine was.
     const load = `load average ${loadAtStart.toFixed(1)} at start, ${oneMinuteLoad().toFixed(1)} at end, ${os.cpus().length} CPUs`;

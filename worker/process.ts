@@ -1,0 +1,87 @@
+import { parseArgs } from "node:util";
+import { createLogger } from "../shared/log.ts";
+import type { RunCheck, RunnerOptions } from "./check/types.ts";
+import { loadWorkerConfig } from "./config.ts";
+import { describeError, runLoop } from "./loop.ts";
+
+/**
+ * The worker as a process: arguments, configuration, logger, signals, exit code. `makeRunner`
+ * builds the check runner from the configuration (worker/main.ts passes the sandboxed one).
+ *
+ * Signals: the first SIGTERM or SIGINT stops claiming and lets a running job finish for
+ * SVC_CI_SHUTDOWN_GRACE; after that, or at a second signal, the checks are killed and the job is
+ * left claimed without a heartbeat, so the reaper re-queues it for another worker.
+ *
+ * Exit codes: 0 after a normal stop (whatever the job's result), 1 when a claim failed with
+ * `--once`, 2 for a configuration error.
+ */
+export async function runWorkerProcess(
+  argv: string[],
+  makeRunner: (options: RunnerOptions) => RunCheck,
+): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { once: { type: "boolean", default: false } },
+    strict: true,
+  });
+  let config: ReturnType<typeof loadWorkerConfig>;
+  try {
+    config = loadWorkerConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  const log = createLogger(config.log).child({ component: "ci-worker" });
+  const drain = new AbortController();
+  const abandon = new AbortController();
+  let grace: NodeJS.Timeout | undefined;
+  const onSignal = (signal: string) => {
+    if (drain.signal.aborted) {
+      log.warn({ signal }, "second signal: abandoning the running job");
+      abandon.abort();
+      return;
+    }
+    log.info(
+      { signal, graceMs: config.shutdownGraceMs },
+      "stopping: no more claims; a running job may finish",
+    );
+    drain.abort();
+    grace = setTimeout(() => abandon.abort(), config.shutdownGraceMs);
+    grace.unref();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  const runCheck = makeRunner({
+    cacheDir: config.cacheDir,
+    insecureRegistries: config.insecureRegistries,
+    ...(config.dockerConfigPath ? { dockerConfigPath: config.dockerConfigPath } : {}),
+  });
+  log.info(
+    {
+      scheduler: config.schedulerUrl,
+      credential: config.credential.kind,
+      once: values.once,
+      network: config.network,
+    },
+    "worker started",
+  );
+  try {
+    const outcomes = await runLoop({
+      config,
+      runCheck,
+      log,
+      once: values.once,
+      drain: drain.signal,
+      abandon: abandon.signal,
+    });
+    log.info({ jobs: outcomes.map((o) => o.status) }, "worker stopped");
+    return 0;
+  } catch (err) {
+    log.error({ err: describeError(err) }, "worker stopped on an error");
+    return 1;
+  } finally {
+    clearTimeout(grace);
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+}
