@@ -1,5 +1,6 @@
 import type { AnyRoute } from "../shared/http/route.ts";
 import { archiveRoutes } from "./archives/routes.ts";
+import { authRoutes } from "./auth/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
 import { ciRoutes } from "./ci/routes.ts";
@@ -64,6 +65,8 @@ export const groups = {
   scheduler: schedulerRoutes,
   /** The job-token endpoint and the issuer's discovery documents: `/ci/token`, `/.well-known/**`. */
   identity: [...ciTokenRoutes, ...oidcRoutes],
+  /** Browser sign-in, `/auth/login`, `/auth/callback`, `/auth/logout` (docs/sessions.md). */
+  web: authRoutes,
 } satisfies Record<string, AnyRoute[]>;
 
 /** Every public route: what the local server mounts and the OpenAPI document describes. */

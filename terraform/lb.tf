@@ -147,6 +147,21 @@ resource "google_compute_url_map" "api" {
       }
     }
 
+    # Browser sign-in (docs/sessions.md).
+    route_rules {
+      priority = 65
+      service  = google_compute_backend_service.function["web"].id
+      match_rules {
+        full_path_match = "/auth/login"
+      }
+      match_rules {
+        full_path_match = "/auth/callback"
+      }
+      match_rules {
+        full_path_match = "/auth/logout"
+      }
+    }
+
     route_rules {
       priority = 70
       service  = google_compute_backend_service.function["meta"].id
