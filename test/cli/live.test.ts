@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type QuireClient } from "../../cli/client/index.ts";
 import { type CiApp, ciYaml, claimWithin, startCiApp } from "../ci/support.ts";
-import { cliBin, expectExit, quireAs, runQuireOnTty, tempHome } from "./support.ts";
+import { ANY_SGR, cliBin, expectExit, quireAs, runQuireOnTty, sgr, stripSgr, tempHome } from "./support.ts";
 
 /**
  * The commands that follow something live or move bytes — `events` (resuming across a dropped
@@ -207,10 +207,10 @@ describe("on a terminal", { timeout: 60_000 }, () => {
 
   it("prints an aligned table with a bold header, coloured states and relative times", async () => {
     const r = expectExit(await tty(["branches", "list", REPO]), 0);
-    expect(r.stdout).toMatch(/\x1b\[1mNAME\x1b\[22m/);
-    expect(r.stdout).toMatch(/\x1b\[32mactive\x1b\[39m/);
+    expect(r.stdout).toContain(`${sgr(1)}NAME${sgr(22)}`);
+    expect(r.stdout).toContain(`${sgr(32)}active${sgr(39)}`);
     expect(r.stdout).toMatch(/just now|seconds? ago|minutes? ago/);
-    const lines = r.stdout.replace(/\x1b\[[0-9;]*m/g, "").split(/\r?\n/);
+    const lines = stripSgr(r.stdout).split(/\r?\n/);
     const header = lines.find((l) => l.startsWith("NAME"))!;
     const main = lines.find((l) => l.startsWith("main"))!;
     // Aligned: the second column starts at the same place in the header and the row.
@@ -223,7 +223,7 @@ describe("on a terminal", { timeout: 60_000 }, () => {
       await tty(["branches", "list", REPO, "--no-color"]),
     ]) {
       expectExit(r, 0);
-      expect(r.stdout).not.toMatch(/\x1b\[[0-9;]*m/);
+      expect(r.stdout).not.toMatch(ANY_SGR);
       expect(r.stdout).toMatch(/^NAME\s+STATUS/m);
     }
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type QuireClient } from "../../cli/client/index.ts";
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
-import { type CliResult, cliBin, expectExit, quireAs, runQuire, tempHome } from "./support.ts";
+import { ANY_SGR, type CliResult, cliBin, expectExit, quireAs, runQuire, tempHome } from "./support.ts";
 
 /**
  * Every resource command of `quire`, as a child process over real HTTP against one test app,
@@ -70,7 +70,7 @@ describe("quire orgs, members, invites", { timeout: 90_000 }, () => {
         [FRIEND, "member"],
       ]),
     );
-    expect(plain.stdout).not.toMatch(/\x1b\[/);
+    expect(plain.stdout).not.toMatch(ANY_SGR);
     expect(await json(owner(["members", "add", ORG, FRIEND, "--role", "owner", "--json"]))).toMatchObject({
       role: "owner",
     });

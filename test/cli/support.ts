@@ -139,3 +139,11 @@ export function expectExit(r: CliResult, code: number): CliResult {
     throw new Error(`expected exit ${code}, got ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   return r;
 }
+
+const ESC = String.fromCharCode(27);
+/** An SGR escape sequence (`sgr(1)`: bold on). */
+export const sgr = (code: number) => `${ESC}[${code}m`;
+/** Matches an SGR sequence: colour and weight. */
+export const ANY_SGR = new RegExp(`${ESC}\\[[0-9;]*m`);
+/** The text without its SGR sequences. */
+export const stripSgr = (text: string) => text.replace(new RegExp(ANY_SGR.source, "g"), "");
