@@ -16,12 +16,14 @@ const ENTRY = path.join(ROOT, "cli/bin.ts");
 const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
 const require = __quireCreateRequire(import.meta.url);`;
 
-export async function buildCli(outDir: string): Promise<{ bin: string; dir: string }> {
+/** Builds into `outDir` (emptied first); `inputs` are the source files the bundle holds. */
+export async function buildCli(outDir: string): Promise<{ bin: string; dir: string; inputs: string[] }> {
   const dir = path.resolve(outDir);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const bin = path.join(dir, "quire.mjs");
-  await build({
+  const { metafile } = await build({
+    metafile: true,
     entryPoints: [ENTRY],
     bundle: true,
     platform: "node",
@@ -45,7 +47,7 @@ export async function buildCli(outDir: string): Promise<{ bin: string; dir: stri
     license: "UNLICENSED",
   };
   await writeFile(path.join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  return { bin, dir };
+  return { bin, dir, inputs: Object.keys(metafile.inputs) };
 }
 
 if (import.meta.main) {

@@ -38,7 +38,9 @@ describe("shipping quire", { timeout: 120_000 }, () => {
   });
 
   it("the packed bundle installs with npm install -g offline and runs", async () => {
-    const { dir } = await buildCli(path.join(work, "cli"));
+    const { dir, inputs } = await buildCli(path.join(work, "cli"));
+    // The client is typed by the server's route tables through type-only imports: no server code ships.
+    expect(inputs.filter((f) => !f.startsWith("cli/") && !f.includes("node_modules/"))).toEqual([]);
     const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
     expect(manifest).toMatchObject({ bin: { quire: "quire.mjs" } });
     expect(manifest.dependencies).toBeUndefined();
