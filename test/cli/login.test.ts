@@ -17,7 +17,8 @@ let home: Awaited<ReturnType<typeof tempHome>>;
 
 beforeAll(async () => {
   await cliBin();
-  app = await startTestApp({ SVC_CLI_CLIENT_ID: CLIENT });
+  // A web client too: the server then checks `aud`, and accepts the CLI's client beside it.
+  app = await startTestApp({ SVC_CLI_CLIENT_ID: CLIENT, OIDC_CLIENT_ID: "quire-web-test" });
   home = await tempHome();
 });
 afterAll(async () => {
@@ -122,14 +123,20 @@ describe("quire login", { timeout: 60_000 }, () => {
     expect(refresh.map((q) => q.params["grant_type"])).toEqual(["refresh_token"]);
     const after = (await stored()).servers[app.url];
     expect(after.id_token).not.toBe(before.id_token);
-    expect(after.expires_at).toBeGreaterThan(before.expires_at);
+    expect(after.expires_at).toBeGreaterThanOrEqual(before.expires_at);
     expect((await stat(credentialsFile())).mode & 0o777).toBe(0o600);
     const who = expectExit(await runQuire(["whoami", "--json"], home.dir), 0).json();
     expect(who).toMatchObject({ server: app.url, email: EMAIL });
   });
 
-  it("QUIRE_TOKEN overrides the stored sign-in", async () => {
-    const other = await app.idp.token("someone-else@example.com");
+  it("QUIRE_TOKEN overrides the stored sign-in; its audience must be one of the server's clients", async () => {
+    const stranger = await app.idp.token("someone-else@example.com", { audience: "another-app" });
+    const refused = expectExit(
+      await runQuire(["orgs", "list"], home.dir, { env: { QUIRE_TOKEN: stranger } }),
+      1,
+    );
+    expect(refused.stderr).toContain("401");
+    const other = await app.idp.token("someone-else@example.com", { audience: CLIENT });
     const r = expectExit(
       await runQuire(["orgs", "create", "clilogin", "--json"], home.dir, { env: { QUIRE_TOKEN: other } }),
       0,
