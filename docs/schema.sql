@@ -385,6 +385,18 @@ CREATE TABLE public.server_secrets (
   CONSTRAINT server_secrets_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE public.sessions (
+  id_sha256 bytea NOT NULL,
+  identity text COLLATE "C" NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  last_seen_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  revoked_at timestamp with time zone,
+  CONSTRAINT sessions_check CHECK ((expires_at > created_at)),
+  CONSTRAINT sessions_id_sha256_check CHECK ((octet_length(id_sha256) = 32)),
+  CONSTRAINT sessions_pkey PRIMARY KEY (id_sha256)
+);
+
 CREATE TABLE public.subscriptions (
   id uuid NOT NULL,
   repo text COLLATE "C",
@@ -469,6 +481,10 @@ CREATE INDEX repos_by_owner ON public.repos USING btree (owner, name);
 CREATE UNIQUE INDEX repos_name_unique_ci ON public.repos USING btree (lower(name));
 
 CREATE INDEX reviews_by_branch ON public.reviews USING btree (branch_id, sequence, created_at);
+
+CREATE INDEX sessions_expires_at ON public.sessions USING btree (expires_at);
+
+CREATE INDEX sessions_identity ON public.sessions USING btree (identity) WHERE (revoked_at IS NULL);
 
 CREATE INDEX subscriptions_by_creator ON public.subscriptions USING btree (created_by);
 

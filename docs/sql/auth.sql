@@ -10,3 +10,21 @@ FROM ci_token_issuances i
 LEFT JOIN ci_jobs j ON j.id = i.job_id
 LEFT JOIN repos r ON r.id = j.repo_id
 WHERE i.jti = $1;
+
+-- shared/auth/sessions.ts
+
+-- session_insert
+INSERT INTO sessions (id_sha256, identity, created_at, last_seen_at, expires_at)
+VALUES ($1, $2, $3, $3, $4);
+
+-- session_purge
+DELETE FROM sessions WHERE expires_at < $1;
+
+-- session_select
+SELECT identity, last_seen_at, expires_at, revoked_at FROM sessions WHERE id_sha256 = $1;
+
+-- session_touch
+UPDATE sessions SET last_seen_at = $2 WHERE id_sha256 = $1 AND last_seen_at < $2;
+
+-- session_revoke
+UPDATE sessions SET revoked_at = $2 WHERE id_sha256 = $1 AND revoked_at IS NULL;

@@ -115,11 +115,22 @@ async function pendingLogin(ctx: AppContext, cookie: string | undefined): Promis
   return state.data;
 }
 
-const callbackQuery = z.looseObject({
+/**
+ * What a provider sends back (RFC 6749 4.1.2, 4.1.2.1, RFC 9207 `iss`) and what Google adds
+ * (`scope`, `authuser`, `prompt`, `hd`); anything else is refused as on every route.
+ */
+const callbackQuery = z.strictObject({
   code: z.string().optional(),
   state: z.string().optional(),
   error: z.string().optional(),
   error_description: z.string().optional(),
+  error_uri: z.string().optional(),
+  iss: z.string().optional(),
+  scope: z.string().optional(),
+  authuser: z.string().optional(),
+  prompt: z.string().optional(),
+  hd: z.string().optional(),
+  session_state: z.string().optional(),
 });
 
 /** The session of the request's cookie, or null when it has none or it has ended. */
@@ -140,7 +151,6 @@ async function finishLogin(
   headers: Parameters<typeof findSession>[1],
   query: z.infer<typeof callbackQuery>,
 ): Promise<Reply> {
-  const { clientId, clientSecret } = oauthClient(ctx);
   const login = await pendingLogin(ctx, readCookie(headers, loginCookieName(ctx)));
   if (!login)
     fail(
@@ -151,6 +161,7 @@ async function finishLogin(
   if (query.error !== undefined)
     fail("UNAUTHENTICATED", `the identity provider did not sign you in: ${query.error.slice(0, 64)}`);
   if (!query.code) fail("VALIDATION_FAILED", "the callback has no code");
+  const { clientId, clientSecret } = oauthClient(ctx);
   const { tokenEndpoint } = await providerEndpoints(ctx.config.OIDC_ISSUER);
   const idToken = await exchangeCode(tokenEndpoint, {
     code: query.code,
@@ -200,20 +211,8 @@ ${main}
 }
 
 export const authRoutes = [
-  route({
-    method: "GET",
-    path: "/auth/login",
-    access: "public",
-    summary: "Start browser sign-in: redirect to the identity provider (authorization code flow with PKCE)",
-    query: z.strictObject({
-      return_to: z
-        .string()
-        .optional()
-        .meta({ description: "A path of this service to return to; anything else means /" }),
-    }),
-    responses: { 302: redirect },
-    handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
-  }),
+  // The callback first: a deployment check sends the first plain GET of a group without any
+  // configuration (scripts/bundle-process.ts probeOf), and it answers JSON 400 without a login.
   route({
     method: "GET",
     path: "/auth/callback",
@@ -237,6 +236,20 @@ export const authRoutes = [
         };
       }
     },
+  }),
+  route({
+    method: "GET",
+    path: "/auth/login",
+    access: "public",
+    summary: "Start browser sign-in: redirect to the identity provider (authorization code flow with PKCE)",
+    query: z.strictObject({
+      return_to: z
+        .string()
+        .optional()
+        .meta({ description: "A path of this service to return to; anything else means /" }),
+    }),
+    responses: { 302: redirect },
+    handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
   }),
   route({
     method: "GET",

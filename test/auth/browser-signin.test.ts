@@ -11,7 +11,7 @@ import {
   signIn,
   signInSteps,
 } from "../support/signin.ts";
-import { createBranch, world } from "../support/world.ts";
+import { world } from "../support/world.ts";
 
 /**
  * Browser sign-in over real HTTP (docs/sessions.md): the authorization code flow against the
@@ -145,15 +145,64 @@ describe("the sign-in round trip", () => {
     );
   });
 
-  it("gives roles exactly as a bearer token would", async () => {
-    const repo = await world(app).repo({ people: { rita: "reader" } });
-    const owner = cookieClient(app.url, await signIn(app, repo.owner));
-    const rita = cookieClient(app.url, await signIn(app, repo.people.rita));
-    const stranger = cookieClient(app.url, await signIn(app, "stranger@example.com"));
-    expect((await rita.get(`${repo.base}/branches`)).status).toBe(200);
-    expect((await stranger.get(`${repo.base}/branches`)).status).toBe(404);
-    expect((await rita.post(`${repo.base}/branch`, { name: "by-rita" })).status).toBe(403);
-    await createBranch({ client: owner, base: repo.base }, "by-owner");
+  it("gives roles exactly as a bearer token would, route by route and role by role", async () => {
+    const repo = await world(app).repo({
+      people: { rita: "reader", will: "writer", mia: "maintainer", ada: "admin" },
+    });
+    const callers = [repo.owner, ...Object.values<string>(repo.people), "stranger@example.com"];
+    const fresh = () => world(app).unique("b");
+    // Reads, and mutations that need reader, writer, maintainer and admin; each call makes its own object.
+    const calls: [string, string, () => unknown][] = [
+      ["GET", `${repo.base}/branches`, () => undefined],
+      ["GET", `${repo.base}/tree?branch=main`, () => undefined],
+      ["GET", `${repo.base}/roles`, () => undefined],
+      ["POST", `${repo.base}/branch`, () => ({ name: fresh() })],
+      ["PUT", `${repo.base}/roles/someone-${fresh()}@example.com`, () => ({ role: "reader" })],
+      ["POST", "/orgs", () => ({ name: fresh() })],
+    ];
+    const answers = async (send: (who: string) => ReturnType<typeof cookieClient>) => {
+      const out: string[] = [];
+      for (const who of callers)
+        for (const [method, path, body] of calls) {
+          const b = body();
+          const res = await send(who).raw(
+            method,
+            path,
+            b === undefined
+              ? {}
+              : { body: JSON.stringify(b), headers: { "content-type": "application/json" } },
+          );
+          out.push(`${who} ${method} ${path.replace(/someone-\w+/, "someone")}: ${res.status}`);
+        }
+      return out;
+    };
+    const sessions = new Map<string, Awaited<ReturnType<typeof signIn>>>();
+    for (const who of callers) sessions.set(who, await signIn(app, who));
+    const withCookie = await answers((who) =>
+      cookieClient(app.url, sessions.get(who) ?? { cookie: "", csrfToken: "" }),
+    );
+    const withBearer = await answers((who) => app.as(who));
+    expect(withCookie).toEqual(withBearer);
+    // And the answers differ by role: the comparison is not between two refusals.
+    expect(new Set(withBearer.map((a) => a.slice(-3)))).toEqual(new Set(["200", "201", "403", "404"]));
+  });
+
+  it("opens a repo's event stream with the cookie, as a page's EventSource does", async () => {
+    const repo = await world(app).repo();
+    const session = await signIn(app, repo.owner);
+    const controller = new AbortController();
+    const res = await fetch(`${app.url}${repo.base}/events`, {
+      headers: { cookie: session.cookie, accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    controller.abort();
+    const stranger = await signIn(app, "stream-stranger@example.com");
+    const refused = await fetch(`${app.url}${repo.base}/events`, {
+      headers: { cookie: stranger.cookie, accept: "text/event-stream" },
+    });
+    expect(refused.status).toBe(404);
   });
 
   it("lets an Authorization header alone decide when both are sent", async () => {

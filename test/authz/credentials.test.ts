@@ -51,6 +51,8 @@ interface Probe {
   body?: (w: World) => unknown;
   params?: (w: World) => Record<string, string>;
   public?: true;
+  /** What a public route answers whatever credentials are sent: 200 unless given. */
+  publicStatus?: number;
   authenticatedQuery?: string;
   /** Headers of the request itself (the webhook's signature). */
   headers?: (w: World) => Promise<Record<string, string>>;
@@ -74,6 +76,12 @@ const probes: Record<string, Probe> = {
   "GET /.well-known/openid-configuration": { public: true },
   "GET /.well-known/jwks.json": { public: true },
   "GET /auth/cli": { public: true },
+  // Browser sign-in: a redirect to the provider; a callback without this browser's login cookie
+  // is 400; sign-out without a session clears the cookie and shows the sign-out page.
+  "GET /auth/login": { public: true, publicStatus: 302 },
+  "GET /auth/callback": { public: true, publicStatus: 400, query: "?code=c&state=s" },
+  "GET /auth/logout": { public: true },
+  "POST /auth/logout": { public: true, publicStatus: 303 },
   "POST /orgs": { body: (w) => ({ name: w.unique("probe-org") }) },
   "GET /orgs": {},
   "GET /orgs/:org": {},
@@ -236,7 +244,7 @@ for (const route of allRoutes) {
         for (const authorization of [undefined, "Basic x", "Bearer not-a-token"]) {
           const call = await fullCallFor(route.method, route.path, probe);
           const res = await sendProbe(call, authorization);
-          expect(res.status, `${authorization}: ${JSON.stringify(res.body)}`).toBe(200);
+          expect(res.status, `${authorization}: ${JSON.stringify(res.body)}`).toBe(probe.publicStatus ?? 200);
         }
       });
       const authenticated = probe.authenticatedQuery;

@@ -58,6 +58,12 @@ const matrix: Record<string, Statuses> = {
   "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /auth/cli":                                        s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  // Browser sign-in is public: credentials do not matter. Without this browser's login cookie a
+  // callback is 400; a sign-out without a session only clears the cookie (303 to the sign-out page).
+  "GET /auth/login":                                      s(302,       302,      302,    302,    302,        302,   302,      302,       302,         302, 302),
+  "GET /auth/callback":                                   s(400,       400,      400,    400,    400,        400,   400,      400,       400,         400, 400),
+  "GET /auth/logout":                                     s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "POST /auth/logout":                                    s(303,       303,      303,    303,    303,        303,   303,      303,       303,         303, 303),
 
   "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201,         403, 403),
   "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
@@ -163,6 +169,8 @@ interface Request {
   forbidden?: ErrorCode | ((p: Persona) => ErrorCode);
   /** An SSE route: its 200 is a `text/event-stream`, never read. */
   stream?: true;
+  /** The code of a 400 the row expects. */
+  badRequest?: ErrorCode;
 }
 
 const repoRoute = (build: Request["build"]): Request => ({ build, notFound: "REPO_NOT_FOUND" });
@@ -216,6 +224,14 @@ const requests: Record<string, Request> = {
   })),
   "GET /.well-known/jwks.json": plainRoute(async () => ({ method: "GET", path: "/.well-known/jwks.json" })),
   "GET /auth/cli": plainRoute(async () => ({ method: "GET", path: "/auth/cli" })),
+  "GET /auth/login": plainRoute(async () => ({ method: "GET", path: "/auth/login?return_to=%2Forgs" })),
+  "GET /auth/callback": {
+    build: async () => ({ method: "GET", path: "/auth/callback?code=c&state=s" }),
+    notFound: "NOT_FOUND",
+    badRequest: "VALIDATION_FAILED",
+  },
+  "GET /auth/logout": plainRoute(async () => ({ method: "GET", path: "/auth/logout" })),
+  "POST /auth/logout": plainRoute(async () => ({ method: "POST", path: "/auth/logout" })),
 
   "POST /orgs": plainRoute(async (w) => ({ method: "POST", path: "/orgs", body: { name: w.unique("new") } })),
   "GET /orgs": plainRoute(async () => ({ method: "GET", path: "/orgs" })),
@@ -594,6 +610,7 @@ const requests: Record<string, Request> = {
 
 /** The error code a refused cell must carry; none for a success. */
 function expectedCode(status: number, req: Request, p: Persona): ErrorCode | undefined {
+  if (status === 400) return req.badRequest;
   if (status === 401) return "UNAUTHENTICATED";
   if (status === 403)
     return (typeof req.forbidden === "function" ? req.forbidden(p) : req.forbidden) ?? "FORBIDDEN";

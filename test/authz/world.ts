@@ -81,6 +81,8 @@ export function concretePath(pattern: string, values: Record<string, string>): s
  * receiver here is on 127.0.0.1 (docs/events.md, "Which URLs are accepted").
  */
 export const authzEnv = {
+  // Browser sign-in needs a client id; the test provider's tokens carry this audience.
+  OIDC_CLIENT_ID: "quire-test",
   SVC_WEBHOOK_ALLOW_PRIVATE: "true",
   SVC_CI_WORKER_TOKEN: "authz-worker-token-0123456789",
   SVC_CLI_CLIENT_ID: "quire-cli-authz",

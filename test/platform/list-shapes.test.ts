@@ -72,6 +72,9 @@ const notLists = [
   "GET /run/:id",
   "GET /run/:id/logs/:check*",
   "GET /openapi.json",
+  "GET /auth/login",
+  "GET /auth/callback",
+  "GET /auth/logout",
 ];
 
 let app: TestApp;
