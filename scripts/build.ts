@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { build, type Metafile, type Plugin } from "esbuild";
 import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
+import { buildCli } from "./build-cli.ts";
 
 /**
  * `npm run build [-- --out <dir>]` (default `dist`), see docs/build.md:
@@ -262,6 +263,9 @@ async function main(): Promise<void> {
   process.stdout.write(
     `container\t${path.relative(process.cwd(), container.dir)}\t(${container.entries.join(", ")})\n`,
   );
+  // The CLI ships from the same build (docs/cli.md, "Installing").
+  const cli = await buildCli(path.join(out, "cli"));
+  process.stdout.write(`cli\t${path.relative(process.cwd(), cli.dir)}\n`);
 }
 
 if (import.meta.main) await main();

@@ -238,6 +238,8 @@ export const envSchema = z
     OIDC_ISSUER: issuerUrl,
     OIDC_CLIENT_ID: optionalText,
     OIDC_CLIENT_SECRET: optionalText,
+    SVC_CLI_CLIENT_ID: optionalText,
+    SVC_CLI_CLIENT_SECRET: optionalText,
     SVC_SESSION_KEYS: keyList,
     SVC_OPA_PATH: optionalText,
     SVC_ARCHIVE_SIGNING_KEY: signingKey,

@@ -143,6 +143,9 @@ resource "google_compute_url_map" "api" {
         full_path_match = "/ci/token"
       }
       match_rules {
+        full_path_match = "/auth/cli"
+      }
+      match_rules {
         prefix_match = "/.well-known/"
       }
     }

@@ -24,7 +24,8 @@ export interface IdTokenVerifier {
  */
 export function createIdTokenVerifier(opts: {
   issuer: string;
-  audience?: string | undefined;
+  /** Accepted `aud` values (any one of them); unset: any. */
+  audience?: string | string[] | undefined;
   /** Least time between two key-set fetches, so a flood of tokens with made-up `kid`s cannot hammer the provider. */
   refetchCooldownMs?: number;
 }): IdTokenVerifier {

@@ -76,6 +76,7 @@ const probes: Record<string, Probe> = {
   "GET /openapi.json": { public: true },
   "GET /.well-known/openid-configuration": { public: true },
   "GET /.well-known/jwks.json": { public: true },
+  "GET /auth/cli": { public: true },
   // Browser sign-in: a redirect to the provider; a callback without this browser's login cookie
   // is 400; sign-out without a session clears the cookie and shows the sign-out page.
   "GET /auth/login": { public: true, publicStatus: 302 },

@@ -58,6 +58,7 @@ const matrix: Record<string, Statuses> = {
   "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /auth/cli":                                        s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   // Browser sign-in is public: credentials do not matter. Without this browser's login cookie a
   // callback is 400; a sign-out without a session only clears the cookie (303 to the sign-out page).
   "GET /auth/login":                                      s(302,       302,      302,    302,    302,        302,   302,      302,       302,         302, 302),
@@ -242,6 +243,7 @@ const requests: Record<string, Request> = {
     path: "/.well-known/openid-configuration",
   })),
   "GET /.well-known/jwks.json": plainRoute(async () => ({ method: "GET", path: "/.well-known/jwks.json" })),
+  "GET /auth/cli": plainRoute(async () => ({ method: "GET", path: "/auth/cli" })),
   "GET /auth/login": plainRoute(async () => ({ method: "GET", path: "/auth/login?return_to=%2Forgs" })),
   "GET /auth/callback": {
     build: async () => ({ method: "GET", path: "/auth/callback?code=c&state=s" }),

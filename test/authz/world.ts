@@ -87,6 +87,7 @@ export const authzEnv = {
   OIDC_CLIENT_ID: "quire-test",
   SVC_WEBHOOK_ALLOW_PRIVATE: "true",
   SVC_CI_WORKER_TOKEN: "authz-worker-token-0123456789",
+  SVC_CLI_CLIENT_ID: "quire-cli-authz",
 };
 
 /**
