@@ -35,6 +35,7 @@ import { createCiRepo, measureCi } from "./scenarios/ci.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
+import { measureWorkcopy } from "./scenarios/workcopy.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
 
 /** Scenarios that `--only` can run by themselves. */
@@ -42,6 +43,8 @@ const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
   "large-files": async (server) => markdownTable(largeFileRows(await measureLargeFiles(server))),
   // The deployed functions (`npm run build`): size and cold start against a hello world.
   bundles: (server) => measureBundles(server.databaseUrl),
+  // The working copy: quire clone/status of 10,000 files, quire commit of 1,000.
+  workcopy: async (server) => markdownTable(await measureWorkcopy(server)),
 };
 
 /** The machine's one-minute load average (os.loadavg() always has three). */

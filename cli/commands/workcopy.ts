@@ -15,7 +15,7 @@ import {
 } from "../workcopy/copy.ts";
 import { log, show, verify } from "../workcopy/history.ts";
 import { CopyError } from "../workcopy/meta.ts";
-import { httpRemote, type Remote } from "../workcopy/remote.ts";
+import { clientRemote, type Remote } from "../workcopy/remote.ts";
 import {
   colourPatch,
   conflictTable,
@@ -61,7 +61,7 @@ export function register(program: Command, env: CliEnv): void {
   /** The server is --server, QUIRE_SERVER, or else the working copy's own (CliEnv.server). */
   const connect = async (): Promise<Remote> => {
     const server = await env.server();
-    return httpRemote(server, () => env.token(server));
+    return clientRemote(await env.client(), () => env.token(server));
   };
   const here = async () => ({ copy: await openCopy(env.cwd), remote: await connect() });
   const action =
@@ -258,7 +258,7 @@ export function register(program: Command, env: CliEnv): void {
         if (r.outcome === "merged") {
           if (!out().json)
             out().done(
-              r.result.dry_run
+              o.dryRun
                 ? `'${r.result.branch}' would merge now (main would be at ${r.result.sequence})`
                 : `merged '${r.result.branch}' into main at ${r.result.sequence}; \`quire switch main\` to follow it`,
             );

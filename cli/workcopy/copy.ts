@@ -153,6 +153,11 @@ export async function commit(
         "run `quire pull` to bring in the new commits (your changes are kept unless they touch the same files), then commit again; or `quire commit --force` to commit over them",
         { head_sequence: e.body["head_sequence"] },
       );
+    if (e instanceof RemoteError && e.status === 413)
+      throw new CopyError(
+        `the commit of ${changes.length} file(s) is larger than the server accepts in one request`,
+        "commit the large files on their own, or in parts (docs/blobs.md: one file may be just under 24 MiB)",
+      );
     throw e;
   }
   // The files on disk are what was committed: they become the index.

@@ -45,7 +45,7 @@ describe("quire merge, rebase, resolve", () => {
     } finally {
       await w.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 
   it("merge and rebase show conflicts; resolve takes a side per path; a clean rebase moves the copy", async () => {
     const w = await copyWorld(app);
@@ -95,7 +95,7 @@ describe("quire merge, rebase, resolve", () => {
     } finally {
       await w.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 });
 
 describe("quire verify", () => {
@@ -122,7 +122,7 @@ describe("quire verify", () => {
     } finally {
       await w.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 
   it("keeps the CLI's commit limit equal to the server's", () => {
     expect(MAX_COMMIT_FILES).toBe(MAX_FILES_PER_COMMIT);

@@ -63,7 +63,7 @@ describe("quire clone, status, commit, pull", () => {
     } finally {
       await w.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 
   it("commits conditionally, and pull fast-forwards while keeping unrelated local changes", async () => {
     const w = await copyWorld(app);
@@ -89,7 +89,7 @@ describe("quire clone, status, commit, pull", () => {
     } finally {
       await w.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 });
 
 describe("quire branch, switch, diff, log, show", () => {
@@ -155,5 +155,5 @@ describe("quire branch, switch, diff, log, show", () => {
     } finally {
       await w.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 });
