@@ -1,4 +1,5 @@
 import path from "node:path";
+import { Presets, SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { CliEnv } from "../env.ts";
 import { CliError } from "../errors.ts";
@@ -63,7 +64,40 @@ export function register(program: Command, env: CliEnv): void {
     const server = await env.server();
     return clientRemote(await env.client(), () => env.token(server));
   };
-  const here = async () => ({ copy: await openCopy(env.cwd), remote: await connect() });
+  /** A progress bar on stderr for downloads of many files, on a terminal only (not with --json). */
+  const progress = () => {
+    if (!env.out.tty || env.out.json) return undefined;
+    const bar = new SingleBar(
+      {
+        format: "fetching {bar} {value}/{total} files",
+        stream: process.stderr,
+        hideCursor: true,
+        clearOnComplete: true,
+      },
+      Presets.shades_classic,
+    );
+    let state: "idle" | "running" | "done" = "idle";
+    return {
+      tick: (done: number, total: number) => {
+        if (state === "idle" && total >= 200) {
+          bar.start(total, 0);
+          state = "running";
+        }
+        if (state !== "running") return;
+        bar.update(done);
+        if (done >= total) {
+          bar.stop();
+          state = "done";
+        }
+      },
+    };
+  };
+  const here = async () => {
+    const copy = await openCopy(env.cwd);
+    const bar = progress();
+    if (bar) copy.onProgress = bar.tick;
+    return { copy, remote: await connect() };
+  };
   const action =
     <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
     (...args: A) =>
@@ -79,7 +113,9 @@ export function register(program: Command, env: CliEnv): void {
     .action(
       action(async (repo: string, dir: string | undefined, o: { branch: string; at?: number }) => {
         const remote = await connect();
+        const bar = progress();
         const r = await clone(remote, {
+          ...(bar ? { onProgress: bar.tick } : {}),
           repo,
           dir: path.resolve(env.cwd, dir ?? repo.split("/").pop() ?? repo),
           branch: o.branch,

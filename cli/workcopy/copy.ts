@@ -27,6 +27,8 @@ export interface Copy {
   root: string;
   config: CopyConfig;
   index: CopyIndex;
+  /** Told how many of the files to fetch are written, as a download goes (a progress bar). */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export async function openCopy(dir: string): Promise<Copy> {
@@ -57,7 +59,13 @@ export interface CloneResult {
  */
 export async function clone(
   remote: Remote,
-  opts: { repo: string; dir: string; branch: string; at?: number },
+  opts: {
+    repo: string;
+    dir: string;
+    branch: string;
+    at?: number;
+    onProgress?: (done: number, total: number) => void;
+  },
 ): Promise<CloneResult> {
   const root = path.resolve(opts.dir);
   const existing = await readdir(root).catch(() => null);
@@ -86,6 +94,7 @@ export async function clone(
     { repo: opts.repo, branch: opts.branch, at },
     copy.index,
     planSync(new Map(), target),
+    opts.onProgress,
   );
   await settle(copy, files, {});
   return { root, repo: opts.repo, branch: opts.branch, sequence: at, files: files.size };
@@ -203,7 +212,14 @@ export async function moveTo(
   const plan = planSync(copy.index.files, target);
   refuseClashes(plan, changes, what);
   // A new local file at a path the target adds is a clash too: planSync counts it as a write.
-  const files = await applySync(copy.root, remote, { repo: copy.config.repo, branch, at }, copy.index, plan);
+  const files = await applySync(
+    copy.root,
+    remote,
+    { repo: copy.config.repo, branch, at },
+    copy.index,
+    plan,
+    copy.onProgress,
+  );
   const from = copy.config.sequence;
   await settle(copy, files, { branch, sequence: at });
   return {

@@ -78,6 +78,7 @@ async function fromArchive(
   stream: ReadableStream<Uint8Array>,
   wanted: Map<string, string>,
   done: Map<string, IndexEntry>,
+  onProgress?: (done: number, total: number) => void,
 ): Promise<void> {
   const tar = extract();
   const finished = new Promise<void>((resolve, reject) => {
@@ -99,6 +100,7 @@ async function fromArchive(
       writeChecked(root, rel, Buffer.concat(chunks), version).then(
         (entry) => {
           done.set(rel, entry);
+          onProgress?.(done.size, wanted.size);
           next();
         },
         (e: unknown) => tar.destroy(e as Error),
@@ -143,7 +145,8 @@ export async function applySync(
   const files = new Map(index.files);
   const written = new Map<string, IndexEntry>();
   if (plan.write.size >= ARCHIVE_FROM_FILES) {
-    await fromArchive(root, await remote.archive(where.repo, where.branch, where.at), plan.write, written);
+    const archive = await remote.archive(where.repo, where.branch, where.at);
+    await fromArchive(root, archive, plan.write, written, onProgress);
     const missing = [...plan.write.keys()].filter((p) => !written.has(p));
     if (missing.length > 0)
       throw new CopyError(`the archive lacked ${missing.length} file(s), e.g. '${missing[0]}'`, "try again");
