@@ -1,10 +1,12 @@
 import type { AnyRoute } from "../shared/http/route.ts";
 import { archiveRoutes } from "./archives/routes.ts";
+import { authRoutes } from "./auth/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
 import { ciRoutes } from "./ci/routes.ts";
 import { ciCronRoutes, ciReaperRoutes } from "./ci-timers/routes.ts";
 import { ciTokenRoutes } from "./ci-token/routes.ts";
+import { cliAuthRoutes } from "./cli-auth/routes.ts";
 import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
@@ -62,8 +64,10 @@ export const groups = {
   events: eventRoutes,
   /** The CI scheduler's HTTP side: `/claim`, `/jobs/**`, `/webhook`, `/run/**`. */
   scheduler: schedulerRoutes,
-  /** The job-token endpoint and the issuer's discovery documents: `/ci/token`, `/.well-known/**`. */
-  identity: [...ciTokenRoutes, ...oidcRoutes],
+  /** The job-token endpoint, the issuer's discovery documents and the CLI's sign-in settings: `/ci/token`, `/.well-known/**`, `/auth/cli`. */
+  identity: [...ciTokenRoutes, ...oidcRoutes, ...cliAuthRoutes],
+  /** Browser sign-in, `/auth/login`, `/auth/callback`, `/auth/logout` (docs/sessions.md). */
+  web: authRoutes,
 } satisfies Record<string, AnyRoute[]>;
 
 /** Every public route: what the local server mounts and the OpenAPI document describes. */

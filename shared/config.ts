@@ -103,19 +103,48 @@ const signingKey = z
   .transform((v, ctx) => {
     const raw = v?.trim() ?? "";
     if (raw === "") return undefined;
-    let key: Buffer | undefined;
-    if (/^([0-9a-fA-F]{2})+$/.test(raw)) key = Buffer.from(raw, "hex");
-    else if (/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || /^[A-Za-z0-9_-]+$/.test(raw))
-      key = Buffer.from(raw, /[_-]/.test(raw) ? "base64url" : "base64");
-    if (key === undefined) {
-      ctx.addIssue({ code: "custom", message: "must be hex or base64" });
-      return z.NEVER;
-    }
-    if (key.length < 32) {
-      ctx.addIssue({ code: "custom", message: `must decode to at least 32 bytes, got ${key.length}` });
+    const key = decodeKey(raw);
+    if (typeof key === "string") {
+      ctx.addIssue({ code: "custom", message: key });
       return z.NEVER;
     }
     return key;
+  });
+
+/** A key of at least 32 bytes as hex or base64 / base64url, or why it is not one. */
+function decodeKey(raw: string): Buffer | string {
+  let key: Buffer | undefined;
+  if (/^([0-9a-fA-F]{2})+$/.test(raw)) key = Buffer.from(raw, "hex");
+  else if (/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || /^[A-Za-z0-9_-]+$/.test(raw))
+    key = Buffer.from(raw, /[_-]/.test(raw) ? "base64url" : "base64");
+  if (key === undefined) return "must be hex or base64";
+  if (key.length < 32) return `must decode to at least 32 bytes, got ${key.length}`;
+  return key;
+}
+
+/**
+ * SVC_SESSION_KEYS: the session cookies' HMAC keys, comma-separated, each as SVC_ARCHIVE_SIGNING_KEY.
+ * The first signs; every one verifies, so a new key goes first and the old one stays until its
+ * cookies have expired (docs/sessions.md). Unset: a key generated once and kept in the database.
+ */
+const keyList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const keys: Buffer[] = [];
+    for (const [i, raw] of (v ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "")
+      .entries()) {
+      const key = decodeKey(raw);
+      if (typeof key === "string") {
+        ctx.addIssue({ code: "custom", message: `key ${i + 1} ${key}` });
+        return z.NEVER;
+      }
+      keys.push(key);
+    }
+    return keys;
   });
 
 /** `true` or `false` (unset: `false`); anything else is refused rather than guessed. */
@@ -201,6 +230,10 @@ export const envSchema = z
     SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
     OIDC_ISSUER: issuerUrl,
     OIDC_CLIENT_ID: optionalText,
+    OIDC_CLIENT_SECRET: optionalText,
+    SVC_CLI_CLIENT_ID: optionalText,
+    SVC_CLI_CLIENT_SECRET: optionalText,
+    SVC_SESSION_KEYS: keyList,
     SVC_OPA_PATH: optionalText,
     SVC_ARCHIVE_SIGNING_KEY: signingKey,
     SVC_EVENT_FANOUT: z.enum(["postgres", "pubsub"]).default("postgres"),

@@ -68,7 +68,13 @@ export function authenticatorFromConfig(config: Env): Authenticator {
       .map((a) => a.toLowerCase()),
   );
   return createAuthenticator({
-    verifier: createIdTokenVerifier({ issuer: config.OIDC_ISSUER, audience: config.OIDC_CLIENT_ID }),
+    verifier: createIdTokenVerifier({
+      issuer: config.OIDC_ISSUER,
+      // The CLI signs in with its own client (a desktop app's), so its ID tokens carry that id.
+      audience:
+        config.OIDC_CLIENT_ID &&
+        [config.OIDC_CLIENT_ID, config.SVC_CLI_CLIENT_ID].filter((a) => a !== undefined),
+    }),
     jobTokens: createJobTokenVerifier(),
     devIdentity: config.DEV_IDENTITY,
     globalAdmins,

@@ -60,6 +60,7 @@ locals {
   common_secrets = {
     SVC_CI_WEBHOOK_SECRET   = google_secret_manager_secret.ci_webhook.secret_id
     SVC_ARCHIVE_SIGNING_KEY = google_secret_manager_secret.archive_signing.secret_id
+    OIDC_CLIENT_SECRET      = google_secret_manager_secret.oidc_client.secret_id
   }
 }
 

@@ -96,12 +96,6 @@ resource "google_secret_manager_secret_iam_member" "events" {
   member    = google_service_account.events.member
 }
 
-resource "google_secret_manager_secret_iam_member" "oidc_client" {
-  secret_id = google_secret_manager_secret.oidc_client.secret_id
-  role      = "roles/secretmanager.secretAccessor"
-  member    = google_service_account.functions.member
-}
-
 # The internal functions: only the invoker account may call them (no allUsers binding exists).
 resource "google_cloud_run_service_iam_member" "internal_invoker" {
   for_each = { for name, f in local.functions : name => f if !f.public }

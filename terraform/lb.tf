@@ -143,7 +143,25 @@ resource "google_compute_url_map" "api" {
         full_path_match = "/ci/token"
       }
       match_rules {
+        full_path_match = "/auth/cli"
+      }
+      match_rules {
         prefix_match = "/.well-known/"
+      }
+    }
+
+    # Browser sign-in (docs/sessions.md).
+    route_rules {
+      priority = 65
+      service  = google_compute_backend_service.function["web"].id
+      match_rules {
+        full_path_match = "/auth/login"
+      }
+      match_rules {
+        full_path_match = "/auth/callback"
+      }
+      match_rules {
+        full_path_match = "/auth/logout"
       }
     }
 

@@ -35,6 +35,7 @@ locals {
     subscriptions   = { service = "quire-subscriptions", public = true, max_instances = 2, memory = "256Mi" }
     scheduler       = { service = "quire-scheduler", public = true, max_instances = 4, memory = "256Mi" }
     identity        = { service = "quire-identity", public = true, max_instances = 2, memory = "256Mi" }
+    web             = { service = "quire-web", public = true, max_instances = 2, memory = "256Mi" }
     webhookDelivery = { service = "quire-webhook-delivery", public = false, max_instances = 4, memory = "256Mi" }
     ciCron          = { service = "quire-ci-cron", public = false, max_instances = 1, memory = "256Mi" }
     ciReaper        = { service = "quire-ci-reaper", public = false, max_instances = 1, memory = "256Mi" }

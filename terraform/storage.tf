@@ -52,7 +52,7 @@ resource "google_secret_manager_secret" "archive_signing" {
   depends_on = [google_project_service.apis]
 }
 
-# The OAuth client secret of the browser sign-in (issue 11's `/auth/*` work reads it).
+# The OAuth client secret of browser sign-in (OIDC_CLIENT_SECRET, read by `/auth/callback`).
 resource "google_secret_manager_secret" "oidc_client" {
   secret_id = "quire-oidc-client-secret"
   replication {

@@ -1,11 +1,31 @@
 import type { Command } from "commander";
 import type { CliEnv } from "../env.ts";
+import * as archive from "./archive.ts";
+import * as auth from "./auth.ts";
+import * as branches from "./branches.ts";
+import * as ci from "./ci.ts";
+import * as events from "./events.ts";
 import * as orgs from "./orgs.ts";
+import * as releases from "./releases.ts";
 import * as repos from "./repos.ts";
+import * as review from "./review.ts";
+import * as subscriptions from "./subscriptions.ts";
 import * as workcopy from "./workcopy.ts";
 
 /** A command module: adds its commands to the program. */
 export type Register = (program: Command, env: CliEnv) => void;
 
 /** Every command module, in the order `quire --help` lists them. */
-export const commandModules: Register[] = [orgs.register, repos.register, workcopy.register];
+export const commandModules: Register[] = [
+  auth.register,
+  orgs.register,
+  repos.register,
+  branches.register,
+  review.register,
+  releases.register,
+  ci.register,
+  archive.register,
+  events.register,
+  subscriptions.register,
+  workcopy.register,
+];

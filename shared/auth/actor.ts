@@ -24,4 +24,9 @@ export interface Actor {
    * and reports check runs on its job's branch (shared/http/access.ts, docs/ci-identity.md).
    */
   job?: JobActor;
+  /**
+   * Set when the caller signed in with the session cookie (shared/auth/sessions.ts): its
+   * mutations must pass the CSRF checks (shared/auth/csrf.ts) with this token, which pages embed.
+   */
+  session?: { csrfToken: string };
 }

@@ -8,8 +8,11 @@ const discoverySchema = z.object({ issuer: z.string(), jwks_uri: z.url() });
 
 /** Verifies OpenID Connect ID tokens (RS256) from one issuer and returns the caller's email. */
 export interface IdTokenVerifier {
-  /** `audience`, when given, replaces the configured one for this token (any one of the list). */
-  verify(token: string, audience?: string[]): Promise<string>;
+  /**
+   * `audience`, when given, replaces the configured one for this token (any one of the list).
+   * `expect.nonce`, for an ID token of browser sign-in: its `nonce` claim must equal it.
+   */
+  verify(token: string, audience?: string[], expect?: { nonce: string }): Promise<string>;
 }
 
 /**
@@ -21,7 +24,8 @@ export interface IdTokenVerifier {
  */
 export function createIdTokenVerifier(opts: {
   issuer: string;
-  audience?: string | undefined;
+  /** Accepted `aud` values (any one of them); unset: any. */
+  audience?: string | string[] | undefined;
   /** Least time between two key-set fetches, so a flood of tokens with made-up `kid`s cannot hammer the provider. */
   refetchCooldownMs?: number;
 }): IdTokenVerifier {
@@ -60,7 +64,7 @@ export function createIdTokenVerifier(opts: {
   }
 
   return {
-    async verify(token, audience) {
+    async verify(token, audience, expect) {
       const aud = audience ?? opts.audience;
       let payload: JWTPayload;
       try {
@@ -75,6 +79,8 @@ export function createIdTokenVerifier(opts: {
         if (err instanceof joseErrors.JOSEError) fail("UNAUTHENTICATED", `invalid ID token: ${err.message}`);
         throw new DomainError("UNAVAILABLE", "the identity provider could not be reached", { cause: err });
       }
+      if (expect !== undefined && payload["nonce"] !== expect.nonce)
+        fail("UNAUTHENTICATED", "invalid ID token: its nonce is not the one this sign-in sent");
       return emailOf(payload);
     },
   };

@@ -4,6 +4,7 @@ import { type RepoAccess, type Role, requireRepoRole } from "../access/roles.ts"
 import { sequenceParam } from "../api/names.ts";
 import { verifyArchiveSignature } from "../archives/presign.ts";
 import type { Actor } from "../auth/actor.ts";
+import { isSafeMethod, requireCsrfProtection } from "../auth/csrf.ts";
 import { requireClaimedJob } from "../ci/jobs/request-token.ts";
 import type { AppContext } from "../context.ts";
 import { fail } from "../errors.ts";
@@ -26,6 +27,8 @@ export interface AccessRequest {
   /** The path parameters as matched; validated by the route's schema before `grant` runs. */
   params: Readonly<Record<string, string>>;
   query: URLSearchParams;
+  /** The body as received: a form post carries its CSRF token there (shared/auth/csrf.ts). */
+  body?: Buffer | undefined;
 }
 
 /**
@@ -60,9 +63,19 @@ export const trustNetwork: InternalVerifier = async () => ({ principal: null });
 
 const granted = <G>(actor: Actor | null, value: G): Admission<G> => ({ actor, grant: async () => value });
 
+/**
+ * The signed-in caller. One signed in with the session cookie has the same roles as with a bearer
+ * token, and a mutation of theirs must also pass the CSRF checks (shared/auth/csrf.ts).
+ */
 async function signedIn(req: AccessRequest, hint = ""): Promise<Actor> {
   const actor = await req.ctx.auth.authenticate(req.headers, req.ctx);
-  if (!actor) fail("UNAUTHENTICATED", `sign in: send 'Authorization: Bearer <ID token>'${hint}`);
+  if (!actor)
+    fail(
+      "UNAUTHENTICATED",
+      `sign in: send 'Authorization: Bearer <ID token>'${hint}, or sign in at /auth/login`,
+    );
+  if (actor.session && !isSafeMethod(req.route.method))
+    requireCsrfProtection(req.ctx, { headers: req.headers, body: req.body }, actor.session.csrfToken);
   return actor;
 }
 

@@ -157,7 +157,14 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
     try {
       const url = new URL(raw.url, "http://quire.invalid");
       const { route, params } = findRoute(routes, raw.method.toUpperCase(), url.pathname);
-      const admission = await admit({ ctx, route, headers: raw.headers, params, query: url.searchParams });
+      const admission = await admit({
+        ctx,
+        route,
+        headers: raw.headers,
+        params,
+        query: url.searchParams,
+        body: raw.body,
+      });
       actor = admission.actor;
       const principal = admission.principal ?? principalOf({ actor });
       const refuse = (err: DomainError) => errorReply(err, requestId);
@@ -189,7 +196,9 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       return { reply, actor, requestId };
     } catch (err) {
       if (err instanceof DomainError) {
-        const out: Outcome = { reply: errorReply(err, requestId), actor, requestId };
+        const reply =
+          (err.code === "UNAUTHENTICATED" && signInRedirect(raw, requestId)) || errorReply(err, requestId);
+        const out: Outcome = { reply, actor, requestId };
         if (err.status >= 500) out.error = err.cause ?? err;
         return out;
       }
@@ -198,6 +207,24 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         : new DomainError("INTERNAL", "internal error");
       return { reply: errorReply(fault, requestId), actor, requestId, error: err };
     }
+  };
+}
+
+/**
+ * A browser's page request (a GET that accepts HTML) that needs sign-in is sent to /auth/login,
+ * which brings it back here afterwards; API clients keep their 401 JSON.
+ */
+function signInRedirect(raw: RawRequest, requestId: string): Reply | null {
+  const method = raw.method.toUpperCase();
+  const accept = String(raw.headers.accept ?? "");
+  if ((method !== "GET" && method !== "HEAD") || !/(^|[\s,])text\/html\b/i.test(accept)) return null;
+  return {
+    status: 302,
+    headers: {
+      location: `/auth/login?return_to=${encodeURIComponent(raw.url)}`,
+      "cache-control": "no-store",
+      "x-request-id": requestId,
+    },
   };
 }
 

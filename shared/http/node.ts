@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { AppContext } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { createDispatcher, errorReply, type Outcome, type RawRequest } from "./dispatch.ts";
@@ -24,8 +24,9 @@ function tooLarge(limit: number): DomainError {
 
 /** Writes a reply: JSON for a body, piped bytes for a stream. */
 export function writeReply(res: ServerResponse, reply: Reply): void {
+  const cookies: OutgoingHttpHeaders = reply.cookies?.length ? { "set-cookie": reply.cookies } : {};
   if ("stream" in reply) {
-    res.writeHead(reply.status, reply.headers);
+    res.writeHead(reply.status, { ...reply.headers, ...cookies });
     reply.stream.on("error", () => res.destroy());
     reply.stream.pipe(res);
     // The client going away (or the server closing its connection) frees the producer. After
@@ -35,7 +36,7 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
     });
     return;
   }
-  const headers: Record<string, string> = { ...reply.headers };
+  const headers: OutgoingHttpHeaders = { ...reply.headers, ...cookies };
   if (reply.body === undefined) {
     res.writeHead(reply.status, headers).end();
     return;

@@ -15,7 +15,7 @@ export interface Redirect {
  * streamed or non-JSON body, `redirect`, or `null` for no body (204).
  */
 export type Declared = z.ZodType | Bytes | Redirect | null;
-export type SuccessStatus = 200 | 201 | 202 | 204 | 302;
+export type SuccessStatus = 200 | 201 | 202 | 204 | 302 | 303;
 export type Responses = Partial<Record<SuccessStatus, Declared>>;
 
 export const bytes = (contentType: string): Bytes => ({ contentType });

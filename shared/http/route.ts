@@ -106,9 +106,10 @@ export interface Call<P, Q, B> {
   rawBody: Buffer | undefined;
 }
 
+/** `cookies`: whole `Set-Cookie` values, one header each (shared/auth/cookies.ts). */
 export type Reply =
-  | { status: number; body?: unknown; headers?: Record<string, string> }
-  | { status: number; stream: Readable; headers: Record<string, string> };
+  | { status: number; body?: unknown; headers?: Record<string, string>; cookies?: string[] }
+  | { status: number; stream: Readable; headers: Record<string, string>; cookies?: string[] };
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;

@@ -73,6 +73,7 @@ const probes: Record<string, Probe> = {
   "GET /openapi.json": { public: true },
   "GET /.well-known/openid-configuration": { public: true },
   "GET /.well-known/jwks.json": { public: true },
+  "GET /auth/cli": { public: true },
   "POST /orgs": { body: (w) => ({ name: w.unique("probe-org") }) },
   "GET /orgs": {},
   "GET /orgs/:org": {},

@@ -57,6 +57,7 @@ const matrix: Record<string, Statuses> = {
   "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /auth/cli":                                        s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
 
   "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201,         403, 403),
   "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
@@ -214,6 +215,7 @@ const requests: Record<string, Request> = {
     path: "/.well-known/openid-configuration",
   })),
   "GET /.well-known/jwks.json": plainRoute(async () => ({ method: "GET", path: "/.well-known/jwks.json" })),
+  "GET /auth/cli": plainRoute(async () => ({ method: "GET", path: "/auth/cli" })),
 
   "POST /orgs": plainRoute(async (w) => ({ method: "POST", path: "/orgs", body: { name: w.unique("new") } })),
   "GET /orgs": plainRoute(async () => ({ method: "GET", path: "/orgs" })),

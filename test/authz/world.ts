@@ -83,6 +83,7 @@ export function concretePath(pattern: string, values: Record<string, string>): s
 export const authzEnv = {
   SVC_WEBHOOK_ALLOW_PRIVATE: "true",
   SVC_CI_WORKER_TOKEN: "authz-worker-token-0123456789",
+  SVC_CLI_CLIENT_ID: "quire-cli-authz",
 };
 
 /**

@@ -1,0 +1,175 @@
+import type { Command } from "commander";
+import type { CliEnv } from "../env.ts";
+import { usageError } from "../errors.ts";
+import type { Column } from "../output.ts";
+import { resource, type VerbCall } from "./resource.ts";
+
+interface Branch {
+  name: string;
+  head_sequence: number;
+  base_sequence: number;
+  status: string;
+  draft: boolean;
+  created_by: string;
+  created_at: string;
+}
+const BRANCH: Column<Branch>[] = [
+  { header: "name", value: (b) => b.name },
+  { header: "status", value: (b) => (b.draft && b.status === "active" ? "draft" : b.status), kind: "state" },
+  { header: "head", value: (b) => b.head_sequence },
+  { header: "base", value: (b) => b.base_sequence },
+  { header: "by", value: (b) => b.created_by },
+  { header: "created", value: (b) => b.created_at, kind: "time" },
+];
+interface Role {
+  identity: string;
+  role: string;
+  granted_at: string;
+  granted_by: string;
+}
+const ROLE: Column<Role>[] = [
+  { header: "identity", value: (r) => r.identity },
+  { header: "role", value: (r) => r.role },
+  { header: "granted", value: (r) => r.granted_at, kind: "time" },
+  { header: "by", value: (r) => r.granted_by },
+];
+const ROLES = ["reader", "writer", "maintainer", "admin"] as const;
+
+/** `quire branches` and `quire roles`. */
+export function register(program: Command, env: CliEnv): void {
+  resource(program, env, {
+    name: "branches",
+    aliases: ["branch"],
+    summary: "a repo's branches: list, create, draft/ready, merge status, delete",
+    verbs: [
+      {
+        name: "list <repo>",
+        aliases: ["ls"],
+        summary: "the repo's branches with their status",
+        options: [
+          {
+            flags: "--status <status>",
+            description: "only branches in this status",
+            choices: ["active", "merged", "abandoned"],
+          },
+          { flags: "--drafts", description: "only draft branches" },
+          { flags: "--all", description: "draft branches too (they are left out by default)" },
+        ],
+        run: async ({ client, out, args: [repo = ""], opts }) => {
+          const query = {
+            status: opts["status"] as "active" | "merged" | "abandoned" | undefined,
+            draft: opts["drafts"] ? ("true" as const) : undefined,
+            include_draft: opts["all"] ? ("true" as const) : undefined,
+          };
+          out.table(
+            (await (await client()).get("/repos/:repo*/-/branches", { params: { repo }, query })).branches,
+            BRANCH,
+          );
+        },
+      },
+      {
+        name: "view <repo> <branch>",
+        summary: "one branch",
+        run: async ({ client, out, args: [repo = "", branch = ""] }) =>
+          out.record(
+            await (await client()).get("/repos/:repo*/-/branch/:branch*", { params: { repo, branch } }),
+            BRANCH,
+          ),
+      },
+      {
+        name: "create <repo> <branch>",
+        summary: "create a branch from main's head",
+        options: [{ flags: "--draft", description: "create it as a draft (not mergeable until ready)" }],
+        run: async ({ client, out, args: [repo = "", name = ""], opts }) => {
+          const b = await (await client()).post("/repos/:repo*/-/branch", {
+            params: { repo },
+            body: { name, ...(opts["draft"] ? { draft: true } : {}) },
+          });
+          out.done(`created branch ${b.name} at ${b.base_sequence}${b.draft ? " (draft)" : ""}`, b);
+        },
+      },
+      ...(["draft", "ready"] as const).map((state) => ({
+        name: `${state} <repo> <branch>`,
+        summary: state === "draft" ? "mark a branch as a draft" : "mark a draft branch ready to merge",
+        run: async ({ client, out, args: [repo = "", branch = ""] }: VerbCall) => {
+          const b = await (await client()).patch("/repos/:repo*/-/branch/:branch*", {
+            params: { repo, branch },
+            body: { draft: state === "draft" },
+          });
+          out.done(`${b.name} is ${state === "draft" ? "a draft" : "ready"}`, b);
+        },
+      })),
+      {
+        name: "status <repo> <branch>",
+        summary: "whether the branch may merge: each policy's result and each conflict",
+        run: async ({ client, out, args: [repo = "", branch = ""] }) => {
+          const s = await (await client()).get("/repos/:repo*/-/branch/:branch*/status", {
+            params: { repo, branch },
+          });
+          if (out.json) return out.writeJson(s);
+          out.line(s.mergeable ? out.c.green(`${branch} can merge`) : out.c.red(`${branch} cannot merge`));
+          if (s.policies.length > 0)
+            out.table(s.policies, [
+              { header: "policy", value: (p) => p.name },
+              { header: "result", value: (p) => (p.pass ? "passed" : "failed"), kind: "state" },
+              { header: "reason", value: (p) => p.reason },
+            ]);
+          if (s.conflicts.length > 0)
+            out.table(s.conflicts, [
+              { header: "conflict", value: (c) => c.path },
+              { header: "main", value: (c) => c.main_version_id?.slice(0, 12) ?? "deleted" },
+              { header: "branch", value: (c) => c.branch_version_id?.slice(0, 12) ?? "deleted" },
+            ]);
+          if (!s.mergeable) process.exitCode = 1;
+        },
+      },
+      {
+        name: "delete <repo> <branch>",
+        aliases: ["rm"],
+        summary: "abandon a branch (its history stays)",
+        run: async ({ client, out, args: [repo = "", branch = ""] }) => {
+          await (await client()).delete("/repos/:repo*/-/branch/:branch*", { params: { repo, branch } });
+          out.done(`deleted branch ${branch}`, { deleted: branch, repo });
+        },
+      },
+    ],
+  });
+
+  resource(program, env, {
+    name: "roles",
+    aliases: ["role"],
+    summary: "who may do what on a repo (admins)",
+    verbs: [
+      {
+        name: "list <repo>",
+        aliases: ["ls"],
+        summary: "the repo's role assignments",
+        run: async ({ client, out, args: [repo = ""] }) =>
+          out.table((await (await client()).get("/repos/:repo*/-/roles", { params: { repo } })).roles, ROLE),
+      },
+      {
+        name: "set <repo> <identity> <role>",
+        aliases: ["grant"],
+        summary: `give an identity a role: ${ROLES.join(", ")}`,
+        run: async ({ client, out, args: [repo = "", identity = "", role = ""] }) => {
+          if (!(ROLES as readonly string[]).includes(role))
+            throw usageError(`'${role}' is not a role`, `use one of ${ROLES.join(", ")}`);
+          const r = await (await client()).put("/repos/:repo*/-/roles/:identity", {
+            params: { repo, identity },
+            body: { role: role as (typeof ROLES)[number] },
+          });
+          out.done(`${identity} is ${r.role} on ${repo}`, r);
+        },
+      },
+      {
+        name: "remove <repo> <identity>",
+        aliases: ["rm", "revoke"],
+        summary: "take an identity's role away",
+        run: async ({ client, out, args: [repo = "", identity = ""] }) => {
+          await (await client()).delete("/repos/:repo*/-/roles/:identity", { params: { repo, identity } });
+          out.done(`${identity} has no role on ${repo}`, { removed: identity, repo });
+        },
+      },
+    ],
+  });
+}

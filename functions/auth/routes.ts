@@ -1,0 +1,268 @@
+import { Readable } from "node:stream";
+import { z } from "zod";
+import {
+  clearCookie,
+  cookieName,
+  readCookie,
+  secureCookies,
+  setCookie,
+  signCookieValue,
+  verifyCookieValue,
+} from "../../shared/auth/cookies.ts";
+import { CSRF_FIELD, requireCsrfProtection } from "../../shared/auth/csrf.ts";
+import {
+  exchangeCode,
+  pkceChallenge,
+  providerEndpoints,
+  randomValue,
+} from "../../shared/auth/oidc-client.ts";
+import { safeReturnTo } from "../../shared/auth/return-to.ts";
+import {
+  clearSessionCookie,
+  createSession,
+  findSession,
+  revokeSession,
+  type Session,
+} from "../../shared/auth/sessions.ts";
+import { publicUrl } from "../../shared/ci/urls.ts";
+import type { AppContext } from "../../shared/context.ts";
+import { DomainError, fail } from "../../shared/errors.ts";
+import { bytes, redirect } from "../../shared/http/responses.ts";
+import { type Reply, route } from "../../shared/http/route.ts";
+
+/**
+ * Browser sign-in (docs/sessions.md): `/auth/login` starts the OAuth 2.0 authorization code flow
+ * with PKCE, `state` and `nonce`; `/auth/callback` exchanges the code, verifies the ID token as
+ * bearer tokens are verified plus its nonce, and starts a session; `/auth/logout` ends it.
+ */
+
+/** What /auth/login keeps for /auth/callback, in a signed cookie of this browser. */
+const LOGIN_COOKIE = "quire_login";
+const LOGIN_PURPOSE = "login";
+/** How long a sign-in may take at the provider. */
+const LOGIN_TTL_SECONDS = 600;
+
+const loginState = z.strictObject({
+  /** `state`: ties the callback to this browser's own login (no login CSRF). */
+  s: z.string(),
+  /** `nonce`: ties the ID token to this login (no replayed token). */
+  n: z.string(),
+  /** The PKCE verifier: only this login can redeem its code. */
+  v: z.string(),
+  /** Where to go afterwards: a same-origin path (shared/auth/return-to.ts). */
+  r: z.string(),
+  /** Unix seconds after which the login is void. */
+  e: z.number(),
+});
+type LoginState = z.infer<typeof loginState>;
+
+const noStore = { "cache-control": "no-store" };
+
+/** The OAuth client browser sign-in acts as; UNAVAILABLE when none is configured. */
+function oauthClient(ctx: AppContext): { clientId: string; clientSecret: string | undefined } {
+  const clientId = ctx.config.OIDC_CLIENT_ID;
+  if (!clientId)
+    fail("UNAVAILABLE", "browser sign-in is not configured: set OIDC_CLIENT_ID (docs/sessions.md)");
+  return { clientId, clientSecret: ctx.config.OIDC_CLIENT_SECRET };
+}
+
+const redirectUri = (ctx: AppContext) => `${publicUrl(ctx)}/auth/callback`;
+const loginCookieName = (ctx: AppContext) => cookieName(LOGIN_COOKIE, secureCookies(ctx));
+
+async function startLogin(ctx: AppContext, returnTo: string | undefined): Promise<Reply> {
+  const { clientId } = oauthClient(ctx);
+  const { authorizationEndpoint } = await providerEndpoints(ctx.config.OIDC_ISSUER);
+  const state: LoginState = {
+    s: randomValue(),
+    n: randomValue(),
+    v: randomValue(),
+    r: safeReturnTo(returnTo),
+    e: Math.floor(ctx.clock.now().getTime() / 1000) + LOGIN_TTL_SECONDS,
+  };
+  const payload = Buffer.from(JSON.stringify(state)).toString("base64url");
+  const cookie = setCookie(loginCookieName(ctx), await signCookieValue(ctx, LOGIN_PURPOSE, payload), {
+    secure: secureCookies(ctx),
+    maxAgeSeconds: LOGIN_TTL_SECONDS,
+  });
+  const url = new URL(authorizationEndpoint);
+  const params = {
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: redirectUri(ctx),
+    scope: "openid email",
+    state: state.s,
+    nonce: state.n,
+    code_challenge: pkceChallenge(state.v),
+    code_challenge_method: "S256",
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return { status: 302, headers: { location: url.href, ...noStore }, cookies: [cookie] };
+}
+
+/** The login this browser started, if its cookie is genuine and not expired. */
+async function pendingLogin(ctx: AppContext, cookie: string | undefined): Promise<LoginState | null> {
+  if (!cookie) return null;
+  const payload = await verifyCookieValue(ctx, LOGIN_PURPOSE, cookie);
+  if (payload === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  const state = loginState.safeParse(parsed);
+  if (!state.success || state.data.e * 1000 <= ctx.clock.now().getTime()) return null;
+  return state.data;
+}
+
+const callbackQuery = z.looseObject({
+  code: z.string().optional(),
+  state: z.string().optional(),
+  error: z.string().optional(),
+  error_description: z.string().optional(),
+});
+
+/** The session of the request's cookie, or null when it has none or it has ended. */
+async function liveSession(
+  ctx: AppContext,
+  headers: Parameters<typeof findSession>[1],
+): Promise<Session | null> {
+  try {
+    return await findSession(ctx, headers);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "UNAUTHENTICATED") return null;
+    throw err;
+  }
+}
+
+async function finishLogin(
+  ctx: AppContext,
+  headers: Parameters<typeof findSession>[1],
+  query: z.infer<typeof callbackQuery>,
+): Promise<Reply> {
+  const { clientId, clientSecret } = oauthClient(ctx);
+  const login = await pendingLogin(ctx, readCookie(headers, loginCookieName(ctx)));
+  if (!login)
+    fail(
+      "VALIDATION_FAILED",
+      "no sign-in is in progress in this browser, or it expired: start again at /auth/login",
+    );
+  if (query.state !== login.s) fail("VALIDATION_FAILED", "the state does not match this browser's sign-in");
+  if (query.error !== undefined)
+    fail("UNAUTHENTICATED", `the identity provider did not sign you in: ${query.error.slice(0, 64)}`);
+  if (!query.code) fail("VALIDATION_FAILED", "the callback has no code");
+  const { tokenEndpoint } = await providerEndpoints(ctx.config.OIDC_ISSUER);
+  const idToken = await exchangeCode(tokenEndpoint, {
+    code: query.code,
+    redirectUri: redirectUri(ctx),
+    verifier: login.v,
+    clientId,
+    clientSecret,
+  });
+  const email = await ctx.auth.idTokens.verify(idToken, undefined, { nonce: login.n });
+  // A new sign-in in this browser ends the session it had.
+  const previous = await liveSession(ctx, headers);
+  if (previous) await revokeSession(ctx, previous);
+  const session = await createSession(ctx, email);
+  return { status: 302, headers: { location: login.r, ...noStore }, cookies: [session] };
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The sign-out page: a form for a signed-in browser (POST with its CSRF token), else a sign-in link. */
+function logoutPage(session: Session | null): Reply {
+  const main = session
+    ? `<h1>Sign out</h1>
+<p>Signed in as ${escapeHtml(session.identity)}.</p>
+<form method="post" action="/auth/logout">
+<input type="hidden" name="${CSRF_FIELD}" value="${escapeHtml(session.csrfToken)}">
+<button type="submit">Sign out</button>
+</form>`
+    : `<h1>Signed out</h1>
+<p>You are signed out of Quire. <a href="/auth/login">Sign in</a></p>`;
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Quire: sign out</title></head>
+<body><main>
+${main}
+</main></body></html>
+`;
+  return {
+    status: 200,
+    stream: Readable.from([Buffer.from(html)]),
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy":
+        "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "x-content-type-options": "nosniff",
+      ...noStore,
+    },
+  };
+}
+
+export const authRoutes = [
+  route({
+    method: "GET",
+    path: "/auth/login",
+    access: "public",
+    summary: "Start browser sign-in: redirect to the identity provider (authorization code flow with PKCE)",
+    query: z.strictObject({
+      return_to: z
+        .string()
+        .optional()
+        .meta({ description: "A path of this service to return to; anything else means /" }),
+    }),
+    responses: { 302: redirect },
+    handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
+  }),
+  route({
+    method: "GET",
+    path: "/auth/callback",
+    access: "public",
+    summary: "Finish browser sign-in: exchange the code, verify the ID token, set the session cookie",
+    query: callbackQuery,
+    responses: { 302: redirect },
+    handler: async ({ ctx, headers, query }) => {
+      // The login cookie is spent whatever happens: a second try starts again at /auth/login.
+      const spent = clearCookie(loginCookieName(ctx), secureCookies(ctx));
+      try {
+        const reply = await finishLogin(ctx, headers, query);
+        return { ...reply, cookies: [spent, ...(reply.cookies ?? [])] };
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.status >= 500) throw err;
+        return {
+          status: err.status,
+          body: { code: err.code, error: err.message },
+          headers: noStore,
+          cookies: [spent],
+        };
+      }
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/auth/logout",
+    access: "public",
+    summary: "The sign-out page: a sign-out form when signed in (nothing changes on GET)",
+    responses: { 200: bytes("text/html") },
+    handler: async ({ ctx, headers }) => logoutPage(await liveSession(ctx, headers)),
+  }),
+  route({
+    method: "POST",
+    path: "/auth/logout",
+    access: "public",
+    summary: "Sign out: end the session of the cookie (same origin and CSRF token required) and clear it",
+    responses: { 303: redirect },
+    handler: async ({ ctx, headers, rawBody }) => {
+      const session = await liveSession(ctx, headers);
+      if (session) {
+        requireCsrfProtection(ctx, { headers, body: rawBody }, session.csrfToken);
+        await revokeSession(ctx, session);
+      }
+      return {
+        status: 303,
+        headers: { location: "/auth/logout", ...noStore },
+        cookies: [clearSessionCookie(ctx)],
+      };
+    },
+  }),
+];

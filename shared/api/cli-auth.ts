@@ -1,0 +1,13 @@
+import { z } from "zod";
+
+/** `GET /auth/cli`: which identity provider and OAuth client `quire login` uses (docs/cli.md). */
+export const cliAuthResponse = z.object({
+  issuer: z.string().meta({ description: "The OpenID issuer; its discovery document names the endpoints" }),
+  client_id: z.string(),
+  client_secret: z
+    .string()
+    .optional()
+    .meta({ description: "Only where the provider wants one from native apps; not confidential" }),
+  scopes: z.array(z.string()),
+});
+export type CliAuthResponse = z.output<typeof cliAuthResponse>;
