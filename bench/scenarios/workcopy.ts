@@ -85,6 +85,10 @@ export async function measureWorkcopy(server: QuireProcess): Promise<Row[]> {
         ratio: status / bare,
         ratioOf: "bare walk + hash",
       }),
+      row(`status's scan alone, clean, in process (hashed ${scanned.hashed} files)`, scanSeconds, {
+        ratio: scanSeconds / bare,
+        ratioOf: "bare walk + hash",
+      }),
       row(`quire status, ${CHANGED} files changed`, dirtyStatus, {
         ratio: dirtyStatus / bare,
         ratioOf: "bare walk + hash",
