@@ -17,11 +17,15 @@ describe("quire clone, status, commit, pull", () => {
   it("clones at a sequence, finds edits, additions and deletions, and refuses a commit over a moved branch unless forced", async () => {
     const w = await copyWorld(app);
     try {
-      const s1 = await w.repo.commit("main", { "a.md": "one\n", "dir/b.md": "bee\n" }, "first");
+      // Paths the URL must carry with care (docs/names.md): a `-` segment, a last segment `history`.
+      const odd = { "odd/-/dash.md": "dash\n", "odd/history": "not the history route\n" };
+      const s1 = await w.repo.commit("main", { "a.md": "one\n", "dir/b.md": "bee\n", ...odd }, "first");
       await w.repo.commit("main", { "a.md": "two\n" }, "second");
 
       const cloned = await w.json(["clone", w.repo.repo, "c", "--at", String(s1)]);
-      expect(cloned).toMatchObject({ repo: w.repo.repo, branch: "main", sequence: s1, files: 2 });
+      expect(cloned).toMatchObject({ repo: w.repo.repo, branch: "main", sequence: s1, files: 4 });
+      expect(await w.read("c/odd/-/dash.md")).toBe("dash\n");
+      expect(await w.read("c/odd/history")).toBe("not the history route\n");
       expect(await w.read("c/a.md")).toBe("one\n");
       expect(await w.read("c/dir/b.md")).toBe("bee\n");
       const meta = JSON.parse(await readFile(path.join(w.dir, "c/.quire/copy.json"), "utf8"));
