@@ -72,8 +72,11 @@ describe("quire clone, status, commit, pull", () => {
   it("commits conditionally, and pull fast-forwards while keeping unrelated local changes", async () => {
     const w = await copyWorld(app);
     try {
-      await w.repo.commit("main", { "a.md": "a\n", "b.md": "b\n" });
-      await w.json(["clone", w.repo.repo, "c"]);
+      // 70 files: enough that clone takes them from one archive download rather than file by file.
+      const many = Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`many/f${i}.md`, `file ${i}\n`]));
+      await w.repo.commit("main", { "a.md": "a\n", "b.md": "b\n", ...many });
+      expect((await w.json(["clone", w.repo.repo, "c"])).files).toBe(72);
+      expect(await w.read("c/many/f69.md")).toBe("file 69\n");
       await w.write("c/a.md", "a2\n");
       const committed = await w.json(["commit", "-m", "edit a"], "c");
       expect(committed.sequence).toBe(await headOf(w.repo));
