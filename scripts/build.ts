@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { build, type Metafile, type Plugin } from "esbuild";
 import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
+import { buildCli } from "./build-cli.ts";
 
 /**
  * `npm run build [-- --out <dir>]`: one deployable source folder per function target
@@ -205,12 +206,20 @@ function packageJson(target: string, dependencies: Record<string, string>): stri
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: "string", default: "dist/functions" } } });
+  const { values } = parseArgs({
+    options: {
+      out: { type: "string", default: "dist/functions" },
+      "cli-out": { type: "string", default: "dist/cli" },
+    },
+  });
   const built = await buildFunctions(path.resolve(values.out));
   for (const b of built)
     process.stdout.write(
       `${b.target}\t${path.relative(process.cwd(), b.dir)}${b.withOpa ? "\t(opa)" : ""}\n`,
     );
+  // The CLI ships from the same build (docs/cli.md, "Installing").
+  const cli = await buildCli(values["cli-out"]);
+  process.stdout.write(`cli\t${path.relative(process.cwd(), cli.dir)}\n`);
 }
 
 if (import.meta.main) await main();

@@ -1,7 +1,6 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { z } from "zod";
 
 /*
  * Where sign-ins are kept: `$XDG_CONFIG_HOME/quire/credentials.json` (default `~/.config/quire`),
@@ -9,25 +8,48 @@ import { z } from "zod";
  * file and a rename so a crash never leaves half a file.
  */
 
-const session = z.object({
-  issuer: z.string(),
-  client_id: z.string(),
+/** One server's sign-in. */
+export interface Session {
+  issuer: string;
+  client_id: string;
   /** Sent back on refresh where the provider wants it (Google's installed-app clients). */
-  client_secret: z.string().optional(),
-  token_endpoint: z.string(),
-  id_token: z.string(),
-  refresh_token: z.string().optional(),
+  client_secret?: string;
+  token_endpoint: string;
+  id_token: string;
+  refresh_token?: string;
   /** Unix seconds when the ID token expires. */
-  expires_at: z.number(),
-  email: z.string().optional(),
-});
-export type Session = z.infer<typeof session>;
+  expires_at: number;
+  email?: string;
+}
 
-const file = z.object({
-  last_server: z.string().optional(),
-  servers: z.record(z.string(), session).default({}),
-});
-type CredentialsFile = z.infer<typeof file>;
+interface CredentialsFile {
+  last_server?: string;
+  servers: Record<string, Session>;
+}
+
+const isSession = (v: unknown): v is Session => {
+  const s = v as Partial<Session> | null;
+  return (
+    typeof s === "object" &&
+    s !== null &&
+    typeof s.issuer === "string" &&
+    typeof s.client_id === "string" &&
+    typeof s.token_endpoint === "string" &&
+    typeof s.id_token === "string" &&
+    typeof s.expires_at === "number"
+  );
+};
+
+/** The file's sign-ins that have every field a session needs (no zod: it would double the CLI's start). */
+function parseFile(v: unknown): CredentialsFile {
+  const raw = (typeof v === "object" && v !== null ? v : {}) as { last_server?: unknown; servers?: unknown };
+  const servers = Object.fromEntries(
+    Object.entries(typeof raw.servers === "object" && raw.servers !== null ? raw.servers : {}).filter(
+      (e): e is [string, Session] => isSession(e[1]),
+    ),
+  );
+  return { ...(typeof raw.last_server === "string" ? { last_server: raw.last_server } : {}), servers };
+}
 
 /** The user's config folder for quire. */
 export function configDir(env: Record<string, string | undefined>): string {
@@ -55,9 +77,12 @@ export class CredentialStore {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return { servers: {} };
       throw err;
     }
-    const parsed = file.safeParse(JSON.parse(text));
-    // A file of another version or hand-edited into nonsense: treat as signed out, not as a crash.
-    return parsed.success ? parsed.data : { servers: {} };
+    // A file hand-edited into nonsense: treat as signed out, not as a crash.
+    try {
+      return parseFile(JSON.parse(text));
+    } catch {
+      return { servers: {} };
+    }
   }
 
   private async write(data: CredentialsFile): Promise<void> {

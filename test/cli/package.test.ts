@@ -1,0 +1,71 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCli } from "../../scripts/build-cli.ts";
+
+/**
+ * How the CLI ships: `npx quire` in a checkout after `npm ci` (the package's own `bin`, run by the
+ * project's Node 24, which strips the types), and the bundle of `npm run build` packed into a
+ * tarball that `npm install -g` installs with no network and no dependencies to fetch.
+ */
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "../..");
+/** npm with the project's Node first on PATH, as `npm run` would have it. */
+const nodeDir = path.dirname(process.execPath);
+const env = { ...process.env, PATH: `${nodeDir}:${process.env["PATH"]}`, NO_UPDATE_NOTIFIER: "1" };
+let work: string;
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(tmpdir(), "quire-cli-pack-"));
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+describe("shipping quire", { timeout: 120_000 }, () => {
+  it("`npm exec quire` runs the checkout's bin on the project's Node", async () => {
+    const { stdout } = await run("npm", ["exec", "--offline", "--", "quire", "--version"], {
+      cwd: ROOT,
+      env,
+    });
+    expect(stdout.trim()).toBe(JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")).version);
+    const node = await run("npm", ["exec", "--offline", "--", "node", "--version"], { cwd: ROOT, env });
+    expect(node.stdout.trim()).toMatch(/^v24\./);
+  });
+
+  it("the packed bundle installs with npm install -g offline and runs", async () => {
+    const { dir } = await buildCli(path.join(work, "cli"));
+    const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
+    expect(manifest).toMatchObject({ bin: { quire: "quire.mjs" } });
+    expect(manifest.dependencies).toBeUndefined();
+    await run("npm", ["pack", dir, "--pack-destination", work], { cwd: work, env });
+    const tarball = (await readdir(work)).find((f) => f.endsWith(".tgz"));
+    expect(tarball).toBeDefined();
+    const prefix = path.join(work, "prefix");
+    await run(
+      "npm",
+      [
+        "install",
+        "-g",
+        "--offline",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        prefix,
+        path.join(work, tarball!),
+      ],
+      {
+        cwd: work,
+        env,
+      },
+    );
+    const help = await run(path.join(prefix, "bin", "quire"), ["--help"], { env });
+    expect(help.stdout).toContain("Usage: quire");
+    for (const command of ["login", "repos", "branches", "events", "archive", "ci"])
+      expect(help.stdout).toContain(command);
+  });
+});
