@@ -72,11 +72,17 @@ describe("quire clone, status, commit, pull", () => {
   it("commits conditionally, and pull fast-forwards while keeping unrelated local changes", async () => {
     const w = await copyWorld(app);
     try {
-      // 70 files: enough that clone takes them from one archive download rather than file by file.
-      const many = Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`many/f${i}.md`, `file ${i}\n`]));
+      // 210 files: clone takes them from one archive download, and a terminal shows a progress bar.
+      const many = Object.fromEntries(
+        Array.from({ length: 210 }, (_, i) => [`many/f${i}.md`, `file ${i}\n`]),
+      );
       await w.repo.commit("main", { "a.md": "a\n", "b.md": "b\n", ...many });
-      expect((await w.json(["clone", w.repo.repo, "c"])).files).toBe(72);
-      expect(await w.read("c/many/f69.md")).toBe("file 69\n");
+      expect((await w.json(["clone", w.repo.repo, "c"])).files).toBe(212);
+      expect(await w.read("c/many/f209.md")).toBe("file 209\n");
+      const onTty = await w.run(["clone", w.repo.repo, "t"], "", true);
+      expect(onTty.code).toBe(0);
+      expect(onTty.stdout).toMatch(/fetching .* \d+\/212 files/);
+      expect(onTty.stdout).toContain("212 files");
       await w.write("c/a.md", "a2\n");
       const committed = await w.json(["commit", "-m", "edit a"], "c");
       expect(committed.sequence).toBe(await headOf(w.repo));
