@@ -1,7 +1,8 @@
 import type { Command } from "commander";
+import type { ReplyOf } from "../client/index.ts";
 import type { CliEnv } from "../env.ts";
-import { usageError } from "../errors.ts";
-import type { Column } from "../output.ts";
+import { CliError, usageError } from "../errors.ts";
+import type { Column, Output } from "../output.ts";
 import { resource, type VerbCall } from "./resource.ts";
 
 interface Branch {
@@ -34,6 +35,25 @@ const ROLE: Column<Role>[] = [
   { header: "by", value: (r) => r.granted_by },
 ];
 const ROLES = ["reader", "writer", "maintainer", "admin"] as const;
+
+type Status = ReplyOf<"GET", "/repos/:repo*/-/branch/:branch*/status">;
+
+/** Whether a branch can merge, each policy's result and each conflict, as tables. */
+function printStatus(out: Output, branch: string, s: Status): void {
+  out.line(s.mergeable ? out.c.green(`${branch} can merge`) : out.c.red(`${branch} cannot merge`));
+  if (s.policies.length > 0)
+    out.table(s.policies, [
+      { header: "policy", value: (p) => p.name },
+      { header: "result", value: (p) => (p.pass ? "passed" : "failed"), kind: "state" },
+      { header: "reason", value: (p) => p.reason },
+    ]);
+  if (s.conflicts.length > 0)
+    out.table(s.conflicts, [
+      { header: "conflict", value: (c) => c.path },
+      { header: "main", value: (c) => c.main_version_id?.slice(0, 12) ?? "deleted" },
+      { header: "branch", value: (c) => c.branch_version_id?.slice(0, 12) ?? "deleted" },
+    ]);
+}
 
 /** `quire branches` and `quire roles`. */
 export function register(program: Command, env: CliEnv): void {
@@ -106,21 +126,12 @@ export function register(program: Command, env: CliEnv): void {
           const s = await (await client()).get("/repos/:repo*/-/branch/:branch*/status", {
             params: { repo, branch },
           });
-          if (out.json) return out.writeJson(s);
-          out.line(s.mergeable ? out.c.green(`${branch} can merge`) : out.c.red(`${branch} cannot merge`));
-          if (s.policies.length > 0)
-            out.table(s.policies, [
-              { header: "policy", value: (p) => p.name },
-              { header: "result", value: (p) => (p.pass ? "passed" : "failed"), kind: "state" },
-              { header: "reason", value: (p) => p.reason },
-            ]);
-          if (s.conflicts.length > 0)
-            out.table(s.conflicts, [
-              { header: "conflict", value: (c) => c.path },
-              { header: "main", value: (c) => c.main_version_id?.slice(0, 12) ?? "deleted" },
-              { header: "branch", value: (c) => c.branch_version_id?.slice(0, 12) ?? "deleted" },
-            ]);
-          if (!s.mergeable) process.exitCode = 1;
+          if (out.json) out.writeJson(s);
+          else printStatus(out, branch, s);
+          if (!s.mergeable)
+            throw new CliError(`${branch} cannot merge yet`, {
+              hint: "see the failed policies and conflicts",
+            });
         },
       },
       {

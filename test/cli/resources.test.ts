@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type QuireClient } from "../../cli/client/index.ts";
-import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
 import { ANY_SGR, type CliResult, cliBin, expectExit, quireAs, runQuire, tempHome } from "./support.ts";
 
 /**

@@ -5,9 +5,6 @@ import path from "node:path";
 import { buildCli } from "../../scripts/build-cli.ts";
 import type { TestApp } from "../support/app.ts";
 
-/** The CLI's entry in this checkout, as `npx quire` runs it (node strips the types). */
-export const SOURCE_BIN = path.resolve(import.meta.dirname, "../../cli/bin.ts");
-
 let built: Promise<string> | undefined;
 /**
  * The shipped CLI: the bundle `npm run build` makes (scripts/build-cli.ts), built once per test
