@@ -37,6 +37,7 @@ import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { measureWeb } from "./scenarios/web.ts";
+import { measureWorkcopy } from "./scenarios/workcopy.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
 
 /** Scenarios that `--only` can run by themselves. */
@@ -48,6 +49,8 @@ const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
   web: measureWeb,
   // The CI worker, real runner and registry: commit to check passed, and archive unpacking.
   "ci-run": measureCiRun,
+  // The working copy: quire clone/status of 10,000 files, quire commit of 1,000.
+  workcopy: async (server) => markdownTable(await measureWorkcopy(server)),
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */

@@ -59,7 +59,7 @@ function printStatus(out: Output, branch: string, s: Status): void {
 export function register(program: Command, env: CliEnv): void {
   resource(program, env, {
     name: "branches",
-    aliases: ["branch"],
+    // No `branch` alias: `quire branch [name]` is the working copy's verb (cli/commands/workcopy.ts).
     summary: "a repo's branches: list, create, draft/ready, merge status, delete",
     verbs: [
       {

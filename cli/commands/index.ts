@@ -10,6 +10,7 @@ import * as releases from "./releases.ts";
 import * as repos from "./repos.ts";
 import * as review from "./review.ts";
 import * as subscriptions from "./subscriptions.ts";
+import * as workcopy from "./workcopy.ts";
 
 /** A command module: adds its commands to the program. */
 export type Register = (program: Command, env: CliEnv) => void;
@@ -26,4 +27,5 @@ export const commandModules: Register[] = [
   archive.register,
   events.register,
   subscriptions.register,
+  workcopy.register,
 ];

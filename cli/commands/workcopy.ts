@@ -1,0 +1,396 @@
+import path from "node:path";
+import { Presets, SingleBar } from "cli-progress";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { CliEnv } from "../env.ts";
+import { CliError } from "../errors.ts";
+import type { Output } from "../output.ts";
+import {
+  clone,
+  commit,
+  createBranch,
+  type MoveResult,
+  openCopy,
+  pull,
+  status,
+  switchBranch,
+} from "../workcopy/copy.ts";
+import { log, show, verify } from "../workcopy/history.ts";
+import { CopyError } from "../workcopy/meta.ts";
+import { clientRemote, type Remote } from "../workcopy/remote.ts";
+import {
+  colourPatch,
+  conflictTable,
+  logTable,
+  policyTable,
+  type Style,
+  statusLines,
+} from "../workcopy/render.ts";
+import { branchDiff, localDiff, merge, patchOf, rebase, resolve } from "../workcopy/review.ts";
+
+/*
+ * The working copy's git-like verbs (docs/cli.md, "Working copy"): clone, status, commit, pull,
+ * switch, branch, diff, log, show, merge, rebase, verify, resolve. The logic lives in
+ * cli/workcopy/; this module parses arguments and renders results (tables and colour on a
+ * terminal, --json for scripts).
+ */
+
+const sequenceArg = (v: string) => {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError("must be a sequence number (0 or more)");
+  return Number(v);
+};
+
+/** Library errors become CLI errors carrying the same message and what to do next. */
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof CopyError) throw new CliError(e.message, e.hint ? { hint: e.hint } : {});
+    throw e;
+  }
+}
+
+function movedLine(m: MoveResult, what: string): string {
+  const kept = m.kept > 0 ? `; ${m.kept} local change(s) kept` : "";
+  return m.from === m.sequence && m.written + m.removed === 0 && what === "pull"
+    ? `already up to date: '${m.branch}' at ${m.sequence}${kept}`
+    : `${what} '${m.branch}' at ${m.sequence} (was ${m.from}): ${m.written} file(s) written, ${m.removed} removed${kept}`;
+}
+
+export function register(program: Command, env: CliEnv): void {
+  const out = (): Output => env.out;
+  const style = (): Style => ({ color: env.out.c.isColorSupported });
+  /** The server is --server, QUIRE_SERVER, or else the working copy's own (CliEnv.server). */
+  const connect = async (): Promise<Remote> => {
+    const server = await env.server();
+    return clientRemote(await env.client(), () => env.token(server));
+  };
+  /** A progress bar on stderr for downloads of many files, on a terminal only (not with --json). */
+  const progress = () => {
+    if (!env.out.tty || env.out.json) return undefined;
+    const bar = new SingleBar(
+      {
+        format: "fetching {bar} {value}/{total} files",
+        stream: process.stderr,
+        hideCursor: true,
+        clearOnComplete: true,
+      },
+      Presets.shades_classic,
+    );
+    let state: "idle" | "running" | "done" = "idle";
+    return {
+      tick: (done: number, total: number) => {
+        if (state === "idle" && total >= 200) {
+          bar.start(total, 0);
+          state = "running";
+        }
+        if (state !== "running") return;
+        bar.update(done);
+        if (done >= total) {
+          bar.stop();
+          state = "done";
+        }
+      },
+    };
+  };
+  const here = async () => {
+    const copy = await openCopy(env.cwd);
+    const bar = progress();
+    if (bar) copy.onProgress = bar.tick;
+    return { copy, remote: await connect() };
+  };
+  const action =
+    <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
+    (...args: A) =>
+      guarded(() => fn(...args));
+
+  program
+    .command("clone")
+    .description("Clone a repo's branch into a new working copy (one archive download)")
+    .argument("<repo>", "the repo, as org/name")
+    .argument("[dir]", "the folder to create (default: the repo's last segment)")
+    .option("-b, --branch <branch>", "the branch to follow", "main")
+    .option("--at <sequence>", "clone the tree at this sequence instead of the branch head", sequenceArg)
+    .action(
+      action(async (repo: string, dir: string | undefined, o: { branch: string; at?: number }) => {
+        const remote = await connect();
+        const bar = progress();
+        const r = await clone(remote, {
+          ...(bar ? { onProgress: bar.tick } : {}),
+          repo,
+          dir: path.resolve(env.cwd, dir ?? repo.split("/").pop() ?? repo),
+          branch: o.branch,
+          ...(o.at === undefined ? {} : { at: o.at }),
+        });
+        out().done(`cloned ${r.repo} '${r.branch}' at ${r.sequence} into ${r.root} (${r.files} files)`, r);
+      }),
+    );
+
+  program
+    .command("status")
+    .description("Local changes against the sequence the copy is at, found by content hash")
+    .action(
+      action(async () => {
+        const { copy } = await here();
+        const r = await status(copy);
+        const { repo, branch, sequence } = copy.config;
+        if (out().json) return out().writeJson({ repo, branch, sequence, changes: r.changes });
+        out().line(`${repo} on '${branch}' at ${sequence}`);
+        if (r.changes.length === 0) return out().line("no local changes");
+        out().line(`${r.changes.length} local change(s):`);
+        for (const l of statusLines(r.changes, style())) out().line(l);
+        out().note("commit them with `quire commit -m <message>`");
+      }),
+    );
+
+  program
+    .command("commit")
+    .description("Commit every local change as one atomic commit on the copy's branch")
+    .requiredOption("-m, --message <message>", "the commit message")
+    .option("--force", "commit even when the branch moved since the copy's sequence")
+    .action(
+      action(async (o: { message: string; force?: boolean }) => {
+        const { copy, remote } = await here();
+        const r = await commit(copy, remote, { message: o.message, force: o.force === true });
+        const extra = r.broughtIn > 0 ? `; ${r.broughtIn} file(s) of newer commits brought in` : "";
+        out().done(`committed ${r.files} file(s) to '${r.branch}' as sequence ${r.sequence}${extra}`, r);
+      }),
+    );
+
+  program
+    .command("pull")
+    .description("Fast-forward the copy to its branch's head, refusing to overwrite local changes")
+    .action(
+      action(async () => {
+        const { copy, remote } = await here();
+        const r = await pull(copy, remote);
+        out().done(movedLine(r, "pull"), r);
+      }),
+    );
+
+  program
+    .command("switch")
+    .description("Switch the copy to another branch's head")
+    .argument("<branch>", "the branch")
+    .action(
+      action(async (branch: string) => {
+        const { copy, remote } = await here();
+        const r = await switchBranch(copy, remote, branch);
+        out().done(movedLine(r, "switched to"), r);
+      }),
+    );
+
+  program
+    .command("branch")
+    .description("Create a branch from main's head and switch to it; without a name, list branches")
+    .argument("[name]", "the new branch")
+    .action(
+      action(async (name: string | undefined) => {
+        const { copy, remote } = await here();
+        if (name === undefined) {
+          const list = await remote.branches(copy.config.repo, { include_draft: "true" });
+          const rows = [
+            await remote.branch(copy.config.repo, "main"),
+            ...list.filter((b) => b.name !== "main"),
+          ];
+          return out().table(
+            rows.map((b) => ({ ...b, current: b.name === copy.config.branch ? "*" : "" })),
+            [
+              { header: "", value: (b) => b.current },
+              { header: "branch", value: (b) => b.name },
+              { header: "head", value: (b) => b.head_sequence },
+              { header: "base", value: (b) => b.base_sequence },
+              { header: "status", value: (b) => (b.draft ? "draft" : b.status), kind: "state" },
+            ],
+          );
+        }
+        const r = await createBranch(copy, remote, name);
+        out().done(`created '${name}' from main at ${r.sequence} and switched to it`, r);
+      }),
+    );
+
+  program
+    .command("diff")
+    .description("Local changes as a unified diff, or a branch's changes against main")
+    .argument("[paths...]", "only these files or folders (local diff)")
+    .addOption(new Option("--branch [name]", "diff a branch against main (default: the copy's branch)"))
+    .action(
+      action(async (paths: string[], o: { branch?: string | true }) => {
+        const { copy, remote } = await here();
+        if (o.branch !== undefined) {
+          const name = o.branch === true ? copy.config.branch : o.branch;
+          const d = await branchDiff(copy.config.repo, remote, name);
+          if (out().json) return out().writeJson(d);
+          for (const c of d.changes)
+            out().line(colourPatch(c.patch || `${c.status} ${c.path}\n`, style()).trimEnd());
+          if (d.conflicts.length > 0) {
+            out().line(`conflicts with main (${d.conflicts.length}):`);
+            out().line(conflictTable(d.conflicts, style()));
+          }
+          return;
+        }
+        const entries = await localDiff(copy, remote, paths);
+        if (out().json) return out().writeJson(entries);
+        if (entries.length === 0) return out().note("no local changes");
+        for (const e of entries) out().line(colourPatch(e.patch, style()).trimEnd());
+      }),
+    );
+
+  program
+    .command("log")
+    .description("The commits of the copy's branch up to its sequence, newest first")
+    .option("-n, --limit <n>", "how many", sequenceArg, 20)
+    .action(
+      action(async (o: { limit: number }) => {
+        const { copy, remote } = await here();
+        const entries = await log(copy, remote, o.limit);
+        if (out().json) return out().writeJson(entries);
+        out().line(
+          out().tty
+            ? logTable(entries, style())
+            : entries
+                .map((e) =>
+                  [e.sequence, e.branch, e.author, e.created_at, e.message.split("\n")[0]].join("\t"),
+                )
+                .join("\n"),
+        );
+      }),
+    );
+
+  program
+    .command("show")
+    .description("One commit: its author, message and files (with --patch, their diffs)")
+    .argument("<sequence>", "the commit's sequence", sequenceArg)
+    .option("-p, --patch", "show each file's diff")
+    .action(
+      action(async (seq: number, o: { patch?: boolean }) => {
+        const { copy, remote } = await here();
+        const r = await show(copy.config.repo, remote, seq, { patch: o.patch === true, patchOf });
+        if (out().json) return out().writeJson(r);
+        const c = out().c;
+        out().line(`${c.yellow(`commit ${r.sequence}`)} on '${r.branch}'`);
+        out().line(`Author: ${r.author}`);
+        out().line(`Date:   ${r.created_at}`);
+        out().line("");
+        for (const l of r.message.split("\n")) out().line(`    ${l}`);
+        out().line("");
+        for (const f of r.files) {
+          out().line(statusLines([{ path: f.path, status: f.status }], style())[0] ?? "");
+          if (f.patch) out().line(colourPatch(f.patch, style()).trimEnd());
+        }
+      }),
+    );
+
+  program
+    .command("merge")
+    .description(
+      "Merge the copy's branch into main; prints each policy's result and each conflict when refused",
+    )
+    .option("--dry-run", "only say what a merge would answer now")
+    .action(
+      action(async (o: { dryRun?: boolean }) => {
+        const { copy, remote } = await here();
+        const r = await merge(copy, remote, o.dryRun === true);
+        if (out().json) out().writeJson(r);
+        if (r.outcome === "merged") {
+          if (!out().json)
+            out().done(
+              o.dryRun
+                ? `'${r.result.branch}' would merge now (main would be at ${r.result.sequence})`
+                : `merged '${r.result.branch}' into main at ${r.result.sequence}; \`quire switch main\` to follow it`,
+            );
+          return;
+        }
+        if (!out().json) {
+          out().line(r.message);
+          out().line(
+            r.outcome === "denied" ? policyTable(r.policies, style()) : conflictTable(r.conflicts, style()),
+          );
+        }
+        // With --json the result above is stdout's one document; the error goes to stderr.
+        throw new CliError(
+          r.outcome === "denied" ? "the merge policies refused the merge" : "the branch conflicts with main",
+          {
+            hint:
+              r.outcome === "denied"
+                ? "meet the failing policies (reviews, checks), then merge again"
+                : "take a side per path with `quire resolve <path> --take main|branch`, or `quire rebase` after fixing them",
+          },
+        );
+      }),
+    );
+
+  program
+    .command("rebase")
+    .description("Replay the copy's branch onto main's head and bring the copy there")
+    .action(
+      action(async () => {
+        const { copy, remote } = await here();
+        const r = await rebase(copy, remote);
+        if (out().json) out().writeJson(r);
+        if (r.outcome === "conflict") {
+          if (!out().json) {
+            out().line(r.message);
+            out().line(conflictTable(r.conflicts, style()));
+          }
+          throw new CliError("the rebase conflicts with main; nothing changed", {
+            hint: "take a side per path: quire resolve <path> --take main|branch",
+          });
+        }
+        if (!out().json)
+          out().done(
+            `rebased '${copy.config.branch}' onto main at ${r.base_sequence}: head ${r.head_sequence}, ${r.commits_replayed} commit(s) replayed`,
+          );
+        if (r.pullError)
+          throw new CliError(`the copy stayed at its old sequence: ${r.pullError}`, {
+            hint: "commit or undo those changes, then `quire pull`",
+          });
+      }),
+    );
+
+  program
+    .command("verify")
+    .description("Download the repo's hash chain and recompute every hash locally")
+    .argument("[repo]", "a repo (default: the working copy's)")
+    .action(
+      action(async (repo: string | undefined) => {
+        const { name, remote } = repo
+          ? { name: repo, remote: await connect() }
+          : await here().then((h) => ({ name: h.copy.config.repo, remote: h.remote }));
+        const r = await verify(name, remote);
+        if (out().json) out().writeJson({ repo: name, ...r });
+        if (r.firstBad) {
+          const bad = r.firstBad;
+          throw new CliError(
+            `hash chain broken at sequence ${bad.sequence} (branch '${bad.branch}'): ${bad.reason}`,
+            {
+              hint: "the server's history was altered or damaged; report it to the service's operators",
+            },
+          );
+        }
+        if (!out().json)
+          out().done(`hash chain intact: ${r.commits} commit(s) on ${r.branches} branch(es) of ${name}`);
+      }),
+    );
+
+  program
+    .command("resolve")
+    .description("Settle conflicts with main by taking one side for the given paths (all when none)")
+    .argument("[paths...]", "conflicted paths")
+    .addOption(
+      new Option("--take <side>", "whose content to keep").choices(["main", "branch"]).makeOptionMandatory(),
+    )
+    .action(
+      action(async (paths: string[], o: { take: "main" | "branch" }) => {
+        const { copy, remote } = await here();
+        const r = await resolve(copy, remote, { paths, take: o.take });
+        if (out().json) return out().writeJson(r);
+        out().done(
+          `took ${o.take}'s side of ${r.resolved.length} path(s) in commit(s) ${r.commits.join(", ")}${r.rebased ? "; rebased onto main" : ""}`,
+        );
+        if (r.remaining.length > 0) {
+          out().line(`still in conflict (${r.remaining.length}):`);
+          out().line(conflictTable(r.remaining, style()));
+        } else out().note("no conflicts left: `quire merge` when ready");
+      }),
+    );
+}

@@ -1,0 +1,261 @@
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import {
+  type CopyConfig,
+  CopyError,
+  type CopyIndex,
+  findCopyRoot,
+  type IndexEntry,
+  readConfig,
+  readIndex,
+  writeConfig,
+  writeIndex,
+} from "./meta.ts";
+import { type Remote, RemoteError } from "./remote.ts";
+import { type LocalChange, type ScanResult, scan } from "./scan.ts";
+import { applySync, planSync, refuseClashes, treeMap } from "./sync.ts";
+
+/**
+ * Most file changes one commit may carry: MAX_COMMIT_FILES of shared/api/commits.ts, not
+ * imported because that module loads zod, most of a second of every CLI run
+ * (test/cli/workcopy.test.ts checks the two agree).
+ */
+export const MAX_COMMIT_FILES = 1000;
+
+/** An opened working copy: where it is, what it follows, what it last knew. */
+export interface Copy {
+  root: string;
+  config: CopyConfig;
+  index: CopyIndex;
+  /** Told how many of the files to fetch are written, as a download goes (a progress bar). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export async function openCopy(dir: string): Promise<Copy> {
+  const root = await findCopyRoot(dir);
+  return { root, config: await readConfig(root), index: await readIndex(root) };
+}
+
+/** Records that the copy's files are the tree of (branch, sequence), as `files` describes them. */
+async function settle(copy: Copy, files: Map<string, IndexEntry>, moved: Partial<CopyConfig>): Promise<void> {
+  copy.config = { ...copy.config, ...moved };
+  await writeIndex(copy.root, files);
+  await writeConfig(copy.root, copy.config);
+  copy.index = await readIndex(copy.root);
+}
+
+export interface CloneResult {
+  root: string;
+  repo: string;
+  branch: string;
+  sequence: number;
+  files: number;
+}
+
+/**
+ * Clones `repo` at `branch` (its head, or `at`) into `dir`: one archive download, every body
+ * checked against the tree's version ids, then `.quire/` written last so a failed clone is not
+ * mistaken for a copy.
+ */
+export async function clone(
+  remote: Remote,
+  opts: {
+    repo: string;
+    dir: string;
+    branch: string;
+    at?: number;
+    onProgress?: (done: number, total: number) => void;
+  },
+): Promise<CloneResult> {
+  const root = path.resolve(opts.dir);
+  const existing = await readdir(root).catch(() => null);
+  if (existing && existing.length > 0)
+    throw new CopyError(
+      `'${opts.dir}' exists and is not empty`,
+      "choose another folder: quire clone <repo> <dir>",
+    );
+  const head = (await remote.branch(opts.repo, opts.branch)).head_sequence;
+  const at = opts.at ?? head;
+  if (at > head)
+    throw new CopyError(
+      `sequence ${at} is beyond the head of '${opts.branch}' (${head})`,
+      `use --at ${head} or less`,
+    );
+  const target = await treeMap(remote, opts.repo, opts.branch, at);
+  await mkdir(root, { recursive: true });
+  const copy: Copy = {
+    root,
+    config: { server: remote.server, repo: opts.repo, branch: opts.branch, sequence: at },
+    index: { writtenAtMs: 0, files: new Map() },
+  };
+  const files = await applySync(
+    root,
+    remote,
+    { repo: opts.repo, branch: opts.branch, at },
+    copy.index,
+    planSync(new Map(), target),
+    opts.onProgress,
+  );
+  await settle(copy, files, {});
+  return { root, repo: opts.repo, branch: opts.branch, sequence: at, files: files.size };
+}
+
+/** Local changes; rewrites the index when files were hashed that are now safely old (fast next time). */
+export async function status(copy: Copy): Promise<ScanResult> {
+  const result = await scan(copy.root, copy.index);
+  if (result.refreshable) {
+    const files = new Map(copy.index.files);
+    for (const [p, e] of result.local) if (files.get(p)?.[0] === e[0]) files.set(p, e);
+    await writeIndex(copy.root, files);
+  }
+  return result;
+}
+
+async function readChanges(root: string, changes: LocalChange[]) {
+  return Promise.all(
+    changes.map(async (c) => ({
+      path: c.path,
+      content: c.status === "deleted" ? null : (await readFile(path.join(root, c.path))).toString("base64"),
+    })),
+  );
+}
+
+export interface CommitResult {
+  sequence: number;
+  branch: string;
+  files: number;
+  /** Files of others' commits brought in after a forced commit over them. */
+  broughtIn: number;
+}
+
+/**
+ * Commits every local change as one commit on the copy's branch. Conditional on the branch head
+ * still being the copy's sequence (`expected_head_sequence`), so work never lands on a head the
+ * user has not seen; `force` drops the condition and then brings in what others committed.
+ */
+export async function commit(
+  copy: Copy,
+  remote: Remote,
+  opts: { message: string; force: boolean },
+): Promise<CommitResult> {
+  const { changes, local } = await scan(copy.root, copy.index);
+  if (changes.length === 0)
+    throw new CopyError("nothing to commit: no local changes", "edit, add or delete files first");
+  if (changes.length > MAX_COMMIT_FILES)
+    throw new CopyError(
+      `${changes.length} changed files: one commit holds at most ${MAX_COMMIT_FILES}`,
+      "commit part of the work: move some changes aside, commit, then bring them back",
+    );
+  const { repo, branch, sequence } = copy.config;
+  let created: { sequence: number };
+  try {
+    created = await remote.commit(repo, {
+      branch,
+      message: opts.message,
+      files: await readChanges(copy.root, changes),
+      ...(opts.force ? {} : { expected_head_sequence: sequence }),
+    });
+  } catch (e) {
+    if (e instanceof RemoteError && e.code === "HEAD_MOVED")
+      throw new CopyError(
+        `'${branch}' moved to sequence ${String(e.body["head_sequence"])} since this copy's sequence ${sequence}; nothing was committed`,
+        "run `quire pull` to bring in the new commits (your changes are kept unless they touch the same files), then commit again; or `quire commit --force` to commit over them",
+        { head_sequence: e.body["head_sequence"] },
+      );
+    if (e instanceof RemoteError && e.status === 413)
+      throw new CopyError(
+        `the commit of ${changes.length} file(s) is larger than the server accepts in one request`,
+        "commit the large files on their own, or in parts (docs/blobs.md: one file may be just under 24 MiB)",
+      );
+    throw e;
+  }
+  // The files on disk are what was committed: they become the index.
+  const files = new Map(copy.index.files);
+  for (const c of changes) {
+    const entry = local.get(c.path);
+    if (entry) files.set(c.path, entry);
+    else files.delete(c.path);
+  }
+  const at = created.sequence;
+  await settle(copy, files, { sequence: at });
+  if (!opts.force) return { sequence: at, branch, files: changes.length, broughtIn: 0 };
+  // Forced: the branch may have moved, and its new head also holds the commits made meanwhile.
+  const target = await treeMap(remote, repo, branch, at);
+  const plan = planSync(copy.index.files, target);
+  if (plan.write.size + plan.remove.length > 0)
+    await settle(copy, await applySync(copy.root, remote, { repo, branch, at }, copy.index, plan), {});
+  return { sequence: at, branch, files: changes.length, broughtIn: plan.write.size + plan.remove.length };
+}
+
+export interface MoveResult {
+  branch: string;
+  from: number;
+  sequence: number;
+  written: number;
+  removed: number;
+  kept: number;
+}
+
+/**
+ * Brings the copy's files to (branch, at): fetches what differs from what the copy knows, keeps
+ * local changes to other paths, and refuses (changing nothing) when a change would be overwritten.
+ */
+export async function moveTo(
+  copy: Copy,
+  remote: Remote,
+  branch: string,
+  at: number,
+  what: string,
+): Promise<MoveResult> {
+  const { changes } = await scan(copy.root, copy.index);
+  const target = await treeMap(remote, copy.config.repo, branch, at);
+  const plan = planSync(copy.index.files, target);
+  refuseClashes(plan, changes, what);
+  // A new local file at a path the target adds is a clash too: planSync counts it as a write.
+  const files = await applySync(
+    copy.root,
+    remote,
+    { repo: copy.config.repo, branch, at },
+    copy.index,
+    plan,
+    copy.onProgress,
+  );
+  const from = copy.config.sequence;
+  await settle(copy, files, { branch, sequence: at });
+  return {
+    branch,
+    from,
+    sequence: at,
+    written: plan.write.size,
+    removed: plan.remove.length,
+    kept: changes.length,
+  };
+}
+
+/** Fast-forwards the copy to its branch's head. */
+export async function pull(copy: Copy, remote: Remote): Promise<MoveResult> {
+  const head = (await remote.branch(copy.config.repo, copy.config.branch)).head_sequence;
+  return moveTo(copy, remote, copy.config.branch, head, "pull");
+}
+
+/** Switches the copy to another branch's head; local changes to paths that differ are refused. */
+export async function switchBranch(copy: Copy, remote: Remote, branch: string): Promise<MoveResult> {
+  let head: number;
+  try {
+    head = (await remote.branch(copy.config.repo, branch)).head_sequence;
+  } catch (e) {
+    if (e instanceof RemoteError && e.code === "BRANCH_NOT_FOUND")
+      throw new CopyError(
+        `no branch '${branch}' in ${copy.config.repo}`,
+        `create it from main with \`quire branch ${branch}\``,
+      );
+    throw e;
+  }
+  return moveTo(copy, remote, branch, head, `switching to '${branch}'`);
+}
+
+/** Creates `name` from main's head and switches the copy to it. */
+export async function createBranch(copy: Copy, remote: Remote, name: string): Promise<MoveResult> {
+  await remote.createBranch(copy.config.repo, name);
+  return switchBranch(copy, remote, name);
+}
