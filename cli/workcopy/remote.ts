@@ -28,9 +28,6 @@ export interface FileChangeOut {
   content: string | null;
 }
 
-/** The merge answer; `dry_run` is sent (docs/merge.md) though the route's schema does not declare it. */
-export type MergeOk = MergeResponse & { dry_run?: boolean };
-
 export interface Remote {
   readonly server: string;
   branch(repo: string, branch: string): Promise<Branch>;
@@ -49,7 +46,7 @@ export interface Remote {
   getCommit(repo: string, sequence: number): Promise<CommitResponse>;
   diff(repo: string, branch: string): Promise<DiffResponse>;
   chain(repo: string, from: number, to: number): Promise<ChainEntry[]>;
-  merge(repo: string, branch: string, dryRun: boolean): Promise<MergeOk>;
+  merge(repo: string, branch: string, dryRun: boolean): Promise<MergeResponse>;
   rebase(repo: string, branch: string): Promise<RebaseResponse>;
 }
 

@@ -2,9 +2,10 @@ import { isUtf8 } from "node:buffer";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createTwoFilesPatch } from "diff";
+import type { MergeResponse } from "../../shared/api/review.ts";
 import { type Copy, type MoveResult, moveTo } from "./copy.ts";
 import { CopyError } from "./meta.ts";
-import { type MergeOk, type Remote, RemoteError } from "./remote.ts";
+import { type Remote, RemoteError } from "./remote.ts";
 import { scan } from "./scan.ts";
 
 export interface PolicyRow {
@@ -73,7 +74,7 @@ export async function branchDiff(repo: string, remote: Remote, branch: string) {
 }
 
 export type MergeOutcome =
-  | { outcome: "merged"; result: MergeOk }
+  | { outcome: "merged"; result: MergeResponse }
   | { outcome: "denied"; policies: PolicyRow[]; message: string }
   | { outcome: "conflict"; conflicts: ConflictRow[]; message: string };
 

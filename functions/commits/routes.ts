@@ -2,7 +2,6 @@ import { z } from "zod";
 import { commitRequest } from "../../shared/api/commits.ts";
 import {
   chainResponse,
-  commitCreatedResponse,
   commitResponse,
   diffResponse,
   fileHistoryResponse,
@@ -26,7 +25,8 @@ export const commitRoutes = [
     access: { repo: "writer" },
     summary: "Commit file changes to a branch (main needs maintainer)",
     body: commitRequest,
-    responses: { 201: commitCreatedResponse },
+    // A new commit is answered as `GET commit/{sequence}` answers it (docs/api.md).
+    responses: { 201: commitResponse },
     handler: async ({ ctx, actor, repo, body }) => created(await createCommit(ctx, actor, repo, body)),
   }),
   route({

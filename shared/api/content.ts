@@ -3,9 +3,6 @@ import { sequence, timestamp } from "./wire.ts";
 
 /** The reads of a repo's content: commits, tree, files, history, diff and hash chain. */
 
-export const commitCreatedResponse = z.object({ sequence });
-export type CommitCreatedResponse = z.output<typeof commitCreatedResponse>;
-
 export const commitResponse = z.object({
   sequence,
   branch: z.string(),

@@ -77,6 +77,8 @@ export const mergeResponse = z.object({
   branch: z.string(),
   merged_by: z.string(),
   proposal_id: z.string().nullable(),
+  /** True when nothing was written (`dry_run: true` in the request). */
+  dry_run: z.boolean(),
 });
 export type MergeResponse = z.output<typeof mergeResponse>;
 
