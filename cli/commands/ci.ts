@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import type { QuireClient } from "../client/index.ts";
 import type { CliEnv } from "../env.ts";
-import { CliError } from "../errors.ts";
+import { CliError, usageError } from "../errors.ts";
+import { runLocal } from "./ci-local.ts";
 import { CHECK } from "./review.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -57,14 +58,30 @@ async function followRun(env: CliEnv, client: QuireClient, repo: string, id: str
   }
 }
 
-/** `quire ci run`, `quire ci view`. */
+interface RunOptions {
+  branch?: string;
+  follow: boolean;
+  local?: boolean;
+  network: string;
+  timeout: string;
+}
+
+/** `quire ci run`, `quire ci run --local`, `quire ci view`. */
 export function register(program: Command, env: CliEnv): void {
   const ci = program.command("ci").description("continuous integration: manual runs and their results");
-  ci.command("run <repo>")
-    .description("queue a manual CI run of a branch's head and follow it to its end")
-    .option("-b, --branch <branch>", "the branch", "main")
+  ci.command("run [repo]")
+    .description(
+      "queue a manual CI run of a branch's head and follow it to its end; --local: run this folder's checks on this machine",
+    )
+    .option("-b, --branch <branch>", "the branch (default main; with --local, the working copy's)")
     .option("--no-follow", "print the run id and return at once")
-    .action(async (repo: string, opts: { branch: string; follow: boolean }) => {
+    .option("--local", "run the checks of this folder's .svc/ci.yaml here, in the CI worker's sandbox")
+    .option("--network <mode>", "with --local: none or on", "none")
+    .option("--timeout <minutes>", "with --local: each check's time limit", "30")
+    .action(async (repo: string | undefined, opts: RunOptions) => {
+      if (opts.local) return runLocal(env, opts);
+      if (repo === undefined) throw usageError("which repo?", "quire ci run <org>/<repo>, or --local");
+      opts.branch ??= "main";
       const client = await env.client();
       const { run_id } = await client.post("/repos/:repo*/-/ci/run", {
         params: { repo },
