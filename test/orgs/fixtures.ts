@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import type { TestApp } from "../support/app.ts";
 import { b64, type Res } from "../support/client.ts";
-import { expectError, grant as grantRole } from "../support/world.ts";
+import { expectError, grant as grantRole, type RepoRole } from "../support/world.ts";
 
 export { expectError };
 
@@ -39,8 +39,8 @@ export async function addMember(app: TestApp, by: string, org: string, identity:
 }
 
 /** Grants `identity` a role on `repo`, as the repo admin `by`. */
-export const grant = (app: TestApp, by: string, repo: string, identity: string, role: string) =>
-  grantRole({ client: app.as(by), base: `/repos/${repo}/-` }, identity, role);
+export const grant = (app: TestApp, by: string, repo: string, identity: string, role: RepoRole) =>
+  grantRole({ client: app.as(by), base: `/repos/${repo}/-`, repo }, identity, role);
 
 /** A commit request body with one small file. */
 export const commitBody = (branch: string, path = "a.md", text = "hello") => ({

@@ -10,7 +10,7 @@ const app = useFixture(startTestApp);
 const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
   seq = await commit(fx, "main", { "a.md": "one" });
-  for (const role of ["reader", "writer", "maintainer", "admin"]) await grant(fx, who(role), role);
+  for (const role of ["reader", "writer", "maintainer", "admin"] as const) await grant(fx, who(role), role);
 });
 
 async function refused(request: () => Promise<Res>, status: number, code: string) {

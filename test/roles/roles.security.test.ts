@@ -100,7 +100,7 @@ describe("what a role lets its holder do", () => {
 });
 
 describe("who may manage roles", () => {
-  it.each(["reader", "writer", "maintainer"])("refuses a %s with 403 FORBIDDEN", async (role) => {
+  it.each(["reader", "writer", "maintainer"] as const)("refuses a %s with 403 FORBIDDEN", async (role) => {
     const { admin, repo } = await repoWithBranch();
     const bob = person("bob");
     await grant(app, admin, repo, bob, role);
