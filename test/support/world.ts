@@ -105,7 +105,9 @@ export function expectStatus<T>(res: Res<T> | ApiRes<T>, status: number | readon
 export function expectOk<T>(
   res: ApiRes<T>,
   status: number | readonly number[],
-): asserts res is Extract<ApiRes<T>, { ok: true }> {
+): asserts res is Extract<ApiRes<T>, { ok: true }>;
+export function expectOk(res: Res<unknown>, status: number | readonly number[]): void;
+export function expectOk(res: Res<unknown>, status: number | readonly number[]): void {
   expectStatus(res, status);
 }
 
