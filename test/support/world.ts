@@ -85,6 +85,12 @@ export function expectError(res: Res<unknown>, status: number, code: string | re
   return error.error;
 }
 
+/** The error body of a refused request (typed or not), for what it names beyond `expectError`. */
+export function errorOf(res: Res<unknown>): ApiError {
+  expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
+  return res.body as ApiError;
+}
+
 /**
  * Fails the test, showing the body, unless `res` has `status`; returns the body. A typed reply
  * (`api()`) gives its declared body, so `status` must be a success there (errors: `expectError`).
