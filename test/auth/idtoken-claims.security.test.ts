@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
 import { client } from "../support/client.ts";
 import type { TokenOptions } from "../support/idp.ts";
+import { errorOf } from "../support/world.ts";
 
 /**
  * The claims an ID token must carry before its email is trusted as an identity (docs/access.md,
@@ -39,7 +40,7 @@ describe("ID token claims", () => {
   it("refuses a token without email_verified", async () => {
     const res = await signIn(ADMIN, { omit: ["email_verified"] });
     expect(res.status).toBe(401);
-    expect(res.body.error).toMatch(/email_verified/);
+    expect(errorOf(res).error).toMatch(/email_verified/);
   });
 
   it.each(["exp", "iat", "email"] as const)("refuses a token without %s", async (claim) => {
@@ -51,7 +52,7 @@ describe("ID token claims", () => {
   it("refuses a token that is not valid yet (nbf in the future)", async () => {
     const res = await signIn("ann@example.com", { claims: { nbf: Math.floor(Date.now() / 1000) + 3600 } });
     expect(res.status).toBe(401);
-    expect(res.body.code).toBe("UNAUTHENTICATED");
+    expect(errorOf(res).code).toBe("UNAUTHENTICATED");
   });
 
   it.each([

@@ -3,9 +3,11 @@ import { PassThrough } from "node:stream";
 import { type JWK, SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIdTokenVerifier } from "../../shared/auth/idtoken.ts";
+import { api } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { client } from "../support/client.ts";
 import { startTestIdp } from "../support/idp.ts";
+import { errorOf, expectOk } from "../support/world.ts";
 
 const whoami = (app: TestApp, token: string) => client(app.url, async () => token).get("/orgs");
 
@@ -18,8 +20,8 @@ describe("ID token sign-in", () => {
 
   it("accepts an RS256 token from the issuer with our audience, as its email", async () => {
     const res = await whoami(app, await app.idp.token("ann@example.com"));
-    expect(res.status).toBe(200);
-    const org = await app.as("ann@example.com").post("/orgs", { name: "ann-org" });
+    expectOk(res, 200);
+    const org = await api(app.as("ann@example.com")).post("/orgs", { body: { name: "ann-org" } });
     expect(org.body.created_by).toBe("ann@example.com");
   });
 
@@ -35,7 +37,7 @@ describe("ID token sign-in", () => {
       await app.idp.token("ann@example.com", { issuer: "https://evil.example.com" }),
     );
     expect(res.status).toBe(401);
-    expect(res.body.error).toMatch(/iss/);
+    expect(errorOf(res).error).toMatch(/iss/);
   });
 
   it("refuses a token whose email is not verified, or that has no email", async () => {
@@ -105,7 +107,7 @@ describe("identity provider outage", () => {
       await app.idp.close();
       const res = await whoami(app, token);
       expect(res.status).toBe(503);
-      expect(res.body.code).toBe("UNAVAILABLE");
+      expect(errorOf(res).code).toBe("UNAVAILABLE");
     } finally {
       await app.server.close();
     }
@@ -119,8 +121,8 @@ describe("DEV_IDENTITY", () => {
     out.on("data", (c: Buffer) => lines.push(c.toString("utf8")));
     const app = await startTestApp({ DEV_IDENTITY: "dev@example.com", LOG_LEVEL: "warn" }, { logTo: out });
     try {
-      const res = await app.anonymous.post("/orgs", { name: "dev-org" });
-      expect(res.status).toBe(201);
+      const res = await api(app.anonymous).post("/orgs", { body: { name: "dev-org" } });
+      expectOk(res, 201);
       expect(res.body.created_by).toBe("dev@example.com");
       expect(lines.join("")).toMatch(/"severity":"WARNING".*DEV_IDENTITY is set/);
     } finally {
@@ -133,11 +135,16 @@ describe("BOOTSTRAP_ADMIN", () => {
   it("is a global admin: sees and manages every org", async () => {
     const app = await startTestApp({ BOOTSTRAP_ADMIN: "root@example.com" });
     try {
-      await app.as("owner@example.com").post("/orgs", { name: "private-org" });
-      expect((await app.as("stranger@example.com").get("/orgs/private-org")).status).toBe(404);
+      await api(app.as("owner@example.com")).post("/orgs", { body: { name: "private-org" } });
+      expect(
+        (await api(app.as("stranger@example.com")).get("/orgs/:org", { params: { org: "private-org" } }))
+          .status,
+      ).toBe(404);
       const root = app.as("root@example.com");
-      expect((await root.get("/orgs/private-org")).status).toBe(200);
-      expect((await root.post("/repos", { owner: "private-org", name: "private-org/r" })).status).toBe(201);
+      expect((await api(root).get("/orgs/:org", { params: { org: "private-org" } })).status).toBe(200);
+      expect(
+        (await api(root).post("/repos", { body: { owner: "private-org", name: "private-org/r" } })).status,
+      ).toBe(201);
     } finally {
       await app.close();
     }

@@ -1,11 +1,15 @@
 import { createHash, randomBytes } from "node:crypto";
 import { expect } from "vitest";
+import { api } from "../support/api.ts";
 import type { TestApp } from "../support/app.ts";
 import { b64, type Client } from "../support/client.ts";
+import { expectOk } from "../support/world.ts";
 
 /** A repo in a fresh org, with a client signed in as the org's owner (so admin on the repo). */
 export interface Repo {
   client: Client;
+  /** Full repo name, `<org>/docs`. */
+  repo: string;
   /** `/repos/<org>/docs/-`: prefix of every repo-scoped path. */
   base: string;
   id: number;
@@ -14,24 +18,29 @@ export interface Repo {
 export async function newRepo(app: TestApp): Promise<Repo> {
   const org = `o${randomBytes(5).toString("hex")}`;
   const client = app.as(`${org}-owner@example.com`);
-  expect((await client.post("/orgs", { name: org })).status).toBe(201);
+  expect((await api(client).post("/orgs", { body: { name: org } })).status).toBe(201);
   const name = `${org}/docs`;
-  expect((await client.post("/repos", { owner: org, name })).status).toBe(201);
+  expect((await api(client).post("/repos", { body: { owner: org, name } })).status).toBe(201);
   const [row] = await app.sql<{ id: number }>("SELECT id FROM repos WHERE name = $1", [name]);
-  return { client, base: `/repos/${name}/-`, id: Number(row!.id) };
+  return { client, repo: name, base: `/repos/${name}/-`, id: Number(row!.id) };
 }
 
 /** Commits `files` (path to bytes) to main; fails the test unless the commit is created. */
 export async function commitFiles(repo: Repo, files: Record<string, Buffer>): Promise<void> {
   const list = Object.entries(files).map(([path, data]) => ({ path, content: b64(data) }));
-  const res = await repo.client.post(`${repo.base}/commit`, { branch: "main", message: "m", files: list });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const res = await api(repo.client).post("/repos/:repo*/-/commit", {
+    params: { repo: repo.repo },
+    body: { branch: "main", message: "m", files: list },
+  });
+  expectOk(res, 201);
 }
 
 /** A file's bytes and version_id as GET /repos/{name}/-/file/{path} returns them. */
 export async function readFileBack(repo: Repo, path: string): Promise<{ data: Buffer; versionId: string }> {
-  const res = await repo.client.get(`${repo.base}/file/${path}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const res = await api(repo.client).get("/repos/:repo*/-/file/:path*", {
+    params: { repo: repo.repo, path },
+  });
+  expectOk(res, 200);
   return { data: Buffer.from(res.body.content, "base64"), versionId: res.body.version_id };
 }
 

@@ -1,18 +1,30 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { type ApiRes, api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
+import {
+  commit,
+  createBranch,
+  expectOk,
+  expectStatus,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
-const names = (res: { body: { branches: { name: string }[] } }) => res.body.branches.map((b) => b.name);
+const names = (res: ApiRes<{ branches: { name: string }[] }>) => okBody(res).branches.map((b) => b.name);
 
 describe("creating a branch", () => {
   it("roots it at the current head of main, with base and head both at that sequence", async () => {
     const fx = await repoWithOwner(app);
     await commit(fx, "main", { "a.md": "one" });
     const head = await commit(fx, "main", { "b.md": "two" });
-    const res = await fx.client.post(`${fx.base}/branch`, { name: "topic" });
-    expect(res.status).toBe(201);
+    const res = await api(fx.client).post("/repos/:repo*/-/branch", {
+      params: { repo: fx.repo },
+      body: { name: "topic" },
+    });
+    expectOk(res, 201);
     expect(res.body).toMatchObject({
       name: "topic",
       base_sequence: head,
@@ -65,8 +77,10 @@ describe("getting a branch", () => {
     const base = await commit(fx, "main", { "a.md": "x" });
     await createBranch(fx, "feat");
     const seq = await commit(fx, "feat", { "b.md": "y" });
-    const res = await fx.client.get(`${fx.base}/branch/feat`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: fx.repo, branch: "feat" },
+    });
+    expectOk(res, 200);
     expect(res.body).toMatchObject({
       name: "feat",
       base_sequence: base,
@@ -78,8 +92,10 @@ describe("getting a branch", () => {
 
   it("returns main", async () => {
     const fx = await repoWithOwner(app);
-    const res = await fx.client.get(`${fx.base}/branch/main`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: fx.repo, branch: "main" },
+    });
+    expectOk(res, 200);
     expect(res.body).toMatchObject({ name: "main", status: "active", head_sequence: 0 });
   });
 });
@@ -93,7 +109,13 @@ describe("listing branches", () => {
     await createBranch(fx, "draft-1", true);
     await createBranch(fx, "gone");
     await createBranch(fx, "landed");
-    expect((await fx.client.delete(`${fx.base}/branch/gone`)).status).toBe(204);
+    expect(
+      (
+        await api(fx.client).delete("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: "gone" },
+        })
+      ).status,
+    ).toBe(204);
     // No merge endpoint exists yet: mark one merged directly.
     await app.sql("UPDATE branches SET status = 'merged' WHERE repo_id = $1 AND name = 'landed'", [
       fx.repoId,
@@ -101,29 +123,54 @@ describe("listing branches", () => {
   });
 
   it("lists active ready branches by default, drafts left out", async () => {
-    const res = await fx.client.get(`${fx.base}/branches`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/branches", { params: { repo: fx.repo } });
+    expectOk(res, 200);
     expect(names(res)).toEqual(["main", "ready-1"]);
     expect(res.body.branches.every((b: { status: string }) => b.status === "active")).toBe(true);
   });
 
   it("lists only drafts with draft=true", async () => {
-    expect(names(await fx.client.get(`${fx.base}/branches?draft=true`))).toEqual(["draft-1"]);
+    expect(
+      names(
+        await api(fx.client).get("/repos/:repo*/-/branches", {
+          params: { repo: fx.repo },
+          query: { draft: "true" },
+        }),
+      ),
+    ).toEqual(["draft-1"]);
   });
 
   it("lists drafts among the rest with include_draft=true", async () => {
-    const res = await fx.client.get(`${fx.base}/branches?include_draft=true`);
+    const res = await api(fx.client).get("/repos/:repo*/-/branches", {
+      params: { repo: fx.repo },
+      query: { include_draft: "true" },
+    });
     expect(names(res)).toEqual(["draft-1", "main", "ready-1"]);
   });
 
   it("lists merged and abandoned branches by status", async () => {
-    const merged = await fx.client.get(`${fx.base}/branches?status=merged`);
+    const merged = await api(fx.client).get("/repos/:repo*/-/branches", {
+      params: { repo: fx.repo },
+      query: { status: "merged" },
+    });
+    expectOk(merged, 200);
     expect(names(merged)).toEqual(["landed"]);
-    expect(merged.body.branches[0].status).toBe("merged");
-    const abandoned = await fx.client.get(`${fx.base}/branches?status=abandoned`);
+    expect(merged.body.branches[0]?.status).toBe("merged");
+    const abandoned = await api(fx.client).get("/repos/:repo*/-/branches", {
+      params: { repo: fx.repo },
+      query: { status: "abandoned" },
+    });
+    expectOk(abandoned, 200);
     expect(names(abandoned)).toEqual(["gone"]);
-    expect(abandoned.body.branches[0].status).toBe("abandoned");
-    expect(names(await fx.client.get(`${fx.base}/branches?status=active`))).toEqual(["main", "ready-1"]);
+    expect(abandoned.body.branches[0]?.status).toBe("abandoned");
+    expect(
+      names(
+        await api(fx.client).get("/repos/:repo*/-/branches", {
+          params: { repo: fx.repo },
+          query: { status: "active" },
+        }),
+      ),
+    ).toEqual(["main", "ready-1"]);
   });
 });
 
@@ -131,18 +178,32 @@ describe("promoting a draft", () => {
   it("PATCH {draft:false} makes a draft ready, and it then lists by default", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "wip", true);
-    const res = await fx.client.patch(`${fx.base}/branch/wip`, { draft: false });
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).patch("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: fx.repo, branch: "wip" },
+      body: { draft: false },
+    });
+    expectOk(res, 200);
     expect(res.body).toMatchObject({ name: "wip", draft: false, status: "active" });
-    expect((await fx.client.get(`${fx.base}/branch/wip`)).body.draft).toBe(false);
-    expect(names(await fx.client.get(`${fx.base}/branches`))).toContain("wip");
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: "wip" },
+        }),
+      ).draft,
+    ).toBe(false);
+    expect(
+      names(await api(fx.client).get("/repos/:repo*/-/branches", { params: { repo: fx.repo } })),
+    ).toContain("wip");
   });
 
   it("PATCH {draft:false} on a ready branch leaves it ready", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "done");
-    const res = await fx.client.patch(`${fx.base}/branch/done`, { draft: false });
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).patch("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: fx.repo, branch: "done" },
+      body: { draft: false },
+    });
+    expectOk(res, 200);
     expect(res.body.draft).toBe(false);
   });
 });
@@ -151,10 +212,18 @@ describe("deleting a branch", () => {
   it("marks it abandoned (204), keeps it readable and records com.svc.branch.abandoned", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "old");
-    const res = await fx.client.delete(`${fx.base}/branch/old`);
-    expect(res.status).toBe(204);
+    const res = await api(fx.client).delete("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: fx.repo, branch: "old" },
+    });
+    expectOk(res, 204);
     expect(res.body).toBe("");
-    expect((await fx.client.get(`${fx.base}/branch/old`)).body.status).toBe("abandoned");
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: "old" },
+        }),
+      ).status,
+    ).toBe("abandoned");
     const rows = await app.sql<{ data: unknown; source: string }>(
       "SELECT data, source FROM events WHERE repo = $1 AND type = 'com.svc.branch.abandoned'",
       [fx.repo],
@@ -174,22 +243,33 @@ describe("branch names with slashes", () => {
       const fx = await repoWithOwner(app);
       await commit(fx, "main", { "a.md": "main" });
       expect(await createBranch(fx, "feature/x", true)).toMatchObject({ name: "feature/x" });
-      expect((await fx.client.get(`${fx.base}/branch/${seg}`)).body).toMatchObject({ name: "feature/x" });
-      const patched = await fx.client.patch(`${fx.base}/branch/${seg}`, { draft: false });
-      expect(patched.status).toBe(200);
-      expect(patched.body).toMatchObject({ name: "feature/x", draft: false });
+      // `seg` goes into the path as written (it may be percent-encoded already): the raw client.
+      const branchPath = `${fx.base}/branch/${seg}`;
+      expect(expectStatus(await fx.client.get(branchPath), 200)).toMatchObject({ name: "feature/x" });
+      const patched = await fx.client.patch(branchPath, { draft: false });
+      expect(expectStatus(patched, 200)).toMatchObject({ name: "feature/x", draft: false });
 
       const seq = await commit(fx, "feature/x", { "b.md": "branch" });
-      const q = `branch=${encodeURIComponent("feature/x")}`;
-      const tree = await fx.client.get(`${fx.base}/tree?${q}`);
-      expect(tree.body.entries.map((e: { path: string }) => e.path)).toEqual(["a.md", "b.md"]);
-      expect((await fx.client.get(`${fx.base}/file/b.md?${q}`)).status).toBe(200);
-      expect((await fx.client.get(`${fx.base}/file/b.md/history?${q}`)).body.entries[0].sequence).toBe(seq);
-      expect((await fx.client.get(`${fx.base}/diff?${q}`)).body.changes[0].path).toBe("b.md");
-      expect((await fx.client.get(`${fx.base}/commit/${seq}`)).body.branch).toBe("feature/x");
+      const at = { params: { repo: fx.repo }, query: { branch: "feature/x" } };
+      const file = { params: { ...at.params, path: "b.md" }, query: at.query };
+      const tree = okBody(await api(fx.client).get("/repos/:repo*/-/tree", at));
+      expect(tree.entries.map((e) => e.path)).toEqual(["a.md", "b.md"]);
+      expect((await api(fx.client).get("/repos/:repo*/-/file/:path*", file)).status).toBe(200);
+      const history = okBody(await api(fx.client).get("/repos/:repo*/-/file/:path*/history", file));
+      expect(history.entries[0]?.sequence).toBe(seq);
+      expect(okBody(await api(fx.client).get("/repos/:repo*/-/diff", at)).changes[0]?.path).toBe("b.md");
+      expect(
+        okBody(
+          await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+            params: { repo: fx.repo, sequence: String(seq) },
+          }),
+        ).branch,
+      ).toBe("feature/x");
 
-      expect((await fx.client.delete(`${fx.base}/branch/${seg}`)).status).toBe(204);
-      expect((await fx.client.get(`${fx.base}/branch/${seg}`)).body.status).toBe("abandoned");
+      expect((await fx.client.delete(branchPath)).status).toBe(204);
+      expect((expectStatus(await fx.client.get(branchPath), 200) as { status: string }).status).toBe(
+        "abandoned",
+      );
     });
   }
 
@@ -197,7 +277,19 @@ describe("branch names with slashes", () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "feature");
     await createBranch(fx, "feature/y");
-    expect((await fx.client.get(`${fx.base}/branch/feature`)).body.name).toBe("feature");
-    expect((await fx.client.get(`${fx.base}/branch/feature/y`)).body.name).toBe("feature/y");
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: "feature" },
+        }),
+      ).name,
+    ).toBe("feature");
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: "feature/y" },
+        }),
+      ).name,
+    ).toBe("feature/y");
   });
 });

@@ -9,13 +9,16 @@ import {
   team,
   UUID,
 } from "../reviews/fixtures.ts";
+import { api, type Options, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, expectStatus, useFixture } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
-const report = (t: Team, who: string, body: Record<string, unknown>) =>
-  t.as(who).post(`${t.base}/check`, body);
+type CheckStatus = "pending" | "passed" | "failed";
+
+const report = (t: Team, who: string, body: Options<"POST", "/repos/:repo*/-/check">["body"]) =>
+  api(t.as(who)).post("/repos/:repo*/-/check", { params: { repo: t.repo }, body });
 
 describe("reporting a check run", () => {
   it("records it at the branch head by default: 201 with the check run record", async () => {
@@ -28,7 +31,7 @@ describe("reporting a check run", () => {
       status: "passed",
       log_url: "https://ci.example.com/runs/1/log",
     });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(Object.keys(res.body).sort()).toEqual([
       "branch",
       "check_name",
@@ -94,18 +97,21 @@ describe("reporting a check run", () => {
         status: "passed",
         sequence,
       });
-      expect(res.status).toBe(201);
+      expectOk(res, 201);
       expect(res.body.sequence).toBe(sequence);
     }
-    const list = await t.client.get(`${t.base}/branch/feat/checks`);
-    expect(list.body.check_runs.map((c: any) => c.sequence)).toEqual([m1, f1, f2]);
+    const list = await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(list, 200);
+    expect(list.body.check_runs.map((c) => c.sequence)).toEqual([m1, f1, f2]);
   });
 
   it("accepts check runs on main", async () => {
     const t = await team(app);
     const head = await commitAs(t, t.owner, "main");
     const res = await report(t, t.writer, { branch: "main", check_name: "ci/test", status: "passed" });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body).toMatchObject({ branch: "main", sequence: head });
   });
 
@@ -123,7 +129,7 @@ describe("reporting a check run", () => {
       const t = await team(app);
       await commitAs(t, t.owner, "main");
       const res = await report(t, t.writer, { branch: "main", check_name: name, status: "passed" });
-      expect(res.status).toBe(201);
+      expectOk(res, 201);
       expect(res.body.check_name).toBe(name);
     });
 });
@@ -139,9 +145,9 @@ describe("a later report of the same check at the same sequence", () => {
       status: "pending",
       log_url: "https://ci.example.com/1",
     });
-    expect(first.status).toBe(201);
+    expectOk(first, 201);
     const second = await report(t, t.writer2, { branch: "feat", check_name: "ci/test", status: "passed" });
-    expect(second.status).toBe(201);
+    expectOk(second, 201);
     expect(second.body).toMatchObject({
       id: first.body.id,
       created_at: first.body.created_at,
@@ -151,7 +157,10 @@ describe("a later report of the same check at the same sequence", () => {
       sequence: head,
     });
     expect(Date.parse(second.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(first.body.updated_at));
-    const list = await t.client.get(`${t.base}/branch/feat/checks`);
+    const list = await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(list, 200);
     expect(list.body.check_runs).toEqual([second.body]);
     const rows = await app.sql("SELECT count(*)::int AS n FROM check_runs WHERE repo_id = $1", [t.repoId]);
     expect(rows[0]!["n"]).toBe(1);
@@ -168,21 +177,27 @@ describe("a later report of the same check at the same sequence", () => {
     const s1 = await commitAs(t, t.writer, "feat");
     const o1 = await commitAs(t, t.writer, "other");
     const s2 = await commitAs(t, t.writer, "feat", "b.md");
-    const post = (b: string, check_name: string, status: string, sequence?: number) =>
+    const post = (b: string, check_name: string, status: CheckStatus, sequence?: number) =>
       report(t, t.writer, { branch: b, check_name, status, ...(sequence ? { sequence } : {}) });
     expect((await post("feat", "ci/test", "failed", s1)).status).toBe(201);
     expect((await post("feat", "ci/test", "pending", s2)).status).toBe(201);
     expect((await post("feat", "ci/lint", "passed", s2)).status).toBe(201);
     expect((await post("other", "ci/test", "passed", o1)).status).toBe(201);
     expect((await post("feat", "ci/test", "passed", s2)).status).toBe(201);
-    const list = await t.client.get(`${t.base}/branch/feat/checks`);
-    expect(list.body.check_runs.map((c: any) => [c.sequence, c.check_name, c.status])).toEqual([
+    const list = await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(list, 200);
+    expect(list.body.check_runs.map((c) => [c.sequence, c.check_name, c.status])).toEqual([
       [s1, "ci/test", "failed"],
       [s2, "ci/lint", "passed"],
       [s2, "ci/test", "passed"],
     ]);
-    const other = await t.client.get(`${t.base}/branch/other/checks`);
-    expect(other.body.check_runs.map((c: any) => [c.sequence, c.check_name, c.status])).toEqual([
+    const other = await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+      params: { repo: t.repo, branch: "other" },
+    });
+    expectOk(other, 200);
+    expect(other.body.check_runs.map((c) => [c.sequence, c.check_name, c.status])).toEqual([
       [o1, "ci/test", "passed"],
     ]);
   });
@@ -192,13 +207,19 @@ describe("a later report of the same check at the same sequence", () => {
     await branch(t, "feat");
     await commitAs(t, t.writer, "feat");
     const results = await Promise.all(
-      ["pending", "passed", "failed", "passed", "pending", "failed"].map((status) =>
+      (["pending", "passed", "failed", "passed", "pending", "failed"] as const).map((status) =>
         report(t, t.writer, { branch: "feat", check_name: "race", status }),
       ),
     );
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
-    expect((await t.client.get(`${t.base}/branch/feat/checks`)).body.check_runs).toHaveLength(1);
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+          params: { repo: t.repo, branch: "feat" },
+        }),
+      ).check_runs,
+    ).toHaveLength(1);
     expect(await eventData(t, "com.svc.check.reported")).toHaveLength(6);
   });
 });
@@ -227,10 +248,12 @@ describe("listing check runs", () => {
   });
 
   it("returns {check_runs: [...]} by sequence, then check name", async () => {
-    const res = await t.as(t.reader).get(`${t.base}/branch/feat/checks`);
-    expect(res.status).toBe(200);
+    const res = await api(t.as(t.reader)).get("/repos/:repo*/-/branch/:branch*/checks", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(res, 200);
     expect(Object.keys(res.body)).toEqual(["check_runs"]);
-    expect(res.body.check_runs.map((c: any) => [c.sequence, c.check_name])).toEqual([
+    expect(res.body.check_runs.map((c) => [c.sequence, c.check_name])).toEqual([
       [m1, "base"],
       [s1, "ci/a"],
       [s1, "ci/b"],
@@ -241,9 +264,12 @@ describe("listing check runs", () => {
 
   it("with at, returns only check runs at or before that sequence", async () => {
     const names = async (at: number) =>
-      (await t.client.get(`${t.base}/branch/feat/checks?at=${at}`)).body.check_runs.map(
-        (c: any) => c.check_name,
-      );
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+          params: { repo: t.repo, branch: "feat" },
+          query: { at: String(at) },
+        }),
+      ).check_runs.map((c) => c.check_name);
     expect(await names(s1)).toEqual(["base", "ci/a", "ci/b"]);
     expect(await names(m1)).toEqual(["base"]);
     expect(await names(0)).toEqual([]);
@@ -252,7 +278,13 @@ describe("listing check runs", () => {
 
   it("returns an empty list for a branch without check runs", async () => {
     await branch(t, "quiet");
-    expect((await t.client.get(`${t.base}/branch/quiet/checks`)).body).toEqual({ check_runs: [] });
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+          params: { repo: t.repo, branch: "quiet" },
+        }),
+      ),
+    ).toEqual({ check_runs: [] });
   });
 
   it("still lists the check runs of a merged branch", async () => {
@@ -263,7 +295,13 @@ describe("listing check runs", () => {
       201,
     );
     await markMerged(u, "done");
-    expect((await u.client.get(`${u.base}/branch/done/checks`)).body.check_runs).toHaveLength(1);
+    expect(
+      okBody(
+        await api(u.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+          params: { repo: u.repo, branch: "done" },
+        }),
+      ).check_runs,
+    ).toHaveLength(1);
   });
 
   it("works for branch names with slashes", async () => {
@@ -274,8 +312,12 @@ describe("listing check runs", () => {
       (await report(u, u.writer, { branch: "feature/x", check_name: "x", status: "passed" })).status,
     ).toBe(201);
     for (const seg of ["feature/x", "feature%2Fx"])
-      expect((await u.client.get(`${u.base}/branch/${seg}/checks`)).body.check_runs[0].branch).toBe(
-        "feature/x",
-      );
+      expect(
+        (
+          expectStatus(await u.client.get(`${u.base}/branch/${seg}/checks`), 200) as {
+            check_runs: { branch: string }[];
+          }
+        ).check_runs[0]?.branch,
+      ).toBe("feature/x");
   });
 });

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { branch, commitAs, markMerged, state, team } from "../reviews/fixtures.ts";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { expectError, useFixture } from "../support/world.ts";
+import { expectError, expectOk, useFixture } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 const t = useFixture(() => team(app));
@@ -12,6 +13,9 @@ beforeAll(async () => {
 
 const comment = (body: unknown) => t.as(t.writer).post(`${t.base}/comment`, body);
 const ok = { branch: "feat", path: "a.md", body: "hello" };
+/** A comment made with `ok`, as the writer. */
+const made = async () =>
+  okBody(await api(t.as(t.writer)).post("/repos/:repo*/-/comment", { params: { repo: t.repo }, body: ok }));
 
 async function refused(body: unknown, status: number, code: string, field?: string) {
   const before = await state(t);
@@ -65,21 +69,36 @@ describe("adding a comment with bad input", () => {
     await markMerged(t, "landed");
     await refused({ ...ok, branch: "landed" }, 409, "BRANCH_NOT_ACTIVE");
     await branch(t, "dropped");
-    expect((await t.client.delete(`${t.base}/branch/dropped`)).status).toBe(204);
+    expect(
+      (
+        await api(t.client).delete("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: t.repo, branch: "dropped" },
+        })
+      ).status,
+    ).toBe(204);
     await refused({ ...ok, branch: "dropped" }, 409, "BRANCH_NOT_ACTIVE");
   });
 });
 
 describe("listing comments with bad input", () => {
   it("answers 404 BRANCH_NOT_FOUND for an unknown branch", async () => {
-    expectError(await t.client.get(`${t.base}/branch/ghost/comments`), 404, "BRANCH_NOT_FOUND");
+    expectError(
+      await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+        params: { repo: t.repo, branch: "ghost" },
+      }),
+      404,
+      "BRANCH_NOT_FOUND",
+    );
   });
 
   for (const path of ["/a.md", "a/../b", "a//b", ""])
     it(`refuses path=${JSON.stringify(path)} with 400 INVALID_PATH naming query.path`, async () => {
       expect(
         expectError(
-          await t.client.get(`${t.base}/branch/feat/comments?path=${encodeURIComponent(path)}`),
+          await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+            params: { repo: t.repo, branch: "feat" },
+            query: { path },
+          }),
           400,
           "INVALID_PATH",
         ),
@@ -96,37 +115,68 @@ describe("deleting a comment that cannot be deleted", () => {
   ])
     it(`refuses the malformed id ${JSON.stringify(id)} with 400 naming path.id`, async () => {
       expect(
-        expectError(await t.as(t.writer).delete(`${t.base}/comment/${id}`), 400, "VALIDATION_FAILED"),
+        expectError(
+          await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", { params: { repo: t.repo, id } }),
+          400,
+          "VALIDATION_FAILED",
+        ),
       ).toContain("path.id");
     });
 
   it("answers 404 COMMENT_NOT_FOUND for an unknown id, and for a second delete", async () => {
     expectError(
-      await t.as(t.writer).delete(`${t.base}/comment/3f1c6a52-8a0e-4d7e-9f55-0c1b2d3e4f50`),
+      await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+        params: { repo: t.repo, id: "3f1c6a52-8a0e-4d7e-9f55-0c1b2d3e4f50" },
+      }),
       404,
       "COMMENT_NOT_FOUND",
     );
-    const c = await comment(ok);
-    expect((await t.as(t.writer).delete(`${t.base}/comment/${c.body.id}`)).status).toBe(204);
+    const c = await made();
+    expect(
+      (
+        await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+          params: { repo: t.repo, id: c.id },
+        })
+      ).status,
+    ).toBe(204);
     const before = await state(t);
-    expectError(await t.as(t.writer).delete(`${t.base}/comment/${c.body.id}`), 404, "COMMENT_NOT_FOUND");
+    expectError(
+      await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+        params: { repo: t.repo, id: c.id },
+      }),
+      404,
+      "COMMENT_NOT_FOUND",
+    );
     expect(await state(t)).toEqual(before);
   });
 
   it("answers 404 COMMENT_NOT_FOUND for a comment of another repo, and leaves it", async () => {
     const u = await team(app);
     await branch(u, "feat");
-    const theirs = await u.client.post(`${u.base}/comment`, ok);
-    expect(theirs.status).toBe(201);
+    const theirs = await api(u.client).post("/repos/:repo*/-/comment", {
+      params: { repo: u.repo },
+      body: ok,
+    });
+    expectOk(theirs, 201);
     // t's owner is admin on t (and maintainer-or-more there) but the comment belongs to u.
-    expectError(await t.client.delete(`${t.base}/comment/${theirs.body.id}`), 404, "COMMENT_NOT_FOUND");
-    expect((await u.client.get(`${u.base}/branch/feat/comments`)).body.comments).toHaveLength(1);
+    expectError(
+      await api(t.client).delete("/repos/:repo*/-/comment/:id", {
+        params: { repo: t.repo, id: theirs.body.id },
+      }),
+      404,
+      "COMMENT_NOT_FOUND",
+    );
+    expect(
+      okBody(
+        await api(u.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+          params: { repo: u.repo, branch: "feat" },
+        }),
+      ).comments,
+    ).toHaveLength(1);
   });
 
   it("answers 405 for PATCH on a comment", async () => {
-    const c = await comment(ok);
-    expect((await t.as(t.writer).patch(`${t.base}/comment/${c.body.id}`, { body: "edited" })).status).toBe(
-      405,
-    );
+    const c = await made();
+    expect((await t.as(t.writer).patch(`${t.base}/comment/${c.id}`, { body: "edited" })).status).toBe(405);
   });
 });

@@ -9,13 +9,14 @@ import {
   team,
   UUID,
 } from "../reviews/fixtures.ts";
+import { api, type Options, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, expectStatus, useFixture } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
-const comment = (t: Team, who: string, body: Record<string, unknown>) =>
-  t.as(who).post(`${t.base}/comment`, body);
+const comment = (t: Team, who: string, body: Options<"POST", "/repos/:repo*/-/comment">["body"]) =>
+  api(t.as(who)).post("/repos/:repo*/-/comment", { params: { repo: t.repo }, body });
 
 describe("adding a comment", () => {
   it("answers 201 with the comment, attached to the branch head, authored by the caller", async () => {
@@ -27,7 +28,7 @@ describe("adding a comment", () => {
       path: "docs/guide.md",
       body: "typo on line 3",
     });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(Object.keys(res.body).sort()).toEqual([
       "author",
       "body",
@@ -64,7 +65,7 @@ describe("adding a comment", () => {
       (await comment(t, t.writer, { branch: "feat", path: "not/there.md", body: "add this?" })).status,
     ).toBe(201);
     const onMain = await comment(t, t.writer, { branch: "main", path: "README.md", body: "hm" });
-    expect(onMain.status).toBe(201);
+    expectOk(onMain, 201);
     expect(onMain.body).toMatchObject({ branch: "main", sequence: 0 });
   });
 
@@ -72,10 +73,10 @@ describe("adding a comment", () => {
     const t = await team(app);
     await branch(t, "feat");
     const s1 = await commitAs(t, t.writer, "feat");
-    const a = await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "one" });
+    const a = okBody(await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "one" }));
     const s2 = await commitAs(t, t.writer, "feat", "a.md", "y");
-    const b = await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "two" });
-    expect([a.body.sequence, b.body.sequence]).toEqual([s1, s2]);
+    const b = okBody(await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "two" }));
+    expect([a.sequence, b.sequence]).toEqual([s1, s2]);
   });
 
   it("accepts a body of 65,536 characters and any text in it", async () => {
@@ -83,7 +84,7 @@ describe("adding a comment", () => {
     await branch(t, "feat");
     for (const body of ["z".repeat(65_536), "line 1\nline 2\t✓ ünïcode"]) {
       const res = await comment(t, t.writer, { branch: "feat", path: "a.md", body });
-      expect(res.status).toBe(201);
+      expectOk(res, 201);
       expect(res.body.body).toBe(body);
     }
   });
@@ -105,10 +106,12 @@ describe("listing comments", () => {
   });
 
   it("returns {comments: [...]} oldest first", async () => {
-    const res = await t.as(t.reader).get(`${t.base}/branch/feat/comments`);
-    expect(res.status).toBe(200);
+    const res = await api(t.as(t.reader)).get("/repos/:repo*/-/branch/:branch*/comments", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(res, 200);
     expect(Object.keys(res.body)).toEqual(["comments"]);
-    expect(res.body.comments.map((c: any) => [c.body, c.path, c.author])).toEqual([
+    expect(res.body.comments.map((c) => [c.body, c.path, c.author])).toEqual([
       ["first", "b.md", t.writer],
       ["second", "a.md", t.writer2],
       ["third", "b.md", t.maintainer],
@@ -118,9 +121,12 @@ describe("listing comments", () => {
 
   it("with path, returns only the comments on that file", async () => {
     const bodies = async (path: string) =>
-      (
-        await t.client.get(`${t.base}/branch/feat/comments?path=${encodeURIComponent(path)}`)
-      ).body.comments.map((c: any) => c.body);
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+          params: { repo: t.repo, branch: "feat" },
+          query: { path },
+        }),
+      ).comments.map((c) => c.body);
     expect(await bodies("b.md")).toEqual(["first", "third"]);
     expect(await bodies("dir/c.md")).toEqual(["fourth"]);
     expect(await bodies("dir")).toEqual([]);
@@ -128,7 +134,13 @@ describe("listing comments", () => {
   });
 
   it("returns an empty list for a branch without comments", async () => {
-    expect((await t.client.get(`${t.base}/branch/main/comments`)).body).toEqual({ comments: [] });
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+          params: { repo: t.repo, branch: "main" },
+        }),
+      ),
+    ).toEqual({ comments: [] });
   });
 
   it("still lists the comments of a merged branch", async () => {
@@ -136,7 +148,13 @@ describe("listing comments", () => {
     await branch(u, "done");
     expect((await comment(u, u.writer, { branch: "done", path: "a.md", body: "x" })).status).toBe(201);
     await markMerged(u, "done");
-    expect((await u.client.get(`${u.base}/branch/done/comments`)).body.comments).toHaveLength(1);
+    expect(
+      okBody(
+        await api(u.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+          params: { repo: u.repo, branch: "done" },
+        }),
+      ).comments,
+    ).toHaveLength(1);
   });
 
   it("works for branch names with slashes", async () => {
@@ -144,9 +162,13 @@ describe("listing comments", () => {
     await branch(u, "feature/x");
     expect((await comment(u, u.writer, { branch: "feature/x", path: "a.md", body: "x" })).status).toBe(201);
     for (const seg of ["feature/x", "feature%2Fx"])
-      expect((await u.client.get(`${u.base}/branch/${seg}/comments`)).body.comments[0].branch).toBe(
-        "feature/x",
-      );
+      expect(
+        (
+          expectStatus(await u.client.get(`${u.base}/branch/${seg}/comments`), 200) as {
+            comments: { branch: string }[];
+          }
+        ).comments[0]?.branch,
+      ).toBe("feature/x");
   });
 });
 
@@ -154,15 +176,21 @@ describe("deleting a comment", () => {
   it("lets a writer delete their own: 204, gone from the list, no event", async () => {
     const t = await team(app);
     await branch(t, "feat");
-    const c = await comment(t, t.writer, { branch: "feat", path: "a.md", body: "oops" });
-    const keep = await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "keep" });
+    const c = okBody(await comment(t, t.writer, { branch: "feat", path: "a.md", body: "oops" }));
+    const keep = okBody(await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "keep" }));
     const events = (await state(t))["events"];
-    const res = await t.as(t.writer).delete(`${t.base}/comment/${c.body.id}`);
-    expect(res.status).toBe(204);
+    const res = await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+      params: { repo: t.repo, id: c.id },
+    });
+    expectOk(res, 204);
     expect(res.body).toBe("");
     expect(
-      (await t.client.get(`${t.base}/branch/feat/comments`)).body.comments.map((x: any) => x.id),
-    ).toEqual([keep.body.id]);
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+          params: { repo: t.repo, branch: "feat" },
+        }),
+      ).comments.map((x) => x.id),
+    ).toEqual([keep.id]);
     expect((await state(t))["events"]).toBe(events);
   });
 
@@ -170,21 +198,51 @@ describe("deleting a comment", () => {
     const t = await team(app);
     await branch(t, "feat");
     for (const who of [t.maintainer, t.owner, "admin@quire.test"]) {
-      const c = await comment(t, t.writer, { branch: "feat", path: "a.md", body: "x" });
-      expect((await t.as(who).delete(`${t.base}/comment/${c.body.id}`)).status).toBe(204);
+      const c = okBody(await comment(t, t.writer, { branch: "feat", path: "a.md", body: "x" }));
+      expect(
+        (
+          await api(t.as(who)).delete("/repos/:repo*/-/comment/:id", {
+            params: { repo: t.repo, id: c.id },
+          })
+        ).status,
+      ).toBe(204);
     }
-    expect((await t.client.get(`${t.base}/branch/feat/comments`)).body).toEqual({ comments: [] });
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+          params: { repo: t.repo, branch: "feat" },
+        }),
+      ),
+    ).toEqual({ comments: [] });
   });
 
   it("works on comments of merged and abandoned branches", async () => {
     const t = await team(app);
     await branch(t, "done");
     await branch(t, "gone");
-    const a = await comment(t, t.writer, { branch: "done", path: "a.md", body: "x" });
-    const b = await comment(t, t.writer, { branch: "gone", path: "a.md", body: "x" });
+    const a = okBody(await comment(t, t.writer, { branch: "done", path: "a.md", body: "x" }));
+    const b = okBody(await comment(t, t.writer, { branch: "gone", path: "a.md", body: "x" }));
     await markMerged(t, "done");
-    expect((await t.client.delete(`${t.base}/branch/gone`)).status).toBe(204);
-    expect((await t.as(t.writer).delete(`${t.base}/comment/${a.body.id}`)).status).toBe(204);
-    expect((await t.as(t.writer).delete(`${t.base}/comment/${b.body.id}`)).status).toBe(204);
+    expect(
+      (
+        await api(t.client).delete("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: t.repo, branch: "gone" },
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+          params: { repo: t.repo, id: a.id },
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+          params: { repo: t.repo, id: b.id },
+        })
+      ).status,
+    ).toBe(204);
   });
 });

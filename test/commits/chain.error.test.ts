@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
 import { commit, expectError, repoWithOwner } from "./fixtures.ts";
@@ -32,6 +33,13 @@ describe("a chain request", () => {
   });
 
   it("of an unknown repo answers 404 REPO_NOT_FOUND", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/chain?to=1`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/chain", {
+        params: { repo: `${fx.org}/nope` },
+        query: { to: "1" },
+      }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });

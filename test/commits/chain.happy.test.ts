@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 // The chain is recomputed here from its definition (DESIGN "Hash chain"), independently of
@@ -16,7 +17,7 @@ interface ChainCommit {
   message: string;
   created_at: string;
   files: { path: string; content_sha256: string }[];
-  prev_hash: string;
+  prev_hash: string | null;
   hash: string;
 }
 
@@ -68,8 +69,8 @@ beforeAll(async () => {
 
 const chain = async (q: string): Promise<ChainCommit[]> => {
   const res = await fx.client.get(`${fx.base}/chain${q}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.commits;
+  expectOk(res, 200);
+  return (res.body as { commits: ChainCommit[] }).commits;
 };
 
 describe("the hash chain", () => {
@@ -112,7 +113,11 @@ describe("the hash chain", () => {
       { name: "main", head_hash: last("main") },
       { name: "other", head_hash: last("other") },
     ]);
-    const got = (await fx.client.get(`${fx.base}/commit/2`)).body;
+    const got = okBody(
+      await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+        params: { repo: fx.repo, sequence: "2" },
+      }),
+    );
     expect(Date.parse(got.created_at)).toBe(Date.parse(commits[1]!.created_at));
     expect(got.message).toBe(commits[1]!.message);
   });
@@ -171,7 +176,11 @@ describe("concurrent commits", () => {
       ),
     );
     expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => i + 2));
-    const res = await cfx.client.get(`${cfx.base}/chain?from=1&to=16`);
+    const res = await api(cfx.client).get("/repos/:repo*/-/chain", {
+      params: { repo: cfx.repo },
+      query: { from: "1", to: "16" },
+    });
+    expectOk(res, 200);
     expect(res.body.commits).toHaveLength(16);
     expect(verify(res.body.commits)).toEqual([]);
   });

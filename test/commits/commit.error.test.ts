@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
 import { useFixture } from "../support/world.ts";
@@ -18,7 +19,11 @@ const withFile = (file: unknown) => ({ branch: "main", message: "m", files: [ok,
 /** Posts `body` as a commit, asserts the error, that it names `names`, and that nothing was written. */
 async function refused(body: unknown, status: number, code: string, names: string) {
   const before = await snapshot(app, fx);
-  const msg = expectError(await fx.client.post(`${fx.base}/commit`, body), status, code);
+  const msg = expectError(
+    await unchecked(fx.client).post("/repos/:repo*/-/commit", { params: { repo: fx.repo }, body }),
+    status,
+    code,
+  );
   expect(msg).toContain(names);
   expect(await snapshot(app, fx)).toEqual(before);
   return msg;
@@ -141,10 +146,13 @@ describe("a commit with a bad message or branch is refused, and nothing is writt
 
   it("when the repo does not exist: 404 REPO_NOT_FOUND", async () => {
     const before = await snapshot(app, fx);
-    const res = await fx.client.post(`/repos/${fx.org}/nope/-/commit`, {
-      branch: "main",
-      message: "m",
-      files: [ok],
+    const res = await api(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: `${fx.org}/nope` },
+      body: {
+        branch: "main",
+        message: "m",
+        files: [ok],
+      },
     });
     expectError(res, 404, "REPO_NOT_FOUND");
     expect(await snapshot(app, fx)).toEqual(before);
@@ -188,18 +196,42 @@ describe("a commit body of the wrong shape is refused, and nothing is written", 
 
 describe("getting a commit", () => {
   it("answers 404 COMMIT_NOT_FOUND for a sequence with no commit", async () => {
-    expectError(await fx.client.get(`${fx.base}/commit/999`), 404, "COMMIT_NOT_FOUND");
-    expectError(await fx.client.get(`${fx.base}/commit/0`), 404, "COMMIT_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+        params: { repo: fx.repo, sequence: "999" },
+      }),
+      404,
+      "COMMIT_NOT_FOUND",
+    );
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+        params: { repo: fx.repo, sequence: "0" },
+      }),
+      404,
+      "COMMIT_NOT_FOUND",
+    );
   });
 
   it("answers 400 for a sequence that is not a number", async () => {
     for (const s of ["abc", "-1", "1.5"])
-      expect(expectError(await fx.client.get(`${fx.base}/commit/${s}`), 400, "VALIDATION_FAILED")).toContain(
-        "path.sequence",
-      );
+      expect(
+        expectError(
+          await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+            params: { repo: fx.repo, sequence: s },
+          }),
+          400,
+          "VALIDATION_FAILED",
+        ),
+      ).toContain("path.sequence");
   });
 
   it("answers 404 REPO_NOT_FOUND for an unknown repo", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/commit/1`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+        params: { repo: `${fx.org}/nope`, sequence: "1" },
+      }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });

@@ -1,37 +1,40 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TreeResponse } from "../../shared/api/content.ts";
+import { api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
-import { useFixture } from "../support/world.ts";
+import { errorOf, expectOk, useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
 const tree = async (fx: Awaited<ReturnType<typeof repoWithOwner>>, q = "") =>
-  (await fx.client.get(`${fx.base}/tree${q}`)).body.entries as {
-    path: string;
-    version_id: string;
-    content_type: string;
-    binary: boolean;
-  }[];
+  ((await fx.client.get(`${fx.base}/tree${q}`)).body as TreeResponse).entries;
 
 describe("a commit", () => {
   it("writes all of its files at one sequence and answers 201 {sequence}", async () => {
     const fx = await repoWithOwner(app);
-    const res = await fx.client.post(`${fx.base}/commit`, {
-      branch: "main",
-      message: "three at once",
-      files: [
-        { path: "docs/a.md", content: b64("alpha") },
-        { path: "docs/b.md", content: b64("beta") },
-        { path: "c.txt", content: b64("gamma") },
-      ],
+    const res = await api(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "main",
+        message: "three at once",
+        files: [
+          { path: "docs/a.md", content: b64("alpha") },
+          { path: "docs/b.md", content: b64("beta") },
+          { path: "c.txt", content: b64("gamma") },
+        ],
+      },
     });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body).toMatchObject({ sequence: 1, branch: "main", message: "three at once" });
     const rows = await app.sql("SELECT DISTINCT sequence FROM file_changes WHERE repo_id = $1", [fx.repoId]);
     expect(rows).toEqual([{ sequence: 1 }]);
     expect((await tree(fx)).map((e) => e.path)).toEqual(["c.txt", "docs/a.md", "docs/b.md"]);
-    const f = await fx.client.get(`${fx.base}/file/docs/b.md`);
+    const f = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: "docs/b.md" },
+    });
+    expectOk(f, 200);
     expect(Buffer.from(f.body.content, "base64").toString()).toBe("beta");
   });
 
@@ -39,25 +42,39 @@ describe("a commit", () => {
     const fx = await repoWithOwner(app);
     const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     await commit(fx, "main", { "all-bytes.bin": bytes, "empty.txt": "" });
-    const f = await fx.client.get(`${fx.base}/file/all-bytes.bin`);
+    const f = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: "all-bytes.bin" },
+    });
+    expectOk(f, 200);
     expect(Buffer.from(f.body.content, "base64").equals(bytes)).toBe(true);
-    const empty = await fx.client.get(`${fx.base}/file/empty.txt`);
-    expect(empty.status).toBe(200);
+    const empty = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: "empty.txt" },
+    });
+    expectOk(empty, 200);
     expect(empty.body).toMatchObject({ content: "", version_id: sha256hex("") });
   });
 
   it("deletes a file when content is null or omitted", async () => {
     const fx = await repoWithOwner(app);
     await commit(fx, "main", { "a.md": "a", "b.md": "b", "c.md": "c" });
-    const res = await fx.client.post(`${fx.base}/commit`, {
-      branch: "main",
-      message: "remove two",
-      files: [{ path: "a.md", content: null }, { path: "b.md" }],
+    const res = await api(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "main",
+        message: "remove two",
+        files: [{ path: "a.md", content: null }, { path: "b.md" }],
+      },
     });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect((await tree(fx)).map((e) => e.path)).toEqual(["c.md"]);
-    expect((await fx.client.get(`${fx.base}/file/a.md`)).status).toBe(404);
-    expect((await fx.client.get(`${fx.base}/file/b.md`)).status).toBe(404);
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/file/:path*", { params: { repo: fx.repo, path: "a.md" } }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/file/:path*", { params: { repo: fx.repo, path: "b.md" } }))
+        .status,
+    ).toBe(404);
   });
 
   it("stores a given content_type and returns it in tree and file", async () => {
@@ -69,27 +86,42 @@ describe("a commit", () => {
     const entries = await tree(fx);
     expect(entries.find((e) => e.path === "notes.md")!.content_type).toBe("text/x-custom; charset=utf-8");
     expect(entries.find((e) => e.path === "plain.md")!.content_type).toMatch(/^text\/markdown/);
-    const f = await fx.client.get(`${fx.base}/file/notes.md`);
+    const f = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: "notes.md" },
+    });
+    expectOk(f, 200);
     expect(f.body.content_type).toBe("text/x-custom; charset=utf-8");
   });
 
   it("is authored by the caller: an author in the body is refused, naming it", async () => {
     const fx = await repoWithOwner(app);
-    const spoof = await fx.client.post(`${fx.base}/commit`, {
-      branch: "main",
-      message: "spoof",
-      author: "mallory@example.com",
-      files: [{ path: "a.md", content: b64("x") }],
+    const spoof = await unchecked(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "main",
+        message: "spoof",
+        author: "mallory@example.com",
+        files: [{ path: "a.md", content: b64("x") }],
+      },
     });
     expect(spoof.status).toBe(400);
-    expect(spoof.body.error).toBe("body.author: unknown field");
-    const res = await fx.client.post(`${fx.base}/commit`, {
-      branch: "main",
-      message: "mine",
-      files: [{ path: "a.md", content: b64("x") }],
+    expect(errorOf(spoof).error).toBe("body.author: unknown field");
+    const res = await api(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "main",
+        message: "mine",
+        files: [{ path: "a.md", content: b64("x") }],
+      },
     });
-    expect(res.status).toBe(201);
-    expect((await fx.client.get(`${fx.base}/commit/${res.body.sequence}`)).body.author).toBe(fx.owner);
+    expectOk(res, 201);
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+          params: { repo: fx.repo, sequence: String(res.body.sequence) },
+        }),
+      ).author,
+    ).toBe(fx.owner);
     const [row] = await app.sql("SELECT author FROM commits WHERE repo_id = $1", [fx.repoId]);
     expect(row).toEqual({ author: fx.owner });
   });
@@ -151,8 +183,10 @@ describe("getting a commit by sequence", () => {
     await commit(fx, "main", { "gone.md": "bye", "keep.md": "v1" });
     await createBranch(fx, "edit");
     const seq = await commit(fx, "edit", { "keep.md": "v2", "gone.md": null, "new/é.md": "new" }, "edit it");
-    const res = await fx.client.get(`${fx.base}/commit/${seq}`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+      params: { repo: fx.repo, sequence: String(seq) },
+    });
+    expectOk(res, 200);
     expect(Object.keys(res.body).sort()).toEqual([
       "author",
       "branch",
@@ -178,7 +212,10 @@ describe("paths", () => {
     const nested = "a/b/c/d/e/f/日本語 file (1).md";
     await commit(fx, "main", { [long]: "long", [nested]: "deep" });
     expect((await tree(fx)).map((e) => e.path).sort()).toEqual([long, nested].sort());
-    const f = await fx.client.get(`${fx.base}/file/${nested.split("/").map(encodeURIComponent).join("/")}`);
+    const f = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: nested },
+    });
+    expectOk(f, 200);
     expect(f.body.path).toBe(nested);
   });
 });
@@ -202,12 +239,18 @@ describe("content above the blob threshold", () => {
       { inline: true, blob: false },
       { inline: false, blob: true },
     ]);
-    const f = await fx.client.get(`${fx.base}/file/copy.md`);
+    const f = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: "copy.md" },
+    });
+    expectOk(f, 200);
     expect(Buffer.from(f.body.content, "base64").toString()).toBe(big);
     expect(f.body.version_id).toBe(sha256hex(big));
     await createBranch(fx, "edit");
     await commit(fx, "edit", { "big.md": `${big}one more line\n` });
-    const d = await fx.client.get(`${fx.base}/diff?branch=edit`);
+    const d = await api(fx.client).get("/repos/:repo*/-/diff", {
+      params: { repo: fx.repo },
+      query: { branch: "edit" },
+    });
     expect(d.body.changes).toEqual([
       expect.objectContaining({
         path: "big.md",

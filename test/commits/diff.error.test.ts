@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
 import { commit, createBranch, expectError, repoWithOwner } from "./fixtures.ts";
@@ -34,6 +35,13 @@ describe("a diff request", () => {
   });
 
   it("of an unknown repo answers 404 REPO_NOT_FOUND", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/diff?branch=topic`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/diff", {
+        params: { repo: `${fx.org}/nope` },
+        query: { branch: "topic" },
+      }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });

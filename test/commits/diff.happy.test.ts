@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 const png1 = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 1]);
@@ -52,8 +53,11 @@ beforeAll(async () => {
 });
 
 const diff = async (branch: string) => {
-  const res = await fx.client.get(`${fx.base}/diff?branch=${encodeURIComponent(branch)}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const res = await api(fx.client).get("/repos/:repo*/-/diff", {
+    params: { repo: fx.repo },
+    query: { branch },
+  });
+  expectOk(res, 200);
   expect(Object.keys(res.body).sort()).toEqual(["changes", "conflicts"]);
   return res.body as { changes: Change[]; conflicts: unknown[] };
 };

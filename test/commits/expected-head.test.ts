@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, unchecked } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { errorOf, expectOk } from "../support/world.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner } from "./fixtures.ts";
 
 let app: TestApp;
@@ -9,12 +11,26 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const post = (fx: RepoFixture, branch: string, expected: unknown, text = "x") =>
-  fx.client.post(`${fx.base}/commit`, {
-    branch,
-    message: `expecting ${String(expected)}`,
-    expected_head_sequence: expected,
-    files: [{ path: "a.md", content: b64(text) }],
+const post = (fx: RepoFixture, branch: string, expected: number, text = "x") =>
+  api(fx.client).post("/repos/:repo*/-/commit", {
+    params: { repo: fx.repo },
+    body: {
+      branch,
+      message: `expecting ${String(expected)}`,
+      expected_head_sequence: expected,
+      files: [{ path: "a.md", content: b64(text) }],
+    },
+  });
+/** The same request with an `expected_head_sequence` the route does not accept. */
+const postBad = (fx: RepoFixture, branch: string, expected: unknown, text = "x") =>
+  unchecked(fx.client).post("/repos/:repo*/-/commit", {
+    params: { repo: fx.repo },
+    body: {
+      branch,
+      message: `expecting ${String(expected)}`,
+      expected_head_sequence: expected,
+      files: [{ path: "a.md", content: b64(text) }],
+    },
   });
 
 const counts = async (fx: RepoFixture) => {
@@ -32,14 +48,14 @@ describe("a commit with expected_head_sequence", () => {
     const fx = await repoWithOwner(app);
     const first = await commit(fx, "main", { "a.md": "one" });
     const res = await post(fx, "main", first, "two");
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expectOk(res, 201);
     expect(res.body.sequence).toBe(first + 1);
   });
 
   it("expects 0 on a repo with no commits yet", async () => {
     const fx = await repoWithOwner(app);
     const res = await post(fx, "main", 0);
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expectOk(res, 201);
   });
 
   it("answers 409 HEAD_MOVED with the current head when the branch has moved, and writes nothing", async () => {
@@ -50,7 +66,7 @@ describe("a commit with expected_head_sequence", () => {
     const res = await post(fx, "main", first, "stale");
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: "HEAD_MOVED", head_sequence: second });
-    expect(res.body.error).toMatch(/sequence 2, not the expected 1/);
+    expect(errorOf(res).error).toMatch(/sequence 2, not the expected 1/);
     // No commit, no event, and the sequence taken with the lock rolled back (no gap).
     expect(await counts(fx)).toEqual(before);
     expect((await post(fx, "main", second, "fresh")).body.sequence).toBe(second + 1);
@@ -62,7 +78,7 @@ describe("a commit with expected_head_sequence", () => {
     const branch = await createBranch(fx, "feature");
     await commit(fx, "main", { "a.md": "two" }); // the repo moves, the branch does not
     const res = await post(fx, "feature", branch.head_sequence);
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expectOk(res, 201);
     const stale = await post(fx, "feature", branch.head_sequence);
     expect(stale.body).toMatchObject({ code: "HEAD_MOVED", head_sequence: res.body.sequence });
   });
@@ -88,9 +104,9 @@ describe("a commit with expected_head_sequence", () => {
     ["a string", "1"],
   ])("is refused with 400 when %s", async (_name, expected) => {
     const fx = await repoWithOwner(app);
-    const res = await post(fx, "main", expected);
+    const res = await postBad(fx, "main", expected);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe("VALIDATION_FAILED");
+    expect(errorOf(res).code).toBe("VALIDATION_FAILED");
     expect((await counts(fx))?.commits).toBe(0);
   });
 });

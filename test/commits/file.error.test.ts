@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
 import { commit, createBranch, expectError, repoWithOwner } from "./fixtures.ts";
@@ -57,7 +58,11 @@ describe("reading a file with bad input", () => {
     ])) as [{ last: number }];
     expectError(await get("other.md", `?at=${last + 1}`), 400, "SEQUENCE_OUT_OF_RANGE");
     // topic's head is below the repo's last sequence: at=last is beyond it.
-    const topic = (await fx.client.get(`${fx.base}/branch/topic`)).body;
+    const topic = okBody(
+      await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+        params: { repo: fx.repo, branch: "topic" },
+      }),
+    );
     expectError(
       await get("other.md", `?branch=topic&at=${topic.head_sequence + 1}`),
       400,
@@ -83,6 +88,12 @@ describe("reading a file with bad input", () => {
   });
 
   it("answers 404 REPO_NOT_FOUND for an unknown repo", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/file/other.md`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+        params: { repo: `${fx.org}/nope`, path: "other.md" },
+      }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });

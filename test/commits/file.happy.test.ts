@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import type { FileResponse } from "../../shared/api/content.ts";
 import { startTestApp } from "../support/app.ts";
-import { b64 } from "../support/client.ts";
-import { useFixture } from "../support/world.ts";
+import { b64, type Res } from "../support/client.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner, sha256hex, urlPath } from "./fixtures.ts";
 
 let s1: number;
@@ -17,13 +18,15 @@ beforeAll(async () => {
   await commit(fx, "feature/x", { "doc.md": "on the branch", "branch-only.md": "b" });
 });
 
-const get = (path: string, q = "") => fx.client.get(`${fx.base}/file/${urlPath(path)}${q}`);
+/** The raw path and query as written (what this file tests); a success is a `FileResponse`. */
+const get = async (path: string, q = "") =>
+  (await fx.client.get(`${fx.base}/file/${urlPath(path)}${q}`)) as Res<FileResponse>;
 const text = (res: { body: { content: string } }) => Buffer.from(res.body.content, "base64").toString();
 
 describe("a file", () => {
   it("returns path, base64 content, content_type and version_id at the head of main by default", async () => {
     const res = await get("doc.md");
-    expect(res.status).toBe(200);
+    expectOk(res, 200);
     expect(res.body).toEqual({
       path: "doc.md",
       content: b64("v3 on main"),
@@ -62,7 +65,7 @@ describe("a file", () => {
   it("whose last segment is 'history' is readable with the slash encoded as %2F", async () => {
     await commit(fx, "main", { "notes/history": "a file named history" });
     // `/file/notes/history` is the history endpoint of `notes`; the file itself needs %2F.
-    const direct = await fx.client.get(`${fx.base}/file/notes%2Fhistory`);
+    const direct = (await fx.client.get(`${fx.base}/file/notes%2Fhistory`)) as Res<FileResponse>;
     expect(direct.body.path).toBe("notes/history");
     expect(text(direct)).toBe("a file named history");
   });

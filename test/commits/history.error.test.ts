@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
 import { commit, expectError, repoWithOwner } from "./fixtures.ts";
@@ -41,6 +42,12 @@ describe("reading a file's history with bad input", () => {
   });
 
   it("answers 404 REPO_NOT_FOUND for an unknown repo", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/file/doc.md/history`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/file/:path*/history", {
+        params: { repo: `${fx.org}/nope`, path: "doc.md" },
+      }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 const seq: Record<string, number> = {};
@@ -29,8 +29,8 @@ interface Entry {
 
 const history = async (path: string, q = ""): Promise<Entry[]> => {
   const res = await fx.client.get(`${fx.base}/file/${path}/history${q}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.entries;
+  expectOk(res, 200);
+  return (res.body as { entries: Entry[] }).entries;
 };
 
 describe("a file's history", () => {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
 import { commit, createBranch, repoWithOwner } from "./fixtures.ts";
@@ -71,7 +72,13 @@ describe("reads at a sequence", () => {
     await commit(fx2, "main", { "x/base.md": "base" });
     await createBranch(fx2, "frozen");
     await commit(fx2, "frozen", { "x/base.md": "changed\n", "x/new.md": "new\n" });
-    expect((await fx2.client.delete(`${fx2.base}/branch/frozen`)).status).toBe(204);
+    expect(
+      (
+        await api(fx2.client).delete("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx2.repo, branch: "frozen" },
+        })
+      ).status,
+    ).toBe(204);
     const before = await raw("/diff?branch=frozen");
     expect(before.startsWith("200 ")).toBe(true);
     await commit(fx2, "main", { "y/unrelated.md": "u" });

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { archiveOf, downloadAs, filesOf } from "../archives/fixtures.ts";
+import { api } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { errorOf, expectOk } from "../support/world.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 // Files as large as the default body limit (32 MiB) lets through: committed, read back and
@@ -24,7 +26,11 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 async function readBack(path: string, branch = "main"): Promise<{ bytes: Buffer; versionId: string }> {
-  const res = await fx.client.get(`${fx.base}/file/${path}?branch=${branch}`);
+  const res = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+    params: { repo: fx.repo, path },
+    query: { branch },
+  });
+  expectOk(res, 200);
   expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
   // A large body is streamed, as the same JSON object a small one gets.
   expect(Object.keys(res.body)).toEqual(["path", "content", "content_type", "version_id"]);
@@ -56,20 +62,27 @@ describe("a file as large as the body limit allows", () => {
     const text = "a line of prose, repeated to make a large text file\n".repeat(160_000);
     await commit(fx, "main", { "big/prose.md": text });
     expect((await readBack("big/prose.md")).bytes.toString("utf8")).toBe(text);
-    const tree = await fx.client.get(`${fx.base}/tree?after=big/data.bin&limit=1`);
+    const tree = await api(fx.client).get("/repos/:repo*/-/tree", {
+      params: { repo: fx.repo },
+      query: { after: "big/data.bin", limit: "1" },
+    });
+    expectOk(tree, 200);
     expect(tree.body.entries[0]).toMatchObject({ path: "big/prose.md", binary: false });
   });
 
   it("base64 that is invalid only near the end of a large body: 400 INVALID_CONTENT, nothing written", async () => {
     const content = `${b64(randomBytes(6 * 1024 * 1024)).slice(0, -8)}-AAAAAAA`;
-    const res = await fx.client.post(`${fx.base}/commit`, {
-      branch: "main",
-      message: "bad",
-      files: [{ path: "bad.bin", content }],
+    const res = await api(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "main",
+        message: "bad",
+        files: [{ path: "bad.bin", content }],
+      },
     });
     expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
-    expect(res.body.code).toBe("INVALID_CONTENT");
-    expect(res.body.error).toContain("base64");
+    expect(errorOf(res).code).toBe("INVALID_CONTENT");
+    expect(errorOf(res).error).toContain("base64");
   });
 });
 
@@ -81,8 +94,11 @@ describe("diffs of large or very different text files stay bounded", () => {
     await commit(fx, "main", { "diff/every-line.md": lines("before", 3000) });
     await createBranch(fx, "rewrite");
     await commit(fx, "rewrite", { "diff/every-line.md": lines("after", 3000) });
-    const res = await fx.client.get(`${fx.base}/diff?branch=rewrite`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/diff", {
+      params: { repo: fx.repo },
+      query: { branch: "rewrite" },
+    });
+    expectOk(res, 200);
     expect(res.body.changes).toEqual([
       { path: "diff/every-line.md", status: "modified", binary: false, diff: "" },
     ]);
@@ -94,18 +110,24 @@ describe("diffs of large or very different text files stay bounded", () => {
     await commit(fx, "main", { "diff/sparse.md": before });
     await createBranch(fx, "sparse");
     await commit(fx, "sparse", { "diff/sparse.md": after });
-    const res = await fx.client.get(`${fx.base}/diff?branch=sparse`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/diff", {
+      params: { repo: fx.repo },
+      query: { branch: "sparse" },
+    });
+    expectOk(res, 200);
     expect(res.body.changes).toHaveLength(1);
-    expect(res.body.changes[0].diff).toContain("-same 10000 ");
-    expect(res.body.changes[0].diff).toContain("+CHANGED 10000 ");
+    expect(res.body.changes[0]?.diff).toContain("-same 10000 ");
+    expect(res.body.changes[0]?.diff).toContain("+CHANGED 10000 ");
   });
 
   it("a file above the text diff limit in the blob store: diff ''", async () => {
     await createBranch(fx, "big-text");
     await commit(fx, "big-text", { "big/prose.md": `${"changed prose\n".repeat(200_000)}` });
-    const res = await fx.client.get(`${fx.base}/diff?branch=big-text`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/diff", {
+      params: { repo: fx.repo },
+      query: { branch: "big-text" },
+    });
+    expectOk(res, 200);
     expect(res.body.changes).toEqual([{ path: "big/prose.md", status: "modified", binary: false, diff: "" }]);
   });
 });

@@ -9,6 +9,7 @@ import { ADMIN, type TestApp } from "../support/app.ts";
 import { client } from "../support/client.ts";
 import { databaseUrl } from "../support/global-setup.ts";
 import { startTestIdp } from "../support/idp.ts";
+import { expectOk } from "../support/world.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner } from "./fixtures.ts";
 
 // Production databases rarely use the "C" collation (Cloud SQL defaults to en_US.UTF8). Paths are
@@ -67,8 +68,8 @@ async function pagePaths(fx: RepoFixture, q: string, limit: number): Promise<str
   let after = "";
   for (let i = 0; i < 20; i++) {
     const res = await fx.client.get(`${fx.base}/tree?${q}&limit=${limit}${after}`);
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const page: string[] = res.body.entries.map((e: { path: string }) => e.path);
+    expectOk(res, 200);
+    const page = (res.body as { entries: { path: string }[] }).entries.map((e) => e.path);
     if (page.length === 0) break;
     all.push(...page);
     after = `&after=${encodeURIComponent(page.at(-1)!)}`;

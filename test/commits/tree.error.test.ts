@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
 import { commit, createBranch, expectError, repoWithOwner } from "./fixtures.ts";
@@ -53,11 +54,15 @@ describe("reading the tree with a bad query", () => {
   });
 
   it("answers 404 REPO_NOT_FOUND for an unknown repo", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/tree`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/tree", { params: { repo: `${fx.org}/nope` } }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 
   it("answers 401 without credentials", async () => {
-    const res = await app.anonymous.get(`${fx.base}/tree`);
+    const res = await api(app.anonymous).get("/repos/:repo*/-/tree", { params: { repo: fx.repo } });
     expectError(res, 401, "UNAUTHENTICATED");
   });
 });

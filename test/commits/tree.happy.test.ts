@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -15,8 +15,8 @@ interface Entry {
 
 const entries = async (fx: RepoFixture, q = ""): Promise<Entry[]> => {
   const res = await fx.client.get(`${fx.base}/tree${q}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.entries;
+  expectOk(res, 200);
+  return (res.body as { entries: Entry[] }).entries;
 };
 const paths = async (fx: RepoFixture, q = "") => (await entries(fx, q)).map((e) => e.path);
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
 import { useFixture } from "../support/world.ts";
@@ -17,7 +18,7 @@ describe("racing requests", () => {
   it("creating one org name five times at once makes one org, one owner and one event", async () => {
     const name = unique("race");
     const people = [1, 2, 3, 4, 5].map(() => person("racer"));
-    const results = await Promise.all(people.map((p) => app.as(p).post("/orgs", { name })));
+    const results = await Promise.all(people.map((p) => api(app.as(p)).post("/orgs", { body: { name } })));
     expect(statuses(results)).toEqual([201, 409, 409, 409, 409]);
     const winner = results.find((r) => r.status === 201)!.body.created_by;
     expect(await app.sql("SELECT identity, role FROM org_members WHERE org = $1", [name])).toEqual([
@@ -30,10 +31,19 @@ describe("racing requests", () => {
     const owner = person("owner");
     const dana = person("dana");
     const org = await makeOrg(app, owner);
-    const { token } = (await app.as(owner).post(`/orgs/${org}/invites`, { email: dana, role: "member" }))
-      .body;
+    const { token } = okBody(
+      await api(app.as(owner)).post("/orgs/:org/invites", {
+        params: { org },
+        body: { email: dana, role: "member" },
+      }),
+    );
     const results = await Promise.all(
-      [1, 2, 3, 4, 5].map(() => app.as(dana).post(`/orgs/${org}/invites/${token}/accept`)),
+      [1, 2, 3, 4, 5].map(() =>
+        unchecked(app.as(dana)).post("/orgs/:org/invites/:token/accept", {
+          params: { org, token },
+          body: {},
+        }),
+      ),
     );
     expect(statuses(results)).toEqual([200, 409, 409, 409, 409]);
     expect(
@@ -45,11 +55,15 @@ describe("racing requests", () => {
     const owner = person("owner");
     const dana = person("dana");
     const org = await makeOrg(app, owner);
-    const { id, token } = (await app.as(owner).post(`/orgs/${org}/invites`, { email: dana, role: "member" }))
-      .body;
+    const { id, token } = okBody(
+      await api(app.as(owner)).post("/orgs/:org/invites", {
+        params: { org },
+        body: { email: dana, role: "member" },
+      }),
+    );
     const [accept, revoke] = await Promise.all([
-      app.as(dana).post(`/orgs/${org}/invites/${token}/accept`),
-      app.as(owner).delete(`/orgs/${org}/invites/${id}`),
+      unchecked(app.as(dana)).post("/orgs/:org/invites/:token/accept", { params: { org, token }, body: {} }),
+      unchecked(app.as(owner)).delete("/orgs/:org/invites/:id", { params: { org, id } }),
     ]);
     const member = await app.sql("SELECT 1 FROM org_members WHERE org = $1 AND identity = $2", [org, dana]);
     if (accept.status === 200) {
@@ -67,8 +81,8 @@ describe("racing requests", () => {
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob, "owner");
     const results = await Promise.all([
-      app.as(alice).delete(`/orgs/${org}/members/${alice}`),
-      app.as(bob).delete(`/orgs/${org}/members/${bob}`),
+      api(app.as(alice)).delete("/orgs/:org/members/:identity", { params: { org, identity: alice } }),
+      api(app.as(bob)).delete("/orgs/:org/members/:identity", { params: { org, identity: bob } }),
     ]);
     expect(statuses(results)).toEqual([204, 409]);
     expect(await app.sql("SELECT 1 FROM org_members WHERE org = $1 AND role = 'owner'", [org])).toHaveLength(
@@ -82,7 +96,12 @@ describe("racing requests", () => {
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob, "owner");
     const results = await Promise.all(
-      [alice, bob].map((who) => app.as(who).post(`/orgs/${org}/members/${who}`, { role: "member" })),
+      [alice, bob].map((who) =>
+        api(app.as(who)).post("/orgs/:org/members/:identity", {
+          params: { org, identity: who },
+          body: { role: "member" },
+        }),
+      ),
     );
     expect(statuses(results)).toEqual([200, 409]);
     expect(await app.sql("SELECT 1 FROM org_members WHERE org = $1 AND role = 'owner'", [org])).toHaveLength(
@@ -95,7 +114,7 @@ describe("racing requests", () => {
     const org = await makeOrg(app, alice);
     const name = `${org}/docs`;
     const results = await Promise.all(
-      [1, 2, 3].map(() => app.as(alice).post("/repos", { owner: org, name })),
+      [1, 2, 3].map(() => api(app.as(alice)).post("/repos", { body: { owner: org, name } })),
     );
     expect(statuses(results)).toEqual([201, 409, 409]);
     const rows = await app.sql(
@@ -112,8 +131,8 @@ describe("racing requests", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     const [create, remove] = await Promise.all([
-      app.as(alice).post("/repos", { owner: org, name: `${org}/docs` }),
-      app.as(alice).delete(`/orgs/${org}`),
+      api(app.as(alice)).post("/repos", { body: { owner: org, name: `${org}/docs` } }),
+      api(app.as(alice)).delete("/orgs/:org", { params: { org } }),
     ]);
     const orgs = await app.sql("SELECT 1 FROM orgs WHERE name = $1", [org]);
     const repos = await app.sql("SELECT 1 FROM repos WHERE owner = $1", [org]);

@@ -1,7 +1,8 @@
 import { expect } from "vitest";
+import { api } from "../support/api.ts";
 import type { TestApp } from "../support/app.ts";
 import { b64, type Res } from "../support/client.ts";
-import { expectError, grant as grantRole } from "../support/world.ts";
+import { expectError, expectOk, grant as grantRole, type RepoRole } from "../support/world.ts";
 
 export { expectError };
 
@@ -19,28 +20,37 @@ export const person = (who: string) => `${unique(who)}@example.com`;
 
 /** Creates an org as `owner` and returns its name. */
 export async function makeOrg(app: TestApp, owner: string, name = unique("org")): Promise<string> {
-  const res = await app.as(owner).post("/orgs", { name });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const res = await api(app.as(owner)).post("/orgs", { body: { name } });
+  expectOk(res, 201);
   return name;
 }
 
 /** Creates `<org>/<rest>` as `owner` (who must own the org) and returns the full name. */
 export async function makeRepo(app: TestApp, owner: string, org: string, rest = unique("repo")) {
   const name = `${org}/${rest}`;
-  const res = await app.as(owner).post("/repos", { owner: org, name });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const res = await api(app.as(owner)).post("/repos", { body: { owner: org, name } });
+  expectOk(res, 201);
   return name;
 }
 
 /** Adds `identity` to `org` with `role`, as the org owner `by`. */
-export async function addMember(app: TestApp, by: string, org: string, identity: string, role = "member") {
-  const res = await app.as(by).post(`/orgs/${org}/members/${identity}`, { role });
+export async function addMember(
+  app: TestApp,
+  by: string,
+  org: string,
+  identity: string,
+  role: "member" | "owner" = "member",
+) {
+  const res = await api(app.as(by)).post("/orgs/:org/members/:identity", {
+    params: { org, identity },
+    body: { role },
+  });
   expect(res.status, JSON.stringify(res.body)).toBeOneOf([200, 201]);
 }
 
 /** Grants `identity` a role on `repo`, as the repo admin `by`. */
-export const grant = (app: TestApp, by: string, repo: string, identity: string, role: string) =>
-  grantRole({ client: app.as(by), base: `/repos/${repo}/-` }, identity, role);
+export const grant = (app: TestApp, by: string, repo: string, identity: string, role: RepoRole) =>
+  grantRole({ client: app.as(by), base: `/repos/${repo}/-`, repo }, identity, role);
 
 /** A commit request body with one small file. */
 export const commitBody = (branch: string, path = "a.md", text = "hello") => ({

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { api, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { errorOf, expectOk, useFixture } from "../support/world.ts";
 import { expectError, expectRefusedWithoutChange, makeOrg, person } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -11,11 +12,15 @@ async function pendingInvite(role = "member") {
   const owner = person("owner");
   const invitee = person("invitee");
   const org = await makeOrg(app, owner);
-  const res = await app.as(owner).post(`/orgs/${org}/invites`, { email: invitee, role });
-  expect(res.status).toBe(201);
+  const res = await unchecked(app.as(owner)).post("/orgs/:org/invites", {
+    params: { org },
+    body: { email: invitee, role },
+  });
+  expectOk(res, 201);
   const { id, token } = res.body as { id: string; token: string };
-  const accept = (who = invitee, inOrg = org) => app.as(who).post(`/orgs/${inOrg}/invites/${token}/accept`);
-  const revoke = () => app.as(owner).delete(`/orgs/${org}/invites/${id}`);
+  const accept = (who = invitee, inOrg = org) =>
+    api(app.as(who)).post("/orgs/:org/invites/:token/accept", { params: { org: inOrg, token }, body: {} });
+  const revoke = () => api(app.as(owner)).delete("/orgs/:org/invites/:id", { params: { org, id } });
   return { owner, invitee, org, id, token, accept, revoke };
 }
 
@@ -40,7 +45,13 @@ describe("accepting an invitation that cannot be accepted", () => {
   it("refuses a second accept even after the member has left", async () => {
     const inv = await pendingInvite();
     expect((await inv.accept()).status).toBe(200);
-    expect((await app.as(inv.invitee).delete(`/orgs/${inv.org}/members/${inv.invitee}`)).status).toBe(204);
+    expect(
+      (
+        await api(app.as(inv.invitee)).delete("/orgs/:org/members/:identity", {
+          params: { org: inv.org, identity: inv.invitee },
+        })
+      ).status,
+    ).toBe(204);
     await expectRefusedWithoutChange(app, () => inv.accept(), 409, "INVITE_USED");
     expect(await isMember(inv.org, inv.invitee)).toBe(false);
   });
@@ -72,7 +83,11 @@ describe("accepting an invitation that cannot be accepted", () => {
     const forged = randomBytes(32).toString("base64url");
     await expectRefusedWithoutChange(
       app,
-      () => app.as(inv.invitee).post(`/orgs/${inv.org}/invites/${forged}/accept`),
+      () =>
+        api(app.as(inv.invitee)).post("/orgs/:org/invites/:token/accept", {
+          params: { org: inv.org, token: forged },
+          body: {},
+        }),
       404,
       "INVITE_NOT_FOUND",
     );
@@ -81,9 +96,12 @@ describe("accepting an invitation that cannot be accepted", () => {
   it("answers 400 for a malformed token", async () => {
     const inv = await pendingInvite();
     for (const bad of ["short", "has.dots.in.it.and.is.long.enough.for.the.length.rule"]) {
-      const res = await app.as(inv.invitee).post(`/orgs/${inv.org}/invites/${bad}/accept`);
+      const res = await api(app.as(inv.invitee)).post("/orgs/:org/invites/:token/accept", {
+        params: { org: inv.org, token: bad },
+        body: {},
+      });
       expectError(res, 400, "VALIDATION_FAILED");
-      expect(res.body.error).toContain("path.token");
+      expect(errorOf(res).error).toContain("path.token");
     }
   });
 });
@@ -110,9 +128,11 @@ describe("revoking an invitation that cannot be revoked", () => {
 
   it("answers 400 naming path.id for a malformed id", async () => {
     const inv = await pendingInvite();
-    const res = await app.as(inv.owner).delete(`/orgs/${inv.org}/invites/not-a-uuid`);
+    const res = await api(app.as(inv.owner)).delete("/orgs/:org/invites/:id", {
+      params: { org: inv.org, id: "not-a-uuid" },
+    });
     expectError(res, 400, "VALIDATION_FAILED");
-    expect(res.body.error).toContain("path.id");
+    expect(errorOf(res).error).toContain("path.id");
   });
 
   it("answers 404 INVITE_NOT_FOUND for an unknown id, or one from another org", async () => {
@@ -124,7 +144,7 @@ describe("revoking an invitation that cannot be revoked", () => {
     ] as const) {
       await expectRefusedWithoutChange(
         app,
-        () => app.as(inv.owner).delete(`/orgs/${org}/invites/${id}`),
+        () => api(app.as(inv.owner)).delete("/orgs/:org/invites/:id", { params: { org, id } }),
         404,
         "INVITE_NOT_FOUND",
       );
@@ -144,10 +164,10 @@ describe("creating an invitation from a bad request", () => {
     const org = await makeOrg(app, owner);
     const res = await expectRefusedWithoutChange(
       app,
-      () => app.as(owner).post(`/orgs/${org}/invites`, body),
+      () => unchecked(app.as(owner)).post("/orgs/:org/invites", { params: { org }, body }),
       400,
       "VALIDATION_FAILED",
     );
-    expect(res.body.error).toContain(field);
+    expect(errorOf(res).error).toContain(field);
   });
 });

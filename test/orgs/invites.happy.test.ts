@@ -1,15 +1,16 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, expectStatus, useFixture } from "../support/world.ts";
 import { makeOrg, person } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
 const DAY = 24 * 60 * 60 * 1000;
 
-async function invite(owner: string, org: string, email: string, role = "member") {
-  const res = await app.as(owner).post(`/orgs/${org}/invites`, { email, role });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
+async function invite(owner: string, org: string, email: string, role: "member" | "owner" = "member") {
+  const res = await api(app.as(owner)).post("/orgs/:org/invites", { params: { org }, body: { email, role } });
+  expectOk(res, 201);
   return res.body as { id: string; token: string; email: string; role: string };
 }
 
@@ -18,8 +19,11 @@ describe("creating an invitation", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     const email = person("dana");
-    const res = await app.as(alice).post(`/orgs/${org}/invites`, { email, role: "owner" });
-    expect(res.status).toBe(201);
+    const res = await api(app.as(alice)).post("/orgs/:org/invites", {
+      params: { org },
+      body: { email, role: "owner" },
+    });
+    expectOk(res, 201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       org,
@@ -52,8 +56,8 @@ describe("listing invitations", () => {
     const org = await makeOrg(app, alice);
     const a = await invite(alice, org, person("dana"));
     const b = await invite(alice, org, person("erin"), "owner");
-    const res = await app.as(alice).get(`/orgs/${org}/invites`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(alice)).get("/orgs/:org/invites", { params: { org } });
+    expectOk(res, 200);
     expect(res.body.invites.map((i: { id: string }) => i.id)).toEqual([a.id, b.id]);
     for (const listed of res.body.invites) expect(listed).not.toHaveProperty("token");
     const text = JSON.stringify(res.body);
@@ -69,12 +73,22 @@ describe("listing invitations", () => {
     const revoked = await invite(alice, org, person("erin"));
     const expired = await invite(alice, org, person("fay"));
     const pending = await invite(alice, org, person("gus"));
-    expect((await app.as(dana).post(`/orgs/${org}/invites/${accepted.token}/accept`)).status).toBe(200);
-    expect((await app.as(alice).delete(`/orgs/${org}/invites/${revoked.id}`)).status).toBe(204);
+    expect(
+      (
+        await api(app.as(dana)).post("/orgs/:org/invites/:token/accept", {
+          params: { org, token: accepted.token },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await api(app.as(alice)).delete("/orgs/:org/invites/:id", { params: { org, id: revoked.id } })).status,
+    ).toBe(204);
     await app.sql("UPDATE org_invites SET expires_at = now() - interval '1 minute' WHERE id = $1", [
       expired.id,
     ]);
-    const res = await app.as(alice).get(`/orgs/${org}/invites`);
+    const res = await api(app.as(alice)).get("/orgs/:org/invites", { params: { org } });
+    expectOk(res, 200);
     expect(res.body.invites.map((i: { id: string }) => i.id)).toEqual([pending.id]);
   });
 });
@@ -85,8 +99,11 @@ describe("accepting an invitation", () => {
     const org = await makeOrg(app, alice);
     const dana = person("dana");
     const { token } = await invite(alice, org, dana, "owner");
-    const res = await app.as(dana).post(`/orgs/${org}/invites/${token}/accept`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(dana)).post("/orgs/:org/invites/:token/accept", {
+      params: { org, token },
+      body: {},
+    });
+    expectOk(res, 200);
     expect(res.body).toEqual({
       org,
       identity: dana,
@@ -94,7 +111,7 @@ describe("accepting an invitation", () => {
       added_at: expect.any(String),
       added_by: alice,
     });
-    const members = (await app.as(dana).get(`/orgs/${org}/members`)).body.members;
+    const members = okBody(await api(app.as(dana)).get("/orgs/:org/members", { params: { org } })).members;
     expect(members).toContainEqual(expect.objectContaining({ identity: dana, role: "owner" }));
   });
 
@@ -103,7 +120,7 @@ describe("accepting an invitation", () => {
     const org = await makeOrg(app, alice);
     const dana = person("dana");
     const { id, token } = await invite(alice, org, dana);
-    await app.as(dana).post(`/orgs/${org}/invites/${token}/accept`);
+    await api(app.as(dana)).post("/orgs/:org/invites/:token/accept", { params: { org, token }, body: {} });
     const [row] = await app.sql("SELECT accepted_at, accepted_by FROM org_invites WHERE id = $1", [id]);
     expect(row).toEqual({ accepted_at: expect.any(Date), accepted_by: dana });
   });
@@ -113,8 +130,11 @@ describe("accepting an invitation", () => {
     const org = await makeOrg(app, alice);
     const dana = person("dana");
     const { token } = await invite(alice, org, dana.toUpperCase());
-    const res = await app.as(dana).post(`/orgs/${org}/invites/${token}/accept`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(dana)).post("/orgs/:org/invites/:token/accept", {
+      params: { org, token },
+      body: {},
+    });
+    expectOk(res, 200);
     expect(res.body).toMatchObject({ identity: dana, role: "member" });
   });
 
@@ -124,18 +144,27 @@ describe("accepting an invitation", () => {
     const dana = person("dana");
     const { token } = await invite(alice, org, dana);
     const res = await app.as(dana.toUpperCase()).post(`/orgs/${org}/invites/${token}/accept`);
-    expect(res.status).toBe(200);
-    expect(res.body.role).toBe("member");
+    expect(expectStatus(res, 200)).toMatchObject({ role: "member" });
   });
 
   it("keeps an existing owner an owner when they accept a member invitation", async () => {
     const alice = person("alice");
     const bob = person("bob");
     const org = await makeOrg(app, alice);
-    expect((await app.as(alice).post(`/orgs/${org}/members/${bob}`, { role: "owner" })).status).toBe(201);
+    expect(
+      (
+        await api(app.as(alice)).post("/orgs/:org/members/:identity", {
+          params: { org, identity: bob },
+          body: { role: "owner" },
+        })
+      ).status,
+    ).toBe(201);
     const { token } = await invite(alice, org, bob, "member");
-    const res = await app.as(bob).post(`/orgs/${org}/invites/${token}/accept`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(bob)).post("/orgs/:org/invites/:token/accept", {
+      params: { org, token },
+      body: {},
+    });
+    expectOk(res, 200);
     expect(res.body.role).toBe("owner");
     const [row] = await app.sql("SELECT role FROM org_members WHERE org = $1 AND identity = $2", [org, bob]);
     expect(row).toEqual({ role: "owner" });
@@ -145,17 +174,27 @@ describe("accepting an invitation", () => {
     const alice = person("alice");
     const bob = person("bob");
     const org = await makeOrg(app, alice);
-    await app.as(alice).post(`/orgs/${org}/members/${bob}`, { role: "member" });
+    await api(app.as(alice)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: bob },
+      body: { role: "member" },
+    });
     const { token } = await invite(alice, org, bob, "owner");
-    expect((await app.as(bob).post(`/orgs/${org}/invites/${token}/accept`)).body.role).toBe("owner");
+    expect(
+      okBody(
+        await api(app.as(bob)).post("/orgs/:org/invites/:token/accept", { params: { org, token }, body: {} }),
+      ).role,
+    ).toBe("owner");
   });
 
   it("works for invitations created by a global admin", async () => {
     const org = await makeOrg(app, person("alice"));
     const dana = person("dana");
     const { token } = await invite(ADMIN, org, dana);
-    const res = await app.as(dana).post(`/orgs/${org}/invites/${token}/accept`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(dana)).post("/orgs/:org/invites/:token/accept", {
+      params: { org, token },
+      body: {},
+    });
+    expectOk(res, 200);
     expect(res.body.added_by).toBe(ADMIN);
   });
 });
@@ -165,8 +204,8 @@ describe("revoking an invitation", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     const { id } = await invite(alice, org, person("dana"));
-    const res = await app.as(alice).delete(`/orgs/${org}/invites/${id}`);
-    expect(res.status).toBe(204);
+    const res = await api(app.as(alice)).delete("/orgs/:org/invites/:id", { params: { org, id } });
+    expectOk(res, 204);
     const [row] = await app.sql("SELECT revoked_at, revoked_by FROM org_invites WHERE id = $1", [id]);
     expect(row).toEqual({ revoked_at: expect.any(Date), revoked_by: alice });
   });

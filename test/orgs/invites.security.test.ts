@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture, world } from "../support/world.ts";
+import { expectOk, useFixture, world } from "../support/world.ts";
 import { expectError, expectRefusedWithoutChange, grant, makeRepo, person, unique } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -9,8 +10,11 @@ const app = useFixture(startTestApp);
 async function orgWithInvite() {
   const [member, invitee] = [person("member"), person("invitee")];
   const org = await world(app).org({ name: unique("org"), owner: person("owner"), members: [member] });
-  const res = await org.client.post(`/orgs/${org.name}/invites`, { email: invitee, role: "owner" });
-  expect(res.status).toBe(201);
+  const res = await api(org.client).post("/orgs/:org/invites", {
+    params: { org: org.name },
+    body: { email: invitee, role: "owner" },
+  });
+  expectOk(res, 201);
   const { id, token } = res.body as { id: string; token: string };
   return { owner: org.owner, member, invitee, org: org.name, id, token };
 }
@@ -33,10 +37,13 @@ describe("storing invitation tokens", () => {
 
   it("never shows the token again: not in the list, not in the accept answer", async () => {
     const { owner, invitee, org, token } = await orgWithInvite();
-    const list = await app.as(owner).get(`/orgs/${org}/invites`);
+    const list = await api(app.as(owner)).get("/orgs/:org/invites", { params: { org } });
     expect(JSON.stringify(list.body)).not.toContain(token);
-    const accepted = await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`);
-    expect(accepted.status).toBe(200);
+    const accepted = await api(app.as(invitee)).post("/orgs/:org/invites/:token/accept", {
+      params: { org, token },
+      body: {},
+    });
+    expectOk(accepted, 200);
     expect(JSON.stringify(accepted.body)).not.toContain(token);
   });
 });
@@ -47,12 +54,18 @@ describe("who may manage invitations", () => {
     const as = app.as(member);
     await expectRefusedWithoutChange(
       app,
-      () => as.post(`/orgs/${org}/invites`, { email: person("x"), role: "member" }),
+      () =>
+        api(as).post("/orgs/:org/invites", { params: { org }, body: { email: person("x"), role: "member" } }),
       403,
       "FORBIDDEN",
     );
-    expectError(await as.get(`/orgs/${org}/invites`), 403, "FORBIDDEN");
-    await expectRefusedWithoutChange(app, () => as.delete(`/orgs/${org}/invites/${id}`), 403, "FORBIDDEN");
+    expectError(await api(as).get("/orgs/:org/invites", { params: { org } }), 403, "FORBIDDEN");
+    await expectRefusedWithoutChange(
+      app,
+      () => api(as).delete("/orgs/:org/invites/:id", { params: { org, id } }),
+      403,
+      "FORBIDDEN",
+    );
   });
 
   it("refuses a repo-role holder with 403 and an outsider with 404 ORG_NOT_FOUND", async () => {
@@ -60,14 +73,21 @@ describe("who may manage invitations", () => {
     const holder = person("holder");
     await grant(app, owner, await makeRepo(app, owner, org), holder, "admin");
     const create = (who: string) => () =>
-      app.as(who).post(`/orgs/${org}/invites`, { email: `${who}`, role: "owner" });
+      api(app.as(who)).post("/orgs/:org/invites", {
+        params: { org },
+        body: { email: `${who}`, role: "owner" },
+      });
     await expectRefusedWithoutChange(app, create(holder), 403, "FORBIDDEN");
     const outsider = person("outsider");
     await expectRefusedWithoutChange(app, create(outsider), 404, "ORG_NOT_FOUND");
-    expectError(await app.as(outsider).get(`/orgs/${org}/invites`), 404, "ORG_NOT_FOUND");
+    expectError(
+      await api(app.as(outsider)).get("/orgs/:org/invites", { params: { org } }),
+      404,
+      "ORG_NOT_FOUND",
+    );
     await expectRefusedWithoutChange(
       app,
-      () => app.as(outsider).delete(`/orgs/${org}/invites/${id}`),
+      () => api(app.as(outsider)).delete("/orgs/:org/invites/:id", { params: { org, id } }),
       404,
       "ORG_NOT_FOUND",
     );
@@ -75,30 +95,51 @@ describe("who may manage invitations", () => {
 
   it("lets the invitee, an outsider until then, accept without seeing the org first", async () => {
     const { invitee, org, token } = await orgWithInvite();
-    expectError(await app.as(invitee).get(`/orgs/${org}`), 404, "ORG_NOT_FOUND");
-    expect((await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`)).status).toBe(200);
-    expect((await app.as(invitee).get(`/orgs/${org}`)).status).toBe(200);
+    expectError(await api(app.as(invitee)).get("/orgs/:org", { params: { org } }), 404, "ORG_NOT_FOUND");
+    expect(
+      (
+        await api(app.as(invitee)).post("/orgs/:org/invites/:token/accept", {
+          params: { org, token },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
+    expect((await api(app.as(invitee)).get("/orgs/:org", { params: { org } })).status).toBe(200);
   });
 
   it("does not let the owner who sent it accept it for the invitee (403 INVITE_EMAIL_MISMATCH)", async () => {
     const { owner, invitee, org, token } = await orgWithInvite();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(owner).post(`/orgs/${org}/invites/${token}/accept`),
+      () => api(app.as(owner)).post("/orgs/:org/invites/:token/accept", { params: { org, token }, body: {} }),
       403,
       "INVITE_EMAIL_MISMATCH",
     );
-    expect((await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`)).status).toBe(200);
+    expect(
+      (
+        await api(app.as(invitee)).post("/orgs/:org/invites/:token/accept", {
+          params: { org, token },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("needs a signed-in caller to accept (401) and leaves the invitation pending", async () => {
     const { invitee, org, token } = await orgWithInvite();
     await expectRefusedWithoutChange(
       app,
-      () => app.anonymous.post(`/orgs/${org}/invites/${token}/accept`),
+      () => api(app.anonymous).post("/orgs/:org/invites/:token/accept", { params: { org, token }, body: {} }),
       401,
       "UNAUTHENTICATED",
     );
-    expect((await app.as(invitee).post(`/orgs/${org}/invites/${token}/accept`)).status).toBe(200);
+    expect(
+      (
+        await api(app.as(invitee)).post("/orgs/:org/invites/:token/accept", {
+          params: { org, token },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
   });
 });

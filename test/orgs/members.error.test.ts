@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { api, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { errorOf, useFixture } from "../support/world.ts";
 import {
   addMember,
   expectRefusedWithoutChange,
@@ -23,7 +24,7 @@ describe("keeping an owner", () => {
     await addMember(app, alice, org, person("bob"));
     await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).delete(`/orgs/${org}/members/${alice}`),
+      () => api(app.as(alice)).delete("/orgs/:org/members/:identity", { params: { org, identity: alice } }),
       409,
       "LAST_OWNER",
     );
@@ -34,7 +35,11 @@ describe("keeping an owner", () => {
     const org = await makeOrg(app, alice);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).post(`/orgs/${org}/members/${alice}`, { role: "member" }),
+      () =>
+        api(app.as(alice)).post("/orgs/:org/members/:identity", {
+          params: { org, identity: alice },
+          body: { role: "member" },
+        }),
       409,
       "LAST_OWNER",
     );
@@ -46,10 +51,13 @@ describe("keeping an owner", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob, "owner");
-    expect((await app.as(bob).delete(`/orgs/${org}/members/${bob}`)).status).toBe(204);
+    expect(
+      (await api(app.as(bob)).delete("/orgs/:org/members/:identity", { params: { org, identity: bob } }))
+        .status,
+    ).toBe(204);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).delete(`/orgs/${org}/members/${alice}`),
+      () => api(app.as(alice)).delete("/orgs/:org/members/:identity", { params: { org, identity: alice } }),
       409,
       "LAST_OWNER",
     );
@@ -64,7 +72,11 @@ describe("who may change members", () => {
     await addMember(app, alice, org, bob);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(bob).post(`/orgs/${org}/members/${person("carol")}`, { role: "member" }),
+      () =>
+        api(app.as(bob)).post("/orgs/:org/members/:identity", {
+          params: { org, identity: person("carol") },
+          body: { role: "member" },
+        }),
       403,
       "FORBIDDEN",
     );
@@ -77,7 +89,11 @@ describe("who may change members", () => {
     await addMember(app, alice, org, bob);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(bob).post(`/orgs/${org}/members/${bob}`, { role: "owner" }),
+      () =>
+        api(app.as(bob)).post("/orgs/:org/members/:identity", {
+          params: { org, identity: bob },
+          body: { role: "owner" },
+        }),
       403,
       "FORBIDDEN",
     );
@@ -93,7 +109,7 @@ describe("who may change members", () => {
     for (const target of [alice, carol]) {
       await expectRefusedWithoutChange(
         app,
-        () => app.as(bob).delete(`/orgs/${org}/members/${target}`),
+        () => api(app.as(bob)).delete("/orgs/:org/members/:identity", { params: { org, identity: target } }),
         403,
         "FORBIDDEN",
       );
@@ -106,7 +122,10 @@ describe("who may change members", () => {
     const org = await makeOrg(app, alice);
     await grant(app, alice, await makeRepo(app, alice, org), holder, "admin");
     const add = (who: string) => () =>
-      app.as(who).post(`/orgs/${org}/members/${person("x")}`, { role: "member" });
+      api(app.as(who)).post("/orgs/:org/members/:identity", {
+        params: { org, identity: person("x") },
+        body: { role: "member" },
+      });
     await expectRefusedWithoutChange(app, add(holder), 403, "FORBIDDEN");
     await expectRefusedWithoutChange(app, add(person("outsider")), 404, "ORG_NOT_FOUND");
     await expectRefusedWithoutChange(
@@ -124,7 +143,10 @@ describe("bad member requests", () => {
     const org = await makeOrg(app, alice);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).delete(`/orgs/${org}/members/${person("nobody")}`),
+      () =>
+        api(app.as(alice)).delete("/orgs/:org/members/:identity", {
+          params: { org, identity: person("nobody") },
+        }),
       404,
       "MEMBER_NOT_FOUND",
     );
@@ -140,11 +162,15 @@ describe("bad member requests", () => {
     const org = await makeOrg(app, alice);
     const res = await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).post(`/orgs/${org}/members/${person("bob")}`, body),
+      () =>
+        unchecked(app.as(alice)).post("/orgs/:org/members/:identity", {
+          params: { org, identity: person("bob") },
+          body,
+        }),
       400,
       "VALIDATION_FAILED",
     );
-    expect(res.body.error).toContain("body.role");
+    expect(errorOf(res).error).toContain("body.role");
   });
 
   it("answers 400 naming path.identity for an identity with a space", async () => {
@@ -156,7 +182,7 @@ describe("bad member requests", () => {
       400,
       "VALIDATION_FAILED",
     );
-    expect(res.body.error).toContain("path.identity");
+    expect(errorOf(res).error).toContain("path.identity");
   });
 
   it("answers 404 ORG_NOT_FOUND for a missing org", async () => {

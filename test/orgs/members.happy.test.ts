@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 import { addMember, makeOrg, makeRepo, person, tableCounts } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -18,8 +19,11 @@ describe("adding a member", () => {
     const alice = person("alice");
     const bob = person("bob");
     const org = await makeOrg(app, alice);
-    const res = await app.as(alice).post(`/orgs/${org}/members/${bob}`, { role: "member" });
-    expect(res.status).toBe(201);
+    const res = await api(app.as(alice)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: bob },
+      body: { role: "member" },
+    });
+    expectOk(res, 201);
     expect(res.body).toEqual({
       org,
       identity: bob,
@@ -35,8 +39,8 @@ describe("adding a member", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob, "owner");
-    const res = await app.as(bob).get(`/orgs/${org}/members`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(bob)).get("/orgs/:org/members", { params: { org } });
+    expectOk(res, 200);
     expect(res.body.members.map((m: { identity: string; role: string }) => [m.identity, m.role])).toEqual([
       [bob, "owner"],
       [alice, "owner"],
@@ -48,14 +52,19 @@ describe("adding a member", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob);
-    expect((await app.as(bob).get(`/orgs/${org}/members`)).body.members).toHaveLength(2);
+    expect(
+      okBody(await api(app.as(bob)).get("/orgs/:org/members", { params: { org } })).members,
+    ).toHaveLength(2);
   });
 
   it("lets a global admin add a member to any org", async () => {
     const org = await makeOrg(app, person("alice"));
     const bob = person("bob");
-    const res = await app.as(ADMIN).post(`/orgs/${org}/members/${bob}`, { role: "owner" });
-    expect(res.status).toBe(201);
+    const res = await api(app.as(ADMIN)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: bob },
+      body: { role: "owner" },
+    });
+    expectOk(res, 201);
     expect(res.body.added_by).toBe(ADMIN);
   });
 
@@ -64,9 +73,9 @@ describe("adding a member", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     const repo = await makeRepo(app, alice, org);
-    expect((await app.as(bob).get(`/repos/${repo}`)).status).toBe(404);
+    expect((await api(app.as(bob)).get("/repos/:repo*", { params: { repo } })).status).toBe(404);
     await addMember(app, alice, org, bob);
-    expect((await app.as(bob).get(`/repos/${repo}`)).status).toBe(200);
+    expect((await api(app.as(bob)).get("/repos/:repo*", { params: { repo } })).status).toBe(200);
   });
 
   it("records no event (members are not in the event list)", async () => {
@@ -84,8 +93,11 @@ describe("changing a member's role", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob);
-    const res = await app.as(alice).post(`/orgs/${org}/members/${bob}`, { role: "owner" });
-    expect(res.status).toBe(200);
+    const res = await api(app.as(alice)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: bob },
+      body: { role: "owner" },
+    });
+    expectOk(res, 200);
     expect(res.body).toMatchObject({ org, identity: bob, role: "owner" });
     expect(await roleOf(org, bob)).toBe("owner");
   });
@@ -95,8 +107,11 @@ describe("changing a member's role", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob, "owner");
-    const res = await app.as(alice).post(`/orgs/${org}/members/${alice}`, { role: "member" });
-    expect(res.status).toBe(200);
+    const res = await api(app.as(alice)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: alice },
+      body: { role: "member" },
+    });
+    expectOk(res, 200);
     expect(await roleOf(org, alice)).toBe("member");
   });
 
@@ -105,8 +120,11 @@ describe("changing a member's role", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob);
-    const res = await app.as(alice).post(`/orgs/${org}/members/${bob}`, { role: "member" });
-    expect(res.status).toBe(200);
+    const res = await api(app.as(alice)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: bob },
+      body: { role: "member" },
+    });
+    expectOk(res, 200);
     expect(await app.sql("SELECT 1 FROM org_members WHERE org = $1", [org])).toHaveLength(2);
   });
 });
@@ -117,9 +135,11 @@ describe("removing a member", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob);
-    const res = await app.as(alice).delete(`/orgs/${org}/members/${bob}`);
-    expect(res.status).toBe(204);
-    const members = (await app.as(alice).get(`/orgs/${org}/members`)).body.members;
+    const res = await api(app.as(alice)).delete("/orgs/:org/members/:identity", {
+      params: { org, identity: bob },
+    });
+    expectOk(res, 204);
+    const members = okBody(await api(app.as(alice)).get("/orgs/:org/members", { params: { org } })).members;
     expect(members.map((m: { identity: string }) => m.identity)).toEqual([alice]);
   });
 
@@ -128,7 +148,10 @@ describe("removing a member", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob);
-    expect((await app.as(bob).delete(`/orgs/${org}/members/${bob}`)).status).toBe(204);
+    expect(
+      (await api(app.as(bob)).delete("/orgs/:org/members/:identity", { params: { org, identity: bob } }))
+        .status,
+    ).toBe(204);
     expect(await roleOf(org, bob)).toBeUndefined();
   });
 
@@ -137,7 +160,10 @@ describe("removing a member", () => {
     const bob = person("bob");
     const org = await makeOrg(app, alice);
     await addMember(app, alice, org, bob, "owner");
-    expect((await app.as(alice).delete(`/orgs/${org}/members/${alice}`)).status).toBe(204);
+    expect(
+      (await api(app.as(alice)).delete("/orgs/:org/members/:identity", { params: { org, identity: alice } }))
+        .status,
+    ).toBe(204);
     expect(await roleOf(org, bob)).toBe("owner");
   });
 });

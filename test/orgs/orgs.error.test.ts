@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { errorOf, useFixture } from "../support/world.ts";
 import {
   eventsOf,
   expectError,
@@ -20,7 +21,12 @@ describe("creating an org that cannot be created", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     const bob = person("bob");
-    await expectRefusedWithoutChange(app, () => app.as(bob).post("/orgs", { name: org }), 409, "ORG_EXISTS");
+    await expectRefusedWithoutChange(
+      app,
+      () => api(app.as(bob)).post("/orgs", { body: { name: org } }),
+      409,
+      "ORG_EXISTS",
+    );
     const members = await app.sql("SELECT identity, role FROM org_members WHERE org = $1", [org]);
     expect(members).toEqual([{ identity: alice, role: "owner" }]);
     expect(await eventsOf(app, "com.svc.org.created", `/orgs/${org}`)).toHaveLength(1);
@@ -44,14 +50,14 @@ describe("creating an org that cannot be created", () => {
       400,
       NAME_CODES,
     );
-    expect(res.body.error).toContain("body.name");
+    expect(errorOf(res).error).toContain("body.name");
   });
 
   it("refuses a missing or non-string name with 400 naming body.name", async () => {
     for (const body of [{}, { name: 42 }, { name: null }]) {
       const res = await app.as(person("alice")).post("/orgs", body);
       expectError(res, 400, NAME_CODES);
-      expect(res.body.error).toContain("body.name");
+      expect(errorOf(res).error).toContain("body.name");
     }
   });
 
@@ -72,14 +78,18 @@ describe("reading an org that is not there", () => {
   it("answers 404 ORG_NOT_FOUND for the repos and members of a missing org", async () => {
     const missing = unique("nope");
     const alice = app.as(person("alice"));
-    expectError(await alice.get(`/orgs/${missing}/repos`), 404, "ORG_NOT_FOUND");
-    expectError(await alice.get(`/orgs/${missing}/members`), 404, "ORG_NOT_FOUND");
+    expectError(await api(alice).get("/orgs/:org/repos", { params: { org: missing } }), 404, "ORG_NOT_FOUND");
+    expectError(
+      await api(alice).get("/orgs/:org/members", { params: { org: missing } }),
+      404,
+      "ORG_NOT_FOUND",
+    );
   });
 
   it("answers 400 naming path.org for an invalid name in the path", async () => {
     const res = await app.as(person("alice")).get("/orgs/-bad");
     expectError(res, 400, NAME_CODES);
-    expect(res.body.error).toContain("path.org");
+    expect(errorOf(res).error).toContain("path.org");
   });
 });
 
@@ -88,9 +98,14 @@ describe("deleting an org that cannot be deleted", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     const repo = await makeRepo(app, alice, org);
-    await expectRefusedWithoutChange(app, () => app.as(alice).delete(`/orgs/${org}`), 409, "ORG_NOT_EMPTY");
-    expect((await app.as(alice).get(`/orgs/${org}`)).status).toBe(200);
-    expect((await app.as(alice).get(`/repos/${repo}`)).status).toBe(200);
+    await expectRefusedWithoutChange(
+      app,
+      () => api(app.as(alice)).delete("/orgs/:org", { params: { org } }),
+      409,
+      "ORG_NOT_EMPTY",
+    );
+    expect((await api(app.as(alice)).get("/orgs/:org", { params: { org } })).status).toBe(200);
+    expect((await api(app.as(alice)).get("/repos/:repo*", { params: { repo } })).status).toBe(200);
     expect(await eventsOf(app, "com.svc.org.deleted", `/orgs/${org}`)).toHaveLength(0);
   });
 
@@ -106,8 +121,13 @@ describe("deleting an org that cannot be deleted", () => {
   it("answers 404 the second time", async () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
-    expect((await app.as(alice).delete(`/orgs/${org}`)).status).toBe(204);
-    await expectRefusedWithoutChange(app, () => app.as(alice).delete(`/orgs/${org}`), 404, "ORG_NOT_FOUND");
+    expect((await api(app.as(alice)).delete("/orgs/:org", { params: { org } })).status).toBe(204);
+    await expectRefusedWithoutChange(
+      app,
+      () => api(app.as(alice)).delete("/orgs/:org", { params: { org } }),
+      404,
+      "ORG_NOT_FOUND",
+    );
     expect(await eventsOf(app, "com.svc.org.deleted", `/orgs/${org}`)).toHaveLength(1);
   });
 });

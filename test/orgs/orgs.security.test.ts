@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
-import { useFixture, world } from "../support/world.ts";
+import { errorOf, useFixture, world } from "../support/world.ts";
 import {
   addMember,
   eventsOf,
@@ -28,15 +29,15 @@ describe("who sees an org", () => {
   it("lists it for its members and repo-role holders, not for others", async () => {
     const { org, owner, member, roleHolder, outsider } = await orgWithPeople();
     for (const who of [owner, member, roleHolder]) {
-      expect(names((await app.as(who).get("/orgs")).body), who).toEqual([org]);
+      expect(names(okBody(await api(app.as(who)).get("/orgs"))), who).toEqual([org]);
     }
-    expect((await app.as(outsider).get("/orgs")).body).toEqual({ orgs: [] });
+    expect(okBody(await api(app.as(outsider)).get("/orgs"))).toEqual({ orgs: [] });
   });
 
   it("lists every org for a global admin", async () => {
     const a = (await orgWithPeople()).org;
     const b = await makeOrg(app, person("someone"));
-    const all = names((await app.as(ADMIN).get("/orgs")).body);
+    const all = names(okBody(await api(app.as(ADMIN)).get("/orgs")));
     expect(all).toEqual(expect.arrayContaining([a, b]));
     const [{ n }] = (await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM orgs")) as [{ n: number }];
     expect(all).toHaveLength(n);
@@ -45,25 +46,40 @@ describe("who sees an org", () => {
   it("gets it for members, repo-role holders and global admins", async () => {
     const { org, owner, member, roleHolder } = await orgWithPeople();
     for (const who of [owner, member, roleHolder, ADMIN]) {
-      expect((await app.as(who).get(`/orgs/${org}`)).status, who).toBe(200);
+      expect((await api(app.as(who)).get("/orgs/:org", { params: { org } })).status, who).toBe(200);
     }
   });
 
   it("answers 404 ORG_NOT_FOUND to an outsider, exactly as for a missing org", async () => {
     const { org, outsider } = await orgWithPeople();
-    const hidden = await app.as(outsider).get(`/orgs/${org}`);
-    const missing = await app.as(outsider).get("/orgs/no-such-org-anywhere");
+    const hidden = await api(app.as(outsider)).get("/orgs/:org", { params: { org } });
+    const missing = await api(app.as(outsider)).get("/orgs/:org", {
+      params: { org: "no-such-org-anywhere" },
+    });
     expectError(hidden, 404, "ORG_NOT_FOUND");
-    expect(hidden.body.error.replace(org, "X")).toBe(missing.body.error.replace("no-such-org-anywhere", "X"));
-    expectError(await app.as(outsider).get(`/orgs/${org}/repos`), 404, "ORG_NOT_FOUND");
-    expectError(await app.as(outsider).get(`/orgs/${org}/members`), 404, "ORG_NOT_FOUND");
+    expect(errorOf(hidden).error.replace(org, "X")).toBe(
+      errorOf(missing).error.replace("no-such-org-anywhere", "X"),
+    );
+    expectError(
+      await api(app.as(outsider)).get("/orgs/:org/repos", { params: { org } }),
+      404,
+      "ORG_NOT_FOUND",
+    );
+    expectError(
+      await api(app.as(outsider)).get("/orgs/:org/members", { params: { org } }),
+      404,
+      "ORG_NOT_FOUND",
+    );
   });
 
   it("stops showing it to someone removed from it", async () => {
     const { org, owner, member } = await orgWithPeople();
-    expect((await app.as(owner).delete(`/orgs/${org}/members/${member}`)).status).toBe(204);
-    expect((await app.as(member).get("/orgs")).body).toEqual({ orgs: [] });
-    expectError(await app.as(member).get(`/orgs/${org}`), 404, "ORG_NOT_FOUND");
+    expect(
+      (await api(app.as(owner)).delete("/orgs/:org/members/:identity", { params: { org, identity: member } }))
+        .status,
+    ).toBe(204);
+    expect(okBody(await api(app.as(member)).get("/orgs"))).toEqual({ orgs: [] });
+    expectError(await api(app.as(member)).get("/orgs/:org", { params: { org } }), 404, "ORG_NOT_FOUND");
   });
 });
 
@@ -73,16 +89,26 @@ describe("who may delete an org", () => {
     const member = person("member");
     const org = await makeOrg(app, owner);
     await addMember(app, owner, org, member);
-    await expectRefusedWithoutChange(app, () => app.as(member).delete(`/orgs/${org}`), 403, "FORBIDDEN");
+    await expectRefusedWithoutChange(
+      app,
+      () => api(app.as(member)).delete("/orgs/:org", { params: { org } }),
+      403,
+      "FORBIDDEN",
+    );
     expect(await eventsOf(app, "com.svc.org.deleted", `/orgs/${org}`)).toHaveLength(0);
   });
 
   it("refuses a repo-role holder with 403 and an outsider with 404", async () => {
     const { org, roleHolder, outsider } = await orgWithPeople();
-    await expectRefusedWithoutChange(app, () => app.as(roleHolder).delete(`/orgs/${org}`), 403, "FORBIDDEN");
     await expectRefusedWithoutChange(
       app,
-      () => app.as(outsider).delete(`/orgs/${org}`),
+      () => api(app.as(roleHolder)).delete("/orgs/:org", { params: { org } }),
+      403,
+      "FORBIDDEN",
+    );
+    await expectRefusedWithoutChange(
+      app,
+      () => api(app.as(outsider)).delete("/orgs/:org", { params: { org } }),
       404,
       "ORG_NOT_FOUND",
     );
@@ -93,14 +119,17 @@ describe("signing in", () => {
   it("is required for every org endpoint", async () => {
     const org = await makeOrg(app, person("owner"));
     const calls = [
-      app.anonymous.post("/orgs", { name: "anon-org" }),
-      app.anonymous.get("/orgs"),
-      app.anonymous.get(`/orgs/${org}`),
-      app.anonymous.delete(`/orgs/${org}`),
-      app.anonymous.get(`/orgs/${org}/repos`),
-      app.anonymous.get(`/orgs/${org}/members`),
-      app.anonymous.post(`/orgs/${org}/members/x@example.com`, { role: "member" }),
-      app.anonymous.get(`/orgs/${org}/invites`),
+      api(app.anonymous).post("/orgs", { body: { name: "anon-org" } }),
+      api(app.anonymous).get("/orgs"),
+      api(app.anonymous).get("/orgs/:org", { params: { org } }),
+      api(app.anonymous).delete("/orgs/:org", { params: { org } }),
+      api(app.anonymous).get("/orgs/:org/repos", { params: { org } }),
+      api(app.anonymous).get("/orgs/:org/members", { params: { org } }),
+      api(app.anonymous).post("/orgs/:org/members/:identity", {
+        params: { org, identity: "x@example.com" },
+        body: { role: "member" },
+      }),
+      api(app.anonymous).get("/orgs/:org/invites", { params: { org } }),
     ];
     for (const res of await Promise.all(calls)) expectError(res, 401, "UNAUTHENTICATED");
     expect(await app.sql("SELECT 1 FROM orgs WHERE name = 'anon-org'")).toHaveLength(0);

@@ -1,7 +1,7 @@
-import { expect } from "vitest";
+import { api, type Options } from "../support/api.ts";
 import type { TestApp } from "../support/app.ts";
 import type { Client } from "../support/client.ts";
-import { createBranch, type RepoFixture } from "../support/world.ts";
+import { createBranch, expectStatus, type RepoFixture } from "../support/world.ts";
 
 export { grant } from "../support/world.ts";
 
@@ -28,12 +28,13 @@ export const uniqueBranch = (prefix = "topic") => `${prefix}-${++counter}`;
 /** Opens a proposal as `as` (the repo owner by default) and returns the record; fails unless 201. */
 export async function open(
   fx: RepoFixture,
-  body: Record<string, unknown>,
+  body: Options<"POST", "/repos/:repo*/-/proposals">["body"],
   as: Client = fx.client,
-): Promise<Record<string, any>> {
-  const res = await as.post(`${fx.base}/proposals`, body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
+) {
+  return expectStatus(
+    await api(as).post("/repos/:repo*/-/proposals", { params: { repo: fx.repo }, body }),
+    201,
+  );
 }
 
 /** A fresh branch and an open proposal on it, by the repo owner. */

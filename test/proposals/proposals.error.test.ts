@@ -1,7 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
-import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import {
+  commit,
+  createBranch,
+  expectError,
+  expectStatus,
+  repoWithOwner,
+  useFixture,
+} from "../support/world.ts";
 import { branchWithProposal, eventData, state, uniqueBranch } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -64,14 +72,22 @@ describe("opening a proposal with bad input", () => {
   it("refuses a branch or base branch that does not exist with 404 BRANCH_NOT_FOUND", async () => {
     expect(
       await refused(
-        () => fx.client.post(`${fx.base}/proposals`, { branch: "ghost", title: "t" }),
+        () =>
+          api(fx.client).post("/repos/:repo*/-/proposals", {
+            params: { repo: fx.repo },
+            body: { branch: "ghost", title: "t" },
+          }),
         404,
         "BRANCH_NOT_FOUND",
       ),
     ).toContain("ghost");
     expect(
       await refused(
-        () => fx.client.post(`${fx.base}/proposals`, { branch, base_branch: "nowhere", title: "t" }),
+        () =>
+          api(fx.client).post("/repos/:repo*/-/proposals", {
+            params: { repo: fx.repo },
+            body: { branch, base_branch: "nowhere", title: "t" },
+          }),
         404,
         "BRANCH_NOT_FOUND",
       ),
@@ -81,14 +97,28 @@ describe("opening a proposal with bad input", () => {
   it("refuses an abandoned branch or base branch with 409 BRANCH_NOT_ACTIVE", async () => {
     const gone = uniqueBranch("gone");
     await createBranch(fx, gone);
-    expect((await fx.client.delete(`${fx.base}/branch/${gone}`)).status).toBe(204);
+    expect(
+      (
+        await api(fx.client).delete("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: gone },
+        })
+      ).status,
+    ).toBe(204);
     await refused(
-      () => fx.client.post(`${fx.base}/proposals`, { branch: gone, title: "t" }),
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          body: { branch: gone, title: "t" },
+        }),
       409,
       "BRANCH_NOT_ACTIVE",
     );
     await refused(
-      () => fx.client.post(`${fx.base}/proposals`, { branch, base_branch: gone, title: "t" }),
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          body: { branch, base_branch: gone, title: "t" },
+        }),
       409,
       "BRANCH_NOT_ACTIVE",
     );
@@ -96,7 +126,11 @@ describe("opening a proposal with bad input", () => {
 
   it("answers 404 REPO_NOT_FOUND for an unknown repo", async () => {
     await refused(
-      () => fx.client.post(`/repos/${fx.org}/nope/-/proposals`, { branch, title: "t" }),
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals", {
+          params: { repo: `${fx.org}/nope` },
+          body: { branch, title: "t" },
+        }),
       404,
       "REPO_NOT_FOUND",
     );
@@ -113,7 +147,11 @@ describe("one open proposal per branch", () => {
       { branch: p.branch, title: "another", description: "x" },
       { branch: p.branch, base_branch: base, title: "to another base" },
     ])
-      await refused(() => fx.client.post(`${fx.base}/proposals`, body), 409, "PROPOSAL_EXISTS");
+      await refused(
+        () => api(fx.client).post("/repos/:repo*/-/proposals", { params: { repo: fx.repo }, body }),
+        409,
+        "PROPOSAL_EXISTS",
+      );
     const opened = (await eventData(app, fx, "com.svc.proposal.opened")).filter(
       (d) => (d as { branch: string }).branch === p.branch,
     );
@@ -125,7 +163,12 @@ describe("one open proposal per branch", () => {
       const branch = uniqueBranch("race");
       await createBranch(fx, branch);
       const results = await Promise.all(
-        ["left", "right"].map((title) => fx.client.post(`${fx.base}/proposals`, { branch, title })),
+        ["left", "right"].map((title) =>
+          api(fx.client).post("/repos/:repo*/-/proposals", {
+            params: { repo: fx.repo },
+            body: { branch, title },
+          }),
+        ),
       );
       expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
       expectError(results.find((r) => r.status === 409)!, 409, "PROPOSAL_EXISTS");
@@ -147,9 +190,21 @@ describe("one open proposal per branch", () => {
     await createBranch(fx, branch);
     const people = [1, 2, 3, 4, 5].map((i) => `${fx.org}-racer${i}@example.com`);
     for (const p of people)
-      expect((await fx.client.put(`${fx.base}/roles/${p}`, { role: "writer" })).status).toBe(200);
+      expect(
+        (
+          await api(fx.client).put("/repos/:repo*/-/roles/:identity", {
+            params: { repo: fx.repo, identity: p },
+            body: { role: "writer" },
+          })
+        ).status,
+      ).toBe(200);
     const results = await Promise.all(
-      people.map((p) => app.as(p).post(`${fx.base}/proposals`, { branch, title: p })),
+      people.map((p) =>
+        api(app.as(p)).post("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          body: { branch, title: p },
+        }),
+      ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
     const [{ n }] = (await app.sql(
@@ -164,30 +219,63 @@ describe("reading proposals with bad input", () => {
   it("refuses a malformed id with 400 VALIDATION_FAILED naming path.id", async () => {
     for (const id of ["not-a-uuid", "123", `${MISSING}0`, "zzzzzzzz-0000-4000-8000-000000000000"])
       expect(
-        expectError(await fx.client.get(`${fx.base}/proposals/${id}`), 400, "VALIDATION_FAILED"),
+        expectError(
+          await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id } }),
+          400,
+          "VALIDATION_FAILED",
+        ),
       ).toContain("path.id");
   });
 
   it("answers 404 PROPOSAL_NOT_FOUND for an unknown id, and for another repo's proposal", async () => {
-    expectError(await fx.client.get(`${fx.base}/proposals/${MISSING}`), 404, "PROPOSAL_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: MISSING } }),
+      404,
+      "PROPOSAL_NOT_FOUND",
+    );
     const other = await repoWithOwner(app);
     await createBranch(other, "elsewhere");
-    const theirs = await other.client.post(`${other.base}/proposals`, { branch: "elsewhere", title: "t" });
-    expect(theirs.status).toBe(201);
+    const theirs = expectStatus(
+      await api(other.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: other.repo },
+        body: { branch: "elsewhere", title: "t" },
+      }),
+      201,
+    );
     // The fixture's owner is not on `other`: its repo answers 404 REPO_NOT_FOUND; under its own repo
     // the id is simply not found.
-    expectError(await fx.client.get(`${fx.base}/proposals/${theirs.body.id}`), 404, "PROPOSAL_NOT_FOUND");
-    await refused(
-      () => fx.client.patch(`${fx.base}/proposals/${theirs.body.id}`, { title: "x" }),
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/proposals/:id", {
+        params: { repo: fx.repo, id: theirs.id },
+      }),
       404,
       "PROPOSAL_NOT_FOUND",
     );
     await refused(
-      () => fx.client.post(`${fx.base}/proposals/${theirs.body.id}/close`),
+      () =>
+        api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: theirs.id },
+          body: { title: "x" },
+        }),
       404,
       "PROPOSAL_NOT_FOUND",
     );
-    expect((await other.client.get(`${other.base}/proposals/${theirs.body.id}`)).body.state).toBe("open");
+    await refused(
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: theirs.id },
+          body: {},
+        }),
+      404,
+      "PROPOSAL_NOT_FOUND",
+    );
+    expect(
+      (
+        await api(other.client).get("/repos/:repo*/-/proposals/:id", {
+          params: { repo: other.repo, id: theirs.id },
+        })
+      ).body,
+    ).toMatchObject({ state: "open" });
   });
 
   it("refuses an unknown state or a forbidden branch name in the list query", async () => {
@@ -195,7 +283,14 @@ describe("reading proposals with bad input", () => {
       expectError(await fx.client.get(`${fx.base}/proposals?state=draft`), 400, "VALIDATION_FAILED"),
     ).toContain("query.state");
     expect(
-      expectError(await fx.client.get(`${fx.base}/proposals?branch=a..b`), 400, "VALIDATION_FAILED"),
+      expectError(
+        await api(fx.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          query: { branch: "a..b" },
+        }),
+        400,
+        "VALIDATION_FAILED",
+      ),
     ).toContain("query.branch");
   });
 });
@@ -218,23 +313,45 @@ describe("patching a proposal with bad input", () => {
 
   it("refuses a closed proposal with 409 PROPOSAL_NOT_OPEN", async () => {
     const p = await branchWithProposal(fx);
-    expect((await fx.client.post(`${fx.base}/proposals/${p.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     await refused(
-      () => fx.client.patch(`${fx.base}/proposals/${p.id}`, { title: "too late" }),
+      () =>
+        api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: p.id },
+          body: { title: "too late" },
+        }),
       409,
       "PROPOSAL_NOT_OPEN",
     );
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body.title).toBe(p.title);
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body.title,
+    ).toBe(p.title);
   });
 
   it("answers 404 for an unknown id and 400 for a malformed one", async () => {
     await refused(
-      () => fx.client.patch(`${fx.base}/proposals/${MISSING}`, { title: "x" }),
+      () =>
+        api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: MISSING },
+          body: { title: "x" },
+        }),
       404,
       "PROPOSAL_NOT_FOUND",
     );
     await refused(
-      () => fx.client.patch(`${fx.base}/proposals/nope`, { title: "x" }),
+      () =>
+        api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: "nope" },
+          body: { title: "x" },
+        }),
       400,
       "VALIDATION_FAILED",
     );
@@ -244,8 +361,23 @@ describe("patching a proposal with bad input", () => {
 describe("closing a proposal that cannot be closed", () => {
   it("refuses a second close with 409 PROPOSAL_NOT_OPEN and records no second event", async () => {
     const p = await branchWithProposal(fx);
-    expect((await fx.client.post(`${fx.base}/proposals/${p.id}/close`)).status).toBe(200);
-    await refused(() => fx.client.post(`${fx.base}/proposals/${p.id}/close`), 409, "PROPOSAL_NOT_OPEN");
+    expect(
+      (
+        await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
+    await refused(
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        }),
+      409,
+      "PROPOSAL_NOT_OPEN",
+    );
     const closed = (await eventData(app, fx, "com.svc.proposal.closed")).filter(
       (d) => (d as { proposal_id: string }).proposal_id === p.id,
     );
@@ -254,7 +386,14 @@ describe("closing a proposal that cannot be closed", () => {
 
   it("two closes at once: one 200, one 409, one event", async () => {
     const p = await branchWithProposal(fx);
-    const results = await Promise.all([1, 2].map(() => fx.client.post(`${fx.base}/proposals/${p.id}/close`)));
+    const results = await Promise.all(
+      [1, 2].map(() =>
+        api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        }),
+      ),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     const closed = (await eventData(app, fx, "com.svc.proposal.closed")).filter(
       (d) => (d as { proposal_id: string }).proposal_id === p.id,
@@ -263,8 +402,24 @@ describe("closing a proposal that cannot be closed", () => {
   });
 
   it("answers 404 for an unknown id, 400 for a malformed one, 405 for GET", async () => {
-    await refused(() => fx.client.post(`${fx.base}/proposals/${MISSING}/close`), 404, "PROPOSAL_NOT_FOUND");
-    await refused(() => fx.client.post(`${fx.base}/proposals/x/close`), 400, "VALIDATION_FAILED");
+    await refused(
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: MISSING },
+          body: {},
+        }),
+      404,
+      "PROPOSAL_NOT_FOUND",
+    );
+    await refused(
+      () =>
+        api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: "x" },
+          body: {},
+        }),
+      400,
+      "VALIDATION_FAILED",
+    );
     const res = await fx.client.get(`${fx.base}/proposals/${MISSING}/close`);
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { type ApiRes, api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
 import { eventData, grant, open, proposalKeys, UUID, uniqueBranch } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -9,14 +10,17 @@ beforeAll(async () => {
   await commit(fx, "main", { "a.md": "hello" });
 });
 
-const ids = (res: { body: { proposals: { id: string }[] } }) => res.body.proposals.map((p) => p.id);
+const ids = (res: ApiRes<{ proposals: { id: string }[] }>) => okBody(res).proposals.map((p) => p.id);
 
 describe("opening a proposal", () => {
   it("answers 201 with the whole record: open, base main by default, the caller as author", async () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
-    const res = await fx.client.post(`${fx.base}/proposals`, { branch, title: "Add the intro" });
-    expect(res.status).toBe(201);
+    const res = await api(fx.client).post("/repos/:repo*/-/proposals", {
+      params: { repo: fx.repo },
+      body: { branch, title: "Add the intro" },
+    });
+    expectOk(res, 201);
     expect(Object.keys(res.body).sort()).toEqual(proposalKeys);
     expect(res.body).toMatchObject({
       repo: fx.repo,
@@ -30,7 +34,13 @@ describe("opening a proposal", () => {
     expect(res.body.id).toMatch(UUID);
     expect(Number.isNaN(Date.parse(res.body.created_at))).toBe(false);
     expect(res.body.updated_at).toBe(res.body.created_at);
-    expect((await fx.client.get(`${fx.base}/proposals/${res.body.id}`)).body).toEqual(res.body);
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: res.body.id },
+        })
+      ).body,
+    ).toEqual(res.body);
   });
 
   it("keeps the description and an explicit base branch", async () => {
@@ -75,8 +85,9 @@ describe("opening a proposal", () => {
       author: "someone@else.test",
       state: "merged",
     });
-    expect(forged.status).toBe(400);
-    expect(forged.body.error).toBe("body.author: unknown field; body.state: unknown field");
+    expect(expectError(forged, 400, "VALIDATION_FAILED")).toBe(
+      "body.author: unknown field; body.state: unknown field",
+    );
     const p = await open(fx, { branch, title: "t" });
     expect(p).toMatchObject({ author: fx.owner, state: "open" });
   });
@@ -93,10 +104,24 @@ describe("opening a proposal", () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
     const first = await open(fx, { branch, title: "first" });
-    expect((await fx.client.post(`${fx.base}/proposals/${first.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: first.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     const second = await open(fx, { branch, title: "second" });
     expect(second.id).not.toBe(first.id);
-    expect((await fx.client.get(`${fx.base}/proposals?branch=${branch}`)).body.proposals).toMatchObject([
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          query: { branch },
+        })
+      ).body.proposals,
+    ).toMatchObject([
       { id: second.id, state: "open" },
       { id: first.id, state: "closed" },
     ]);
@@ -110,36 +135,92 @@ describe("listing proposals", () => {
     await createBranch(own, b1);
     await createBranch(own, b2);
     const p1 = await open(own, { branch: b1, title: "one" });
-    expect((await own.client.post(`${own.base}/proposals/${p1.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(own.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: own.repo, id: p1.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     const p2 = await open(own, { branch: b1, title: "two" });
     const p3 = await open(own, { branch: b2, title: "three" });
 
-    const all = await own.client.get(`${own.base}/proposals`);
-    expect(all.status).toBe(200);
+    const all = await api(own.client).get("/repos/:repo*/-/proposals", { params: { repo: own.repo } });
+    expectOk(all, 200);
     expect(Object.keys(all.body)).toEqual(["proposals"]);
     expect(ids(all)).toEqual([p3.id, p2.id, p1.id]);
     for (const p of all.body.proposals) expect(Object.keys(p).sort()).toEqual(proposalKeys);
 
-    expect(ids(await own.client.get(`${own.base}/proposals?state=open`))).toEqual([p3.id, p2.id]);
-    expect(ids(await own.client.get(`${own.base}/proposals?state=closed`))).toEqual([p1.id]);
-    expect(ids(await own.client.get(`${own.base}/proposals?state=merged`))).toEqual([]);
-    expect(ids(await own.client.get(`${own.base}/proposals?branch=${b1}`))).toEqual([p2.id, p1.id]);
-    expect(ids(await own.client.get(`${own.base}/proposals?branch=${b1}&state=open`))).toEqual([p2.id]);
-    expect(ids(await own.client.get(`${own.base}/proposals?branch=nobody-has-this`))).toEqual([]);
+    expect(
+      ids(
+        await api(own.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          query: { state: "open" },
+        }),
+      ),
+    ).toEqual([p3.id, p2.id]);
+    expect(
+      ids(
+        await api(own.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          query: { state: "closed" },
+        }),
+      ),
+    ).toEqual([p1.id]);
+    expect(
+      ids(
+        await api(own.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          query: { state: "merged" },
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      ids(
+        await api(own.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          query: { branch: b1 },
+        }),
+      ),
+    ).toEqual([p2.id, p1.id]);
+    expect(
+      ids(
+        await api(own.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          query: { branch: b1, state: "open" },
+        }),
+      ),
+    ).toEqual([p2.id]);
+    expect(
+      ids(
+        await api(own.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          query: { branch: "nobody-has-this" },
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it("lists only the repo's own proposals", async () => {
     const other = await repoWithOwner(app);
-    expect((await other.client.get(`${other.base}/proposals`)).body).toEqual({ proposals: [] });
+    expect(
+      okBody(await api(other.client).get("/repos/:repo*/-/proposals", { params: { repo: other.repo } })),
+    ).toEqual({ proposals: [] });
   });
 
   it("filters by a branch name that contains '/'", async () => {
     const branch = `feature/${uniqueBranch()}`;
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "nested" });
-    expect(ids(await fx.client.get(`${fx.base}/proposals?branch=${encodeURIComponent(branch)}`))).toEqual([
-      p.id,
-    ]);
+    expect(
+      ids(
+        await api(fx.client).get("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          query: { branch },
+        }),
+      ),
+    ).toEqual([p.id]);
   });
 });
 
@@ -149,20 +230,33 @@ describe("patching a proposal", () => {
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "old", description: "old text" });
 
-    const t = await fx.client.patch(`${fx.base}/proposals/${p.id}`, { title: "new" });
-    expect(t.status).toBe(200);
+    const t = await api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: p.id },
+      body: { title: "new" },
+    });
+    expectOk(t, 200);
     expect(Object.keys(t.body).sort()).toEqual(proposalKeys);
     expect(t.body).toMatchObject({ id: p.id, title: "new", description: "old text", state: "open" });
     expect(t.body.created_at).toBe(p.created_at);
     expect(Date.parse(t.body.updated_at)).toBeGreaterThan(Date.parse(p.updated_at));
 
-    const d = await fx.client.patch(`${fx.base}/proposals/${p.id}`, { description: "" });
+    const d = await api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: p.id },
+      body: { description: "" },
+    });
+    expectOk(d, 200);
     expect(d.body).toMatchObject({ title: "new", description: "" });
     expect(Date.parse(d.body.updated_at)).toBeGreaterThan(Date.parse(t.body.updated_at));
 
-    const both = await fx.client.patch(`${fx.base}/proposals/${p.id}`, { title: "T", description: "D" });
+    const both = await api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: p.id },
+      body: { title: "T", description: "D" },
+    });
     expect(both.body).toMatchObject({ title: "T", description: "D", author: fx.owner, branch });
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body).toEqual(both.body);
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body,
+    ).toEqual(both.body);
   });
 
   it("records no event", async () => {
@@ -170,9 +264,14 @@ describe("patching a proposal", () => {
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "quiet" });
     const [before] = await app.sql("SELECT count(*)::int AS n FROM events WHERE repo = $1", [fx.repo]);
-    expect((await fx.client.patch(`${fx.base}/proposals/${p.id}`, { title: "still quiet" })).status).toBe(
-      200,
-    );
+    expect(
+      (
+        await api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: p.id },
+          body: { title: "still quiet" },
+        })
+      ).status,
+    ).toBe(200);
     expect(await app.sql("SELECT count(*)::int AS n FROM events WHERE repo = $1", [fx.repo])).toEqual([
       before,
     ]);
@@ -184,8 +283,11 @@ describe("closing a proposal", () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "to close" });
-    const res = await fx.client.post(`${fx.base}/proposals/${p.id}/close`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+      params: { repo: fx.repo, id: p.id },
+      body: {},
+    });
+    expectOk(res, 200);
     expect(Object.keys(res.body).sort()).toEqual(proposalKeys);
     expect(res.body).toMatchObject({ id: p.id, state: "closed", title: "to close", author: fx.owner });
     expect(Date.parse(res.body.updated_at)).toBeGreaterThan(Date.parse(p.updated_at));
@@ -194,7 +296,10 @@ describe("closing a proposal", () => {
     );
     expect(closed).toEqual([{ repo: fx.repo, branch, proposal_id: p.id }]);
     // The branch itself is untouched.
-    expect((await fx.client.get(`${fx.base}/branch/${branch}`)).body.status).toBe("active");
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/branch/:branch*", { params: { repo: fx.repo, branch } }))
+        .body.status,
+    ).toBe("active");
   });
 });
 
@@ -203,8 +308,10 @@ describe("a proposal id", () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "case" });
-    const res = await fx.client.get(`${fx.base}/proposals/${p.id.toUpperCase()}`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: p.id.toUpperCase() },
+    });
+    expectOk(res, 200);
     expect(res.body.id).toBe(p.id);
   });
 });

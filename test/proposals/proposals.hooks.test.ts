@@ -8,8 +8,9 @@ import {
   openProposalOf,
   type ProposalRecord,
 } from "../../shared/proposals/proposals.ts";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
 import { branchWithProposal, eventData, proposalKeys, uniqueBranch } from "./fixtures.ts";
 
 /**
@@ -45,11 +46,23 @@ describe("openProposalOf", () => {
     await createBranch(fx, name);
     const branch = await branchRow(name);
     expect(await openProposalOf(pool, branch.id)).toBeNull();
-    const p = (await fx.client.post(`${fx.base}/proposals`, { branch: name, title: "policy input" })).body;
+    const p = okBody(
+      await api(fx.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: fx.repo },
+        body: { branch: name, title: "policy input" },
+      }),
+    );
     const found = await openProposalOf(pool, branch.id);
     expect(Object.keys(found!).sort()).toEqual(proposalKeys);
     expect(JSON.parse(JSON.stringify(found))).toEqual(p);
-    expect((await fx.client.post(`${fx.base}/proposals/${p.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     expect(await openProposalOf(pool, branch.id)).toBeNull();
   });
 });
@@ -61,15 +74,28 @@ describe("markOpenProposalMerged", () => {
     const merged = await withTx(pool, (tx) => markOpenProposalMerged(tx, repo(), branch));
     expect(merged).toMatchObject({ id: p.id, state: "merged", branch: p.branch, repo: fx.repo });
     expect(merged!.updated_at.getTime()).toBeGreaterThan(Date.parse(p.updated_at));
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body.state).toBe("merged");
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body.state,
+    ).toBe("merged");
     expect(await eventsFor("com.svc.proposal.merged", p.id)).toEqual([
       { repo: fx.repo, branch: p.branch, base_branch: "main", proposal_id: p.id },
     ]);
     expect(await eventsFor("com.svc.proposal.closed", p.id)).toEqual([]);
     // Merged is final: no patch, no close.
-    expectError(await fx.client.post(`${fx.base}/proposals/${p.id}/close`), 409, "PROPOSAL_NOT_OPEN");
     expectError(
-      await fx.client.patch(`${fx.base}/proposals/${p.id}`, { title: "x" }),
+      await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+        params: { repo: fx.repo, id: p.id },
+        body: {},
+      }),
+      409,
+      "PROPOSAL_NOT_OPEN",
+    );
+    expectError(
+      await api(fx.client).patch("/repos/:repo*/-/proposals/:id", {
+        params: { repo: fx.repo, id: p.id },
+        body: { title: "x" },
+      }),
       409,
       "PROPOSAL_NOT_OPEN",
     );
@@ -80,14 +106,24 @@ describe("markOpenProposalMerged", () => {
 
   it("is null and records nothing for a branch without an open proposal; a closed one stays closed", async () => {
     const p = await branchWithProposal(fx);
-    expect((await fx.client.post(`${fx.base}/proposals/${p.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     const [before] = await app.sql("SELECT count(*)::int AS n FROM events WHERE repo = $1", [fx.repo]);
     const branch = await branchRow(p.branch);
     expect(await withTx(pool, (tx) => markOpenProposalMerged(tx, repo(), branch))).toBeNull();
     expect(await app.sql("SELECT count(*)::int AS n FROM events WHERE repo = $1", [fx.repo])).toEqual([
       before,
     ]);
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body.state).toBe("closed");
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body.state,
+    ).toBe("closed");
   });
 
   it("leaves no trace when the merge transaction rolls back", async () => {
@@ -98,7 +134,10 @@ describe("markOpenProposalMerged", () => {
       throw new Rollback(r);
     });
     expect(inside!.state).toBe("merged");
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body).toEqual(p);
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body,
+    ).toEqual(p);
     expect(await eventsFor("com.svc.proposal.merged", p.id)).toEqual([]);
   });
 
@@ -106,7 +145,10 @@ describe("markOpenProposalMerged", () => {
     const a = await branchWithProposal(fx);
     const b = await branchWithProposal(fx);
     await withTx(pool, async (tx) => markOpenProposalMerged(tx, repo(), await branchRow(a.branch)));
-    expect((await fx.client.get(`${fx.base}/proposals/${b.id}`)).body).toEqual(b);
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: b.id } }))
+        .body,
+    ).toEqual(b);
   });
 });
 
@@ -116,7 +158,10 @@ describe("closeOpenProposalOnAbandon", () => {
     const branch = await branchRow(p.branch);
     const closed = await withTx(pool, (tx) => closeOpenProposalOnAbandon(tx, repo(), branch));
     expect(closed).toMatchObject({ id: p.id, state: "closed" });
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body.state).toBe("closed");
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body.state,
+    ).toBe("closed");
     expect(await eventsFor("com.svc.proposal.closed", p.id)).toEqual([
       { repo: fx.repo, branch: p.branch, proposal_id: p.id },
     ]);
@@ -141,7 +186,10 @@ describe("closeOpenProposalOnAbandon", () => {
       await closeOpenProposalOnAbandon(tx, repo(), branch);
       throw new Rollback(null);
     });
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body.state).toBe("open");
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body.state,
+    ).toBe("open");
     expect(await eventsFor("com.svc.proposal.closed", p.id)).toEqual([]);
   });
 });
@@ -163,7 +211,10 @@ describe("one open proposal per branch, against a transaction still in flight", 
     await createBranch(fx, name);
     const client = await heldInsert(await branchRow(name));
     try {
-      const pending = fx.client.post(`${fx.base}/proposals`, { branch: name, title: "racing" });
+      const pending = api(fx.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: fx.repo },
+        body: { branch: name, title: "racing" },
+      });
       await new Promise((r) => setTimeout(r, 300));
       await client.query("COMMIT");
       expectError(await pending, 409, "PROPOSAL_EXISTS");
@@ -181,11 +232,14 @@ describe("one open proposal per branch, against a transaction still in flight", 
     await createBranch(fx, name);
     const client = await heldInsert(await branchRow(name));
     try {
-      const pending = fx.client.post(`${fx.base}/proposals`, { branch: name, title: "racing" });
+      const pending = api(fx.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: fx.repo },
+        body: { branch: name, title: "racing" },
+      });
       await new Promise((r) => setTimeout(r, 300));
       await client.query("ROLLBACK");
       const res = await pending;
-      expect(res.status).toBe(201);
+      expectOk(res, 201);
       expect(res.body.title).toBe("racing");
     } finally {
       client.release();

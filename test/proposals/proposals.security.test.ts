@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import type { Client, Res } from "../support/client.ts";
-import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
 import { branchWithProposal, grant, open, state, uniqueBranch } from "./fixtures.ts";
 
 const who = (role: string) => `${role}@people.test`;
@@ -9,7 +10,7 @@ const app = useFixture(startTestApp);
 const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
   await commit(fx, "main", { "a.md": "hello" });
-  for (const role of ["reader", "writer", "maintainer"]) await grant(fx, who(role), role);
+  for (const role of ["reader", "writer", "maintainer"] as const) await grant(fx, who(role), role);
   await grant(fx, who("author"), "writer");
 });
 
@@ -21,11 +22,12 @@ async function refused(request: () => Promise<Res>, status: number, code: string
 
 /** Every proposal request, against proposal `id` on branch `branch`. */
 const requests = (c: Client, id: string, branch: string) => [
-  () => c.post(`${fx.base}/proposals`, { branch, title: "t" }),
-  () => c.get(`${fx.base}/proposals`),
-  () => c.get(`${fx.base}/proposals/${id}`),
-  () => c.patch(`${fx.base}/proposals/${id}`, { title: "x" }),
-  () => c.post(`${fx.base}/proposals/${id}/close`),
+  () => api(c).post("/repos/:repo*/-/proposals", { params: { repo: fx.repo }, body: { branch, title: "t" } }),
+  () => api(c).get("/repos/:repo*/-/proposals", { params: { repo: fx.repo } }),
+  () => api(c).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id } }),
+  () =>
+    api(c).patch("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id }, body: { title: "x" } }),
+  () => api(c).post("/repos/:repo*/-/proposals/:id/close", { params: { repo: fx.repo, id }, body: {} }),
 ];
 
 describe("callers who may not see the repo", () => {
@@ -51,19 +53,68 @@ describe("a reader", () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
     const reader = app.as(who("reader"));
-    expect((await reader.get(`${fx.base}/proposals`)).status).toBe(200);
-    expect((await reader.get(`${fx.base}/proposals/${p.id}`)).body).toEqual(p);
-    await refused(() => reader.post(`${fx.base}/proposals`, { branch, title: "t" }), 403, "FORBIDDEN");
-    await refused(() => reader.patch(`${fx.base}/proposals/${p.id}`, { title: "x" }), 403, "FORBIDDEN");
-    await refused(() => reader.post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+    expect((await api(reader).get("/repos/:repo*/-/proposals", { params: { repo: fx.repo } })).status).toBe(
+      200,
+    );
+    expect(
+      okBody(await api(reader).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } })),
+    ).toEqual(p);
+    await refused(
+      () =>
+        api(reader).post("/repos/:repo*/-/proposals", {
+          params: { repo: fx.repo },
+          body: { branch, title: "t" },
+        }),
+      403,
+      "FORBIDDEN",
+    );
+    await refused(
+      () =>
+        api(reader).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: p.id },
+          body: { title: "x" },
+        }),
+      403,
+      "FORBIDDEN",
+    );
+    await refused(
+      () =>
+        api(reader).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        }),
+      403,
+      "FORBIDDEN",
+    );
   });
 
   it("an org member (a reader through the org) reads proposals", async () => {
     const member = "member@people.test";
-    expect((await fx.client.post(`/orgs/${fx.org}/members/${member}`, { role: "member" })).status).toBe(201);
+    expect(
+      (
+        await api(fx.client).post("/orgs/:org/members/:identity", {
+          params: { org: fx.org, identity: member },
+          body: { role: "member" },
+        })
+      ).status,
+    ).toBe(201);
     const p = await branchWithProposal(fx);
-    expect((await app.as(member).get(`${fx.base}/proposals/${p.id}`)).status).toBe(200);
-    await refused(() => app.as(member).post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+    expect(
+      (
+        await api(app.as(member)).get("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: p.id },
+        })
+      ).status,
+    ).toBe(200);
+    await refused(
+      () =>
+        api(app.as(member)).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        }),
+      403,
+      "FORBIDDEN",
+    );
   });
 });
 
@@ -72,12 +123,27 @@ describe("author or maintainer", () => {
     const p = await branchWithProposal(fx);
     const writer = app.as(who("writer"));
     await refused(
-      () => writer.patch(`${fx.base}/proposals/${p.id}`, { title: "mine now" }),
+      () =>
+        api(writer).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: p.id },
+          body: { title: "mine now" },
+        }),
       403,
       "FORBIDDEN",
     );
-    await refused(() => writer.post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
-    expect((await fx.client.get(`${fx.base}/proposals/${p.id}`)).body).toEqual(p);
+    await refused(
+      () =>
+        api(writer).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        }),
+      403,
+      "FORBIDDEN",
+    );
+    expect(
+      (await api(fx.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: fx.repo, id: p.id } }))
+        .body,
+    ).toEqual(p);
   });
 
   it("the author (a writer) patches and closes their own proposal", async () => {
@@ -86,11 +152,17 @@ describe("author or maintainer", () => {
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "mine" }, author);
     expect(p.author).toBe(who("author"));
-    const patched = await author.patch(`${fx.base}/proposals/${p.id}`, { description: "details" });
-    expect(patched.status).toBe(200);
+    const patched = await api(author).patch("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: p.id },
+      body: { description: "details" },
+    });
+    expectOk(patched, 200);
     expect(patched.body.description).toBe("details");
-    const closed = await author.post(`${fx.base}/proposals/${p.id}/close`);
-    expect(closed.status).toBe(200);
+    const closed = await api(author).post("/repos/:repo*/-/proposals/:id/close", {
+      params: { repo: fx.repo, id: p.id },
+      body: {},
+    });
+    expectOk(closed, 200);
     expect(closed.body.state).toBe("closed");
   });
 
@@ -99,13 +171,19 @@ describe("author or maintainer", () => {
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "by the author" }, app.as(who("author")));
     const maintainer = app.as(who("maintainer"));
-    const patched = await maintainer.patch(`${fx.base}/proposals/${p.id}`, {
-      title: "edited by a maintainer",
+    const patched = await api(maintainer).patch("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: p.id },
+      body: {
+        title: "edited by a maintainer",
+      },
     });
-    expect(patched.status).toBe(200);
+    expectOk(patched, 200);
     expect(patched.body).toMatchObject({ title: "edited by a maintainer", author: who("author") });
-    const closed = await maintainer.post(`${fx.base}/proposals/${p.id}/close`);
-    expect(closed.status).toBe(200);
+    const closed = await api(maintainer).post("/repos/:repo*/-/proposals/:id/close", {
+      params: { repo: fx.repo, id: p.id },
+      body: {},
+    });
+    expectOk(closed, 200);
     expect(closed.body).toMatchObject({ state: "closed", author: who("author") });
   });
 
@@ -115,13 +193,27 @@ describe("author or maintainer", () => {
       { branch: (await createBranch(fx, uniqueBranch())).name, title: "a" },
       app.as(who("author")),
     );
-    expect((await fx.client.post(`${fx.base}/proposals/${a.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: a.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     const b = await open(
       fx,
       { branch: (await createBranch(fx, uniqueBranch())).name, title: "b" },
       app.as(who("author")),
     );
-    expect((await app.as("admin@quire.test").post(`${fx.base}/proposals/${b.id}/close`)).status).toBe(200);
+    expect(
+      (
+        await api(app.as("admin@quire.test")).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: b.id },
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("an author demoted to reader may no longer change their proposal", async () => {
@@ -132,19 +224,34 @@ describe("author or maintainer", () => {
     const p = await open(fx, { branch, title: "before" }, app.as(demoted));
     await grant(fx, demoted, "reader");
     await refused(
-      () => app.as(demoted).patch(`${fx.base}/proposals/${p.id}`, { title: "after" }),
+      () =>
+        api(app.as(demoted)).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: fx.repo, id: p.id },
+          body: { title: "after" },
+        }),
       403,
       "FORBIDDEN",
     );
-    await refused(() => app.as(demoted).post(`${fx.base}/proposals/${p.id}/close`), 403, "FORBIDDEN");
+    await refused(
+      () =>
+        api(app.as(demoted)).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: fx.repo, id: p.id },
+          body: {},
+        }),
+      403,
+      "FORBIDDEN",
+    );
   });
 
   it("identities compare case-insensitively: the author signed in with upper case is still the author", async () => {
     const branch = uniqueBranch();
     await createBranch(fx, branch);
     const p = await open(fx, { branch, title: "case" }, app.as(who("author")));
-    const res = await app.as(who("author").toUpperCase()).post(`${fx.base}/proposals/${p.id}/close`);
-    expect(res.status).toBe(200);
+    const res = await api(app.as(who("author").toUpperCase())).post("/repos/:repo*/-/proposals/:id/close", {
+      params: { repo: fx.repo, id: p.id },
+      body: {},
+    });
+    expectOk(res, 200);
   });
 });
 
@@ -152,12 +259,28 @@ describe("a proposal id from another repo", () => {
   it("cannot be reached through a repo the caller administers", async () => {
     const mine = await repoWithOwner(app);
     const p = await branchWithProposal(fx);
-    await refused(() => mine.client.post(`${mine.base}/proposals/${p.id}/close`), 404, "PROPOSAL_NOT_FOUND");
     await refused(
-      () => mine.client.patch(`${mine.base}/proposals/${p.id}`, { title: "x" }),
+      () =>
+        api(mine.client).post("/repos/:repo*/-/proposals/:id/close", {
+          params: { repo: mine.repo, id: p.id },
+          body: {},
+        }),
       404,
       "PROPOSAL_NOT_FOUND",
     );
-    expectError(await mine.client.get(`${mine.base}/proposals/${p.id}`), 404, "PROPOSAL_NOT_FOUND");
+    await refused(
+      () =>
+        api(mine.client).patch("/repos/:repo*/-/proposals/:id", {
+          params: { repo: mine.repo, id: p.id },
+          body: { title: "x" },
+        }),
+      404,
+      "PROPOSAL_NOT_FOUND",
+    );
+    expectError(
+      await api(mine.client).get("/repos/:repo*/-/proposals/:id", { params: { repo: mine.repo, id: p.id } }),
+      404,
+      "PROPOSAL_NOT_FOUND",
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { snapshot } from "../commits/fixtures.ts";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
+import { commit, createBranch, errorOf, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
@@ -17,26 +18,38 @@ describe("purge refusals", () => {
         [fx.repoId],
       );
       const before = await snapshot(app, fx);
-      const res = await fx.client.post(`${fx.base}/purge`, { older_than });
+      const res = await api(fx.client).post("/repos/:repo*/-/purge", {
+        params: { repo: fx.repo },
+        body: { older_than },
+      });
       expect(res.status).toBe(400);
-      expect(["INVALID_DURATION", "VALIDATION_FAILED"]).toContain(res.body.code);
-      expect(res.body.error).toContain("body.older_than");
+      expect(["INVALID_DURATION", "VALIDATION_FAILED"]).toContain(errorOf(res).code);
+      expect(errorOf(res).error).toContain("body.older_than");
       expect(await snapshot(app, fx)).toEqual(before);
     },
   );
 
   it("accepts compound durations such as 1h30m", async () => {
     const fx = await repoWithOwner(app);
-    const res = await fx.client.post(`${fx.base}/purge`, { older_than: "1h30m" });
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).post("/repos/:repo*/-/purge", {
+      params: { repo: fx.repo },
+      body: { older_than: "1h30m" },
+    });
+    expectOk(res, 200);
     expect(new Date(res.body.cutoff).getTime()).toBeLessThan(Date.now() - 89 * 60_000);
   });
 
   it("needs the admin role", async () => {
     const fx = await repoWithOwner(app);
-    await fx.client.put(`/repos/${fx.repo}/-/roles/maint@example.com`, { role: "maintainer" });
-    const res = await app.as("maint@example.com").post(`${fx.base}/purge`, { older_than: "1d" });
+    await api(fx.client).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo: fx.repo, identity: "maint@example.com" },
+      body: { role: "maintainer" },
+    });
+    const res = await api(app.as("maint@example.com")).post("/repos/:repo*/-/purge", {
+      params: { repo: fx.repo },
+      body: { older_than: "1d" },
+    });
     expect(res.status).toBe(403);
-    expect(res.body.code).toBe("FORBIDDEN");
+    expect(errorOf(res).code).toBe("FORBIDDEN");
   });
 });

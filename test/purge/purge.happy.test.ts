@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { snapshot } from "../commits/fixtures.ts";
+import { api, type Options } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
+import {
+  commit,
+  createBranch,
+  expectOk,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../support/world.ts";
 
 const app = useFixture(() => startTestApp({ SVC_BLOB_THRESHOLD_BYTES: "64" }));
 
@@ -15,9 +23,9 @@ async function closeBranch(fx: RepoFixture, name: string, status: "merged" | "ab
   );
 }
 
-async function purge(fx: RepoFixture, body: Record<string, unknown>) {
-  const res = await fx.client.post(`${fx.base}/purge`, body);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
+async function purge(fx: RepoFixture, body: Options<"POST", "/repos/:repo*/-/purge">["body"]) {
+  const res = await api(fx.client).post("/repos/:repo*/-/purge", { params: { repo: fx.repo }, body });
+  expectOk(res, 200);
   return res.body;
 }
 
@@ -53,9 +61,28 @@ describe("purge", () => {
       [fx.repoId],
     );
     expect(left.map((b) => b.name)).toEqual(["active", "main", "recent"]);
-    expect((await fx.client.get(`${fx.base}/file/keep.md`)).status).toBe(200);
-    expect((await fx.client.get(`${fx.base}/file/x.md?branch=active`)).status).toBe(200);
-    expect((await fx.client.get(`${fx.base}/branch/old-merged`)).status).toBe(404);
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+          params: { repo: fx.repo, path: "keep.md" },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+          params: { repo: fx.repo, path: "x.md" },
+          query: { branch: "active" },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: fx.repo, branch: "old-merged" },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it("reports without removing anything on a dry run", async () => {
@@ -85,8 +112,21 @@ describe("purge", () => {
     const report = await purge(fx, { older_than: "1d" });
     expect(report.branches.map((b: { name: string }) => b.name)).toEqual(["dup"]);
     expect(report.contents).toBe(0);
-    expect((await fx.client.get(`${fx.base}/file/shared.md`)).status).toBe(200);
-    expect((await fx.client.get(`${fx.base}/file/rel.md?branch=released`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+          params: { repo: fx.repo, path: "shared.md" },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+          params: { repo: fx.repo, path: "rel.md" },
+          query: { branch: "released" },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("removes blobs of content it removes", async () => {

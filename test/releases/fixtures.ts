@@ -1,18 +1,19 @@
-import { expect } from "vitest";
+import { api, type Options } from "../support/api.ts";
 import type { TestApp } from "../support/app.ts";
 import type { Client } from "../support/client.ts";
 import type { RepoFixture } from "../support/world.ts";
+import { expectOk } from "../support/world.ts";
 
 export const releaseKeys = ["created_at", "created_by", "name", "notes", "sequence"];
 
 /** Creates a release as `as` (the repo owner by default) and returns it; fails unless 201. */
 export async function release(
   fx: RepoFixture,
-  body: Record<string, unknown>,
+  body: Options<"POST", "/repos/:repo*/-/releases">["body"],
   as: Client = fx.client,
-): Promise<Record<string, any>> {
-  const res = await as.post(`${fx.base}/releases`, body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
+) {
+  const res = await api(as).post("/repos/:repo*/-/releases", { params: { repo: fx.repo }, body });
+  expectOk(res, 201);
   return res.body;
 }
 

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
 import { commit, expectError, repoWithOwner, useFixture } from "../support/world.ts";
@@ -40,7 +41,11 @@ describe("creating a release with bad input", () => {
   ] as const) {
     it(`refuses ${label} with 400 VALIDATION_FAILED naming ${field}, and writes nothing`, async () => {
       const req = { name: "fresh", sequence: seq, notes: "", ...body };
-      const msg = await refused(() => fx.client.post(`${fx.base}/releases`, req), 400, "VALIDATION_FAILED");
+      const msg = await refused(
+        () => unchecked(fx.client).post("/repos/:repo*/-/releases", { params: { repo: fx.repo }, body: req }),
+        400,
+        "VALIDATION_FAILED",
+      );
       expect(msg).toContain(field);
     });
   }
@@ -52,7 +57,11 @@ describe("creating a release with bad input", () => {
     for (const sequence of [seq + 1, 5, 1_000_000])
       expect(
         await refused(
-          () => fx.client.post(`${fx.base}/releases`, { name: "beyond", sequence, notes: "" }),
+          () =>
+            api(fx.client).post("/repos/:repo*/-/releases", {
+              params: { repo: fx.repo },
+              body: { name: "beyond", sequence, notes: "" },
+            }),
           400,
           "SEQUENCE_OUT_OF_RANGE",
         ),
@@ -62,11 +71,16 @@ describe("creating a release with bad input", () => {
   it("refuses a release on an empty repo (no commits at all)", async () => {
     const empty = await repoWithOwner(app);
     expectError(
-      await empty.client.post(`${empty.base}/releases`, { name: "v0", sequence: 1, notes: "" }),
+      await api(empty.client).post("/repos/:repo*/-/releases", {
+        params: { repo: empty.repo },
+        body: { name: "v0", sequence: 1, notes: "" },
+      }),
       400,
       "SEQUENCE_OUT_OF_RANGE",
     );
-    expect((await empty.client.get(`${empty.base}/releases`)).body).toEqual({ releases: [] });
+    expect(
+      okBody(await api(empty.client).get("/repos/:repo*/-/releases", { params: { repo: empty.repo } })),
+    ).toEqual({ releases: [] });
   });
 
   it("refuses malformed JSON with 400 MALFORMED_JSON", async () => {
@@ -84,19 +98,36 @@ describe("creating a release with bad input", () => {
 
 describe("a release name is taken once per repo", () => {
   it("refuses a duplicate with 409 RELEASE_EXISTS and keeps the first one as it was", async () => {
-    const before = (await fx.client.get(`${fx.base}/releases/existing`)).body;
+    const before = okBody(
+      await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+        params: { repo: fx.repo, release_name: "existing" },
+      }),
+    );
     await refused(
-      () => fx.client.post(`${fx.base}/releases`, { name: "existing", sequence: 1, notes: "other" }),
+      () =>
+        api(fx.client).post("/repos/:repo*/-/releases", {
+          params: { repo: fx.repo },
+          body: { name: "existing", sequence: 1, notes: "other" },
+        }),
       409,
       "RELEASE_EXISTS",
     );
-    expect((await fx.client.get(`${fx.base}/releases/existing`)).body).toEqual(before);
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "existing" },
+        }),
+      ),
+    ).toEqual(before);
   });
 
   it("two creates of one name at once: one 201, one 409, one row", async () => {
     const results = await Promise.all(
       ["a", "b"].map((notes) =>
-        fx.client.post(`${fx.base}/releases`, { name: "raced", sequence: seq, notes }),
+        api(fx.client).post("/repos/:repo*/-/releases", {
+          params: { repo: fx.repo },
+          body: { name: "raced", sequence: seq, notes },
+        }),
       ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
@@ -116,27 +147,77 @@ describe("a release name is taken once per repo", () => {
 
 describe("reading and deleting releases that are not there", () => {
   it("answers 404 RELEASE_NOT_FOUND for get and delete of an unknown name", async () => {
-    expectError(await fx.client.get(`${fx.base}/releases/ghost`), 404, "RELEASE_NOT_FOUND");
-    await refused(() => fx.client.delete(`${fx.base}/releases/ghost`), 404, "RELEASE_NOT_FOUND");
-    await refused(() => fx.client.delete(`${fx.base}/releases/Existing`), 404, "RELEASE_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+        params: { repo: fx.repo, release_name: "ghost" },
+      }),
+      404,
+      "RELEASE_NOT_FOUND",
+    );
+    await refused(
+      () =>
+        api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "ghost" },
+        }),
+      404,
+      "RELEASE_NOT_FOUND",
+    );
+    await refused(
+      () =>
+        api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "Existing" },
+        }),
+      404,
+      "RELEASE_NOT_FOUND",
+    );
   });
 
   it("a second delete answers 404", async () => {
     await release(fx, { name: "once", sequence: seq, notes: "" });
-    expect((await fx.client.delete(`${fx.base}/releases/once`)).status).toBe(204);
-    await refused(() => fx.client.delete(`${fx.base}/releases/once`), 404, "RELEASE_NOT_FOUND");
+    expect(
+      (
+        await api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "once" },
+        })
+      ).status,
+    ).toBe(204);
+    await refused(
+      () =>
+        api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "once" },
+        }),
+      404,
+      "RELEASE_NOT_FOUND",
+    );
   });
 
   it("refuses a malformed name in the path with 400 naming path.release_name", async () => {
     for (const name of ["-x", ".hidden", "a%20b", "a".repeat(101)])
       expect(
-        expectError(await fx.client.get(`${fx.base}/releases/${name}`), 400, "VALIDATION_FAILED"),
+        expectError(
+          await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+            params: { repo: fx.repo, release_name: name },
+          }),
+          400,
+          "VALIDATION_FAILED",
+        ),
       ).toContain("path.release_name");
-    await refused(() => fx.client.delete(`${fx.base}/releases/-x`), 400, "VALIDATION_FAILED");
+    await refused(
+      () =>
+        api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "-x" },
+        }),
+      400,
+      "VALIDATION_FAILED",
+    );
   });
 
   it("answers 404 REPO_NOT_FOUND for an unknown repo and 405 for PUT", async () => {
-    expectError(await fx.client.get(`/repos/${fx.org}/nope/-/releases`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/releases", { params: { repo: `${fx.org}/nope` } }),
+      404,
+      "REPO_NOT_FOUND",
+    );
     const res = await fx.client.put(`${fx.base}/releases/existing`, { notes: "x" });
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("DELETE, GET");

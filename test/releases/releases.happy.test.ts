@@ -1,35 +1,48 @@
 import { describe, expect, it } from "vitest";
+import { type ApiRes, api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import { commit, createBranch, expectError, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
 import { release, releaseKeys } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
-const names = (res: { body: { releases: { name: string }[] } }) => res.body.releases.map((r) => r.name);
+const names = (res: ApiRes<{ releases: { name: string }[] }>) => okBody(res).releases.map((r) => r.name);
 
 describe("creating a release", () => {
   it("answers 201 with {name, sequence, notes, created_at, created_by}", async () => {
     const fx = await repoWithOwner(app);
     const seq = await commit(fx, "main", { "a.md": "one" });
-    const res = await fx.client.post(`${fx.base}/releases`, {
-      name: "v1.2.3",
-      sequence: seq,
-      notes: "First.",
+    const res = await api(fx.client).post("/repos/:repo*/-/releases", {
+      params: { repo: fx.repo },
+      body: {
+        name: "v1.2.3",
+        sequence: seq,
+        notes: "First.",
+      },
     });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(Object.keys(res.body).sort()).toEqual(releaseKeys);
     expect(res.body).toMatchObject({ name: "v1.2.3", sequence: seq, notes: "First.", created_by: fx.owner });
     expect(Number.isNaN(Date.parse(res.body.created_at))).toBe(false);
-    expect((await fx.client.get(`${fx.base}/releases/v1.2.3`)).body).toEqual(res.body);
+    expect(
+      okBody(
+        await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "v1.2.3" },
+        }),
+      ),
+    ).toEqual(res.body);
   });
 
   it("takes empty notes when none are sent, and refuses a created_by in the body, naming it", async () => {
     const fx = await repoWithOwner(app);
     const seq = await commit(fx, "main", { "a.md": "one" });
-    const spoof = await fx.client.post(`${fx.base}/releases`, {
-      name: "r1",
-      sequence: seq,
-      created_by: "someone@else.test",
+    const spoof = await unchecked(fx.client).post("/repos/:repo*/-/releases", {
+      params: { repo: fx.repo },
+      body: {
+        name: "r1",
+        sequence: seq,
+        created_by: "someone@else.test",
+      },
     });
     expect(expectError(spoof, 400, "VALIDATION_FAILED")).toBe("body.created_by: unknown field");
     const r = await release(fx, { name: "r1", sequence: seq });
@@ -61,7 +74,13 @@ describe("creating a release", () => {
     const seq = await commit(fx, "main", { "a.md": "one" });
     const before = await app.sql("SELECT id FROM events WHERE repo = $1", [fx.repo]);
     await release(fx, { name: "quiet", sequence: seq, notes: "" });
-    expect((await fx.client.delete(`${fx.base}/releases/quiet`)).status).toBe(204);
+    expect(
+      (
+        await api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "quiet" },
+        })
+      ).status,
+    ).toBe(204);
     expect(await app.sql("SELECT id FROM events WHERE repo = $1", [fx.repo])).toEqual(before);
   });
 });
@@ -76,8 +95,8 @@ describe("listing releases", () => {
     await release(fx, { name: "v1", sequence: s1, notes: "" });
     await release(fx, { name: "v2", sequence: s2, notes: "" });
     await release(fx, { name: "v2-again", sequence: s2, notes: "" });
-    const res = await fx.client.get(`${fx.base}/releases`);
-    expect(res.status).toBe(200);
+    const res = await api(fx.client).get("/repos/:repo*/-/releases", { params: { repo: fx.repo } });
+    expectOk(res, 200);
     expect(Object.keys(res.body)).toEqual(["releases"]);
     expect(names(res)).toEqual(["v3", "v2-again", "v2", "v1"]);
     for (const r of res.body.releases) expect(Object.keys(r).sort()).toEqual(releaseKeys);
@@ -88,8 +107,16 @@ describe("listing releases", () => {
     const other = await repoWithOwner(app);
     const seq = await commit(other, "main", { "a.md": "x" });
     await release(other, { name: "theirs", sequence: seq, notes: "" });
-    expect((await fx.client.get(`${fx.base}/releases`)).body).toEqual({ releases: [] });
-    expectError(await fx.client.get(`${fx.base}/releases/theirs`), 404, "RELEASE_NOT_FOUND");
+    expect(
+      okBody(await api(fx.client).get("/repos/:repo*/-/releases", { params: { repo: fx.repo } })),
+    ).toEqual({ releases: [] });
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+        params: { repo: fx.repo, release_name: "theirs" },
+      }),
+      404,
+      "RELEASE_NOT_FOUND",
+    );
   });
 });
 
@@ -100,11 +127,21 @@ describe("deleting a release", () => {
     const s2 = await commit(fx, "main", { "a.md": "2" });
     await release(fx, { name: "v1", sequence: s1, notes: "old" });
     await release(fx, { name: "keep", sequence: s1, notes: "" });
-    const res = await fx.client.delete(`${fx.base}/releases/v1`);
-    expect(res.status).toBe(204);
+    const res = await api(fx.client).delete("/repos/:repo*/-/releases/:release_name", {
+      params: { repo: fx.repo, release_name: "v1" },
+    });
+    expectOk(res, 204);
     expect(res.body).toBe("");
-    expectError(await fx.client.get(`${fx.base}/releases/v1`), 404, "RELEASE_NOT_FOUND");
-    expect(names(await fx.client.get(`${fx.base}/releases`))).toEqual(["keep"]);
+    expectError(
+      await api(fx.client).get("/repos/:repo*/-/releases/:release_name", {
+        params: { repo: fx.repo, release_name: "v1" },
+      }),
+      404,
+      "RELEASE_NOT_FOUND",
+    );
+    expect(
+      names(await api(fx.client).get("/repos/:repo*/-/releases", { params: { repo: fx.repo } })),
+    ).toEqual(["keep"]);
     expect(await release(fx, { name: "v1", sequence: s2, notes: "new" })).toMatchObject({ sequence: s2 });
   });
 });

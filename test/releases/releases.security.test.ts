@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import type { Client, Res } from "../support/client.ts";
 import { commit, expectError, grant, repoWithOwner, useFixture } from "../support/world.ts";
@@ -10,7 +11,7 @@ const app = useFixture(startTestApp);
 const fx = useFixture(() => repoWithOwner(app));
 beforeAll(async () => {
   seq = await commit(fx, "main", { "a.md": "one" });
-  for (const role of ["reader", "writer", "maintainer", "admin"]) await grant(fx, who(role), role);
+  for (const role of ["reader", "writer", "maintainer", "admin"] as const) await grant(fx, who(role), role);
 });
 
 async function refused(request: () => Promise<Res>, status: number, code: string) {
@@ -20,10 +21,18 @@ async function refused(request: () => Promise<Res>, status: number, code: string
 }
 
 const requests = (c: Client, name: string) => [
-  () => c.post(`${fx.base}/releases`, { name: `${name}-new`, sequence: seq, notes: "" }),
-  () => c.get(`${fx.base}/releases`),
-  () => c.get(`${fx.base}/releases/${name}`),
-  () => c.delete(`${fx.base}/releases/${name}`),
+  () =>
+    api(c).post("/repos/:repo*/-/releases", {
+      params: { repo: fx.repo },
+      body: { name: `${name}-new`, sequence: seq, notes: "" },
+    }),
+  () => api(c).get("/repos/:repo*/-/releases", { params: { repo: fx.repo } }),
+  () =>
+    api(c).get("/repos/:repo*/-/releases/:release_name", { params: { repo: fx.repo, release_name: name } }),
+  () =>
+    api(c).delete("/repos/:repo*/-/releases/:release_name", {
+      params: { repo: fx.repo, release_name: name },
+    }),
 ];
 
 describe("callers who may not see the repo", () => {
@@ -40,14 +49,31 @@ describe("roles", () => {
     const r = await release(fx, { name: "readable", sequence: seq, notes: "n" });
     for (const role of ["reader", "writer"]) {
       const c = app.as(who(role));
-      expect((await c.get(`${fx.base}/releases`)).status).toBe(200);
-      expect((await c.get(`${fx.base}/releases/readable`)).body).toEqual(r);
+      expect((await api(c).get("/repos/:repo*/-/releases", { params: { repo: fx.repo } })).status).toBe(200);
+      expect(
+        okBody(
+          await api(c).get("/repos/:repo*/-/releases/:release_name", {
+            params: { repo: fx.repo, release_name: "readable" },
+          }),
+        ),
+      ).toEqual(r);
       await refused(
-        () => c.post(`${fx.base}/releases`, { name: `by-${role}`, sequence: seq, notes: "" }),
+        () =>
+          api(c).post("/repos/:repo*/-/releases", {
+            params: { repo: fx.repo },
+            body: { name: `by-${role}`, sequence: seq, notes: "" },
+          }),
         403,
         "FORBIDDEN",
       );
-      await refused(() => c.delete(`${fx.base}/releases/readable`), 403, "FORBIDDEN");
+      await refused(
+        () =>
+          api(c).delete("/repos/:repo*/-/releases/:release_name", {
+            params: { repo: fx.repo, release_name: "readable" },
+          }),
+        403,
+        "FORBIDDEN",
+      );
     }
   });
 
@@ -55,24 +81,62 @@ describe("roles", () => {
     const m = app.as(who("maintainer"));
     const r = await release(fx, { name: "by-maintainer", sequence: seq, notes: "" }, m);
     expect(r.created_by).toBe(who("maintainer"));
-    await refused(() => m.delete(`${fx.base}/releases/by-maintainer`), 403, "FORBIDDEN");
-    expect((await m.get(`${fx.base}/releases/by-maintainer`)).status).toBe(200);
+    await refused(
+      () =>
+        api(m).delete("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "by-maintainer" },
+        }),
+      403,
+      "FORBIDDEN",
+    );
+    expect(
+      (
+        await api(m).get("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: "by-maintainer" },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("an admin, the org owner and a global admin delete releases", async () => {
     for (const [i, c] of [app.as(who("admin")), fx.client, app.as("admin@quire.test")].entries()) {
       await release(fx, { name: `doomed-${i}`, sequence: seq, notes: "" });
-      expect((await c.delete(`${fx.base}/releases/doomed-${i}`)).status).toBe(204);
-      expectError(await c.get(`${fx.base}/releases/doomed-${i}`), 404, "RELEASE_NOT_FOUND");
+      expect(
+        (
+          await api(c).delete("/repos/:repo*/-/releases/:release_name", {
+            params: { repo: fx.repo, release_name: `doomed-${i}` },
+          })
+        ).status,
+      ).toBe(204);
+      expectError(
+        await api(c).get("/repos/:repo*/-/releases/:release_name", {
+          params: { repo: fx.repo, release_name: `doomed-${i}` },
+        }),
+        404,
+        "RELEASE_NOT_FOUND",
+      );
     }
   });
 
   it("an org member reads releases but may not create one", async () => {
     const member = "member@people.test";
-    expect((await fx.client.post(`/orgs/${fx.org}/members/${member}`, { role: "member" })).status).toBe(201);
-    expect((await app.as(member).get(`${fx.base}/releases`)).status).toBe(200);
+    expect(
+      (
+        await api(fx.client).post("/orgs/:org/members/:identity", {
+          params: { org: fx.org, identity: member },
+          body: { role: "member" },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await api(app.as(member)).get("/repos/:repo*/-/releases", { params: { repo: fx.repo } })).status,
+    ).toBe(200);
     await refused(
-      () => app.as(member).post(`${fx.base}/releases`, { name: "by-member", sequence: seq, notes: "" }),
+      () =>
+        api(app.as(member)).post("/repos/:repo*/-/releases", {
+          params: { repo: fx.repo },
+          body: { name: "by-member", sequence: seq, notes: "" },
+        }),
       403,
       "FORBIDDEN",
     );

@@ -7,8 +7,9 @@ import {
   person,
   unique,
 } from "../orgs/fixtures.ts";
+import { api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { errorOf, expectOk, useFixture } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
@@ -18,7 +19,7 @@ const NAME_CODES = ["INVALID_NAME", "VALIDATION_FAILED"];
 async function createAs(rest: string | ((org: string) => string), owner = person("alice")) {
   const org = await makeOrg(app, owner);
   const name = typeof rest === "function" ? rest(org) : `${org}/${rest}`;
-  return { org, name, create: () => app.as(owner).post("/repos", { owner: org, name }) };
+  return { org, name, create: () => api(app.as(owner)).post("/repos", { body: { owner: org, name } }) };
 }
 
 describe("creating a repo with a bad name", () => {
@@ -42,7 +43,7 @@ describe("creating a repo with a bad name", () => {
   ])("refuses %s with 400 naming body.name", async (_why, nameOf) => {
     const { create } = await createAs(nameOf);
     const res = await expectRefusedWithoutChange(app, create, 400, NAME_CODES);
-    expect(res.body.error).toContain("body.name");
+    expect(errorOf(res).error).toContain("body.name");
   });
 
   it("takes exactly 255 characters", async () => {
@@ -57,8 +58,8 @@ describe("creating a repo with a bad name", () => {
     const mine = await makeOrg(app, alice);
     const other = await makeOrg(app, alice);
     for (const name of [`${other}/docs`, `${mine.slice(0, -1)}/docs`]) {
-      const res = await app.as(alice).post("/repos", { owner: mine, name });
-      expect(res.status).toBe(201);
+      const res = await api(app.as(alice)).post("/repos", { body: { owner: mine, name } });
+      expectOk(res, 201);
       expect(res.body).toMatchObject({ name: `${mine}/${name}`, owner: mine });
     }
     expect(await app.sql("SELECT name FROM repos WHERE owner = $1", [other])).toEqual([]);
@@ -69,21 +70,21 @@ describe("creating a repo with a bad name", () => {
     const org = await makeOrg(app, alice);
     const res = await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).post("/repos", { owner: org, name: `${org.toUpperCase()}/docs` }),
+      () => api(app.as(alice)).post("/repos", { body: { owner: org, name: `${org.toUpperCase()}/docs` } }),
       400,
       NAME_CODES,
     );
-    expect(res.body.error).toContain("body.name");
+    expect(errorOf(res).error).toContain("body.name");
   });
 
   it("refuses a missing owner or name with 400 naming the field", async () => {
     const alice = app.as(person("alice"));
-    const noOwner = await alice.post("/repos", { name: "acme/docs" });
+    const noOwner = await unchecked(alice).post("/repos", { body: { name: "acme/docs" } });
     expectError(noOwner, 400, "VALIDATION_FAILED");
-    expect(noOwner.body.error).toContain("body.owner");
-    const noName = await alice.post("/repos", { owner: "acme" });
+    expect(errorOf(noOwner).error).toContain("body.owner");
+    const noName = await unchecked(alice).post("/repos", { body: { owner: "acme" } });
     expectError(noName, 400, "VALIDATION_FAILED");
-    expect(noName.body.error).toContain("body.name");
+    expect(errorOf(noName).error).toContain("body.name");
   });
 });
 
@@ -92,18 +93,25 @@ describe("creating a repo that cannot be created", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     const repo = await makeRepo(app, alice, org, "team/docs");
-    await app.as(alice).post(`/repos/${repo}/-/commit`, {
-      branch: "main",
-      message: "m",
-      files: [{ path: "a.md", content: "aGk=" }],
+    await api(app.as(alice)).post("/repos/:repo*/-/commit", {
+      params: { repo },
+      body: {
+        branch: "main",
+        message: "m",
+        files: [{ path: "a.md", content: "aGk=" }],
+      },
     });
     await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).post("/repos", { owner: org, name: repo }),
+      () => api(app.as(alice)).post("/repos", { body: { owner: org, name: repo } }),
       409,
       "REPO_EXISTS",
     );
-    expect((await app.as(alice).get(`/repos/${repo}/-/branch/main`)).body.head_sequence).toBe(1);
+    expect(
+      okBody(
+        await api(app.as(alice)).get("/repos/:repo*/-/branch/:branch*", { params: { repo, branch: "main" } }),
+      ).head_sequence,
+    ).toBe(1);
   });
 
   it("refuses an org that does not exist with 404 ORG_NOT_FOUND", async () => {
@@ -129,16 +137,21 @@ describe("reading or deleting a repo that is not there", () => {
     ]) {
       expectError(await as.get(path), 404, "REPO_NOT_FOUND");
     }
-    await expectRefusedWithoutChange(app, () => as.delete(`/repos/${org}/nope`), 404, "REPO_NOT_FOUND");
+    await expectRefusedWithoutChange(
+      app,
+      () => api(as).delete("/repos/:repo*", { params: { repo: `${org}/nope` } }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 
   it("answers 404 the second time a repo is deleted", async () => {
     const alice = person("alice");
     const repo = await makeRepo(app, alice, await makeOrg(app, alice));
-    expect((await app.as(alice).delete(`/repos/${repo}`)).status).toBe(204);
+    expect((await api(app.as(alice)).delete("/repos/:repo*", { params: { repo } })).status).toBe(204);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(alice).delete(`/repos/${repo}`),
+      () => api(app.as(alice)).delete("/repos/:repo*", { params: { repo } }),
       404,
       "REPO_NOT_FOUND",
     );
@@ -148,7 +161,15 @@ describe("reading or deleting a repo that is not there", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     await makeRepo(app, alice, org, "team/docs");
-    expectError(await app.as(alice).get(`/repos/${org}/team`), 404, "REPO_NOT_FOUND");
-    expectError(await app.as(alice).get(`/repos/${org}/team/docs/more`), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(app.as(alice)).get("/repos/:repo*", { params: { repo: `${org}/team` } }),
+      404,
+      "REPO_NOT_FOUND",
+    );
+    expectError(
+      await api(app.as(alice)).get("/repos/:repo*", { params: { repo: `${org}/team/docs/more` } }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });

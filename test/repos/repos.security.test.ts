@@ -7,8 +7,9 @@ import {
   person,
   unique,
 } from "../orgs/fixtures.ts";
+import { api, okBody } from "../support/api.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
-import { useFixture, world } from "../support/world.ts";
+import { errorOf, useFixture, world } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
@@ -36,18 +37,26 @@ describe("who sees a repo", () => {
   it("lists all the org's repos for members, only the granted one for a role holder, none for others", async () => {
     const { org, shared, other, owner, member, repoAdmin, outsider } = await orgWithRepos();
     for (const who of [owner, member]) {
-      expect(names((await app.as(who).get("/repos")).body), who).toEqual([other, shared]);
-      expect(names((await app.as(who).get(`/orgs/${org}/repos`)).body), who).toEqual([other, shared]);
+      expect(names(okBody(await api(app.as(who)).get("/repos"))), who).toEqual([other, shared]);
+      expect(names(okBody(await api(app.as(who)).get("/orgs/:org/repos", { params: { org } }))), who).toEqual(
+        [other, shared],
+      );
     }
-    expect(names((await app.as(repoAdmin).get("/repos")).body)).toEqual([shared]);
-    expect(names((await app.as(repoAdmin).get(`/orgs/${org}/repos`)).body)).toEqual([shared]);
-    expect((await app.as(outsider).get("/repos")).body).toEqual({ repos: [] });
-    expectError(await app.as(outsider).get(`/orgs/${org}/repos`), 404, "ORG_NOT_FOUND");
+    expect(names(okBody(await api(app.as(repoAdmin)).get("/repos")))).toEqual([shared]);
+    expect(names(okBody(await api(app.as(repoAdmin)).get("/orgs/:org/repos", { params: { org } })))).toEqual([
+      shared,
+    ]);
+    expect(okBody(await api(app.as(outsider)).get("/repos"))).toEqual({ repos: [] });
+    expectError(
+      await api(app.as(outsider)).get("/orgs/:org/repos", { params: { org } }),
+      404,
+      "ORG_NOT_FOUND",
+    );
   });
 
   it("lists every repo for a global admin", async () => {
     const { shared, other } = await orgWithRepos();
-    const all = names((await app.as(ADMIN).get("/repos")).body);
+    const all = names(okBody(await api(app.as(ADMIN)).get("/repos")));
     expect(all).toEqual(expect.arrayContaining([shared, other]));
     const [row] = await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM repos");
     expect(all).toHaveLength(row!.n);
@@ -55,12 +64,18 @@ describe("who sees a repo", () => {
 
   it("answers 404 REPO_NOT_FOUND to an outsider, exactly as for a missing repo", async () => {
     const { org, shared, outsider } = await orgWithRepos();
-    const hidden = await app.as(outsider).get(`/repos/${shared}`);
-    const missing = await app.as(outsider).get(`/repos/${org}/missing`);
+    const hidden = await api(app.as(outsider)).get("/repos/:repo*", { params: { repo: shared } });
+    const missing = await api(app.as(outsider)).get("/repos/:repo*", { params: { repo: `${org}/missing` } });
     expectError(hidden, 404, "REPO_NOT_FOUND");
     expectError(missing, 404, "REPO_NOT_FOUND");
-    expect(hidden.body.error.replace(shared, "X")).toBe(missing.body.error.replace(`${org}/missing`, "X"));
-    expectError(await app.as(outsider).get(`/repos/${shared}/-/branches`), 404, "REPO_NOT_FOUND");
+    expect(errorOf(hidden).error.replace(shared, "X")).toBe(
+      errorOf(missing).error.replace(`${org}/missing`, "X"),
+    );
+    expectError(
+      await api(app.as(outsider)).get("/repos/:repo*/-/branches", { params: { repo: shared } }),
+      404,
+      "REPO_NOT_FOUND",
+    );
   });
 });
 
@@ -69,7 +84,7 @@ describe("who may create a repo", () => {
     const { org, member } = await orgWithRepos();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(member).post("/repos", { owner: org, name: `${org}/mine` }),
+      () => api(app.as(member)).post("/repos", { body: { owner: org, name: `${org}/mine` } }),
       403,
       "FORBIDDEN",
     );
@@ -79,7 +94,7 @@ describe("who may create a repo", () => {
     const { org, repoAdmin } = await orgWithRepos();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(repoAdmin).post("/repos", { owner: org, name: `${org}/mine` }),
+      () => api(app.as(repoAdmin)).post("/repos", { body: { owner: org, name: `${org}/mine` } }),
       403,
       "FORBIDDEN",
     );
@@ -89,7 +104,7 @@ describe("who may create a repo", () => {
     const { org, outsider } = await orgWithRepos();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(outsider).post("/repos", { owner: org, name: `${org}/mine` }),
+      () => api(app.as(outsider)).post("/repos", { body: { owner: org, name: `${org}/mine` } }),
       404,
       "ORG_NOT_FOUND",
     );
@@ -99,7 +114,7 @@ describe("who may create a repo", () => {
     const { org, shared, outsider } = await orgWithRepos();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(outsider).post("/repos", { owner: org, name: shared }),
+      () => api(app.as(outsider)).post("/repos", { body: { owner: org, name: shared } }),
       404,
       "ORG_NOT_FOUND",
     );
@@ -111,7 +126,7 @@ describe("who may delete a repo", () => {
     const { shared, repoAdmin } = await orgWithRepos();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(repoAdmin).delete(`/repos/${shared}`),
+      () => api(app.as(repoAdmin)).delete("/repos/:repo*", { params: { repo: shared } }),
       403,
       "FORBIDDEN",
     );
@@ -120,14 +135,19 @@ describe("who may delete a repo", () => {
 
   it("refuses an org member (a reader) with 403", async () => {
     const { shared, member } = await orgWithRepos();
-    await expectRefusedWithoutChange(app, () => app.as(member).delete(`/repos/${shared}`), 403, "FORBIDDEN");
+    await expectRefusedWithoutChange(
+      app,
+      () => api(app.as(member)).delete("/repos/:repo*", { params: { repo: shared } }),
+      403,
+      "FORBIDDEN",
+    );
   });
 
   it("refuses an outsider with 404 REPO_NOT_FOUND", async () => {
     const { shared, outsider } = await orgWithRepos();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(outsider).delete(`/repos/${shared}`),
+      () => api(app.as(outsider)).delete("/repos/:repo*", { params: { repo: shared } }),
       404,
       "REPO_NOT_FOUND",
     );
@@ -137,7 +157,9 @@ describe("who may delete a repo", () => {
     const { org, shared, owner } = await orgWithRepos();
     const second = person("second");
     await addMember(app, owner, org, second, "owner");
-    expect((await app.as(second).delete(`/repos/${shared}`)).status).toBe(204);
+    expect((await api(app.as(second)).delete("/repos/:repo*", { params: { repo: shared } })).status).toBe(
+      204,
+    );
   });
 });
 
@@ -145,10 +167,10 @@ describe("signing in", () => {
   it("is required for every repo endpoint", async () => {
     const { org, shared } = await orgWithRepos();
     const calls = [
-      app.anonymous.post("/repos", { owner: org, name: `${org}/anon` }),
-      app.anonymous.get("/repos"),
-      app.anonymous.get(`/repos/${shared}`),
-      app.anonymous.delete(`/repos/${shared}`),
+      api(app.anonymous).post("/repos", { body: { owner: org, name: `${org}/anon` } }),
+      api(app.anonymous).get("/repos"),
+      api(app.anonymous).get("/repos/:repo*", { params: { repo: shared } }),
+      api(app.anonymous).delete("/repos/:repo*", { params: { repo: shared } }),
     ];
     for (const res of await Promise.all(calls)) expectError(res, 401, "UNAUTHENTICATED");
     expect(await app.sql("SELECT 1 FROM repos WHERE name = $1", [`${org}/anon`])).toHaveLength(0);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeOrg, person } from "../orgs/fixtures.ts";
+import { api } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
+import { errorOf, expectOk } from "../support/world.ts";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -14,10 +16,12 @@ afterAll(() => app.close());
  */
 describe("POST /repos with a short or full name", () => {
   const created = async (owner: string, org: string, name: string) => {
-    const res = await app.as(owner).post("/repos", { owner: org, name });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const res = await api(app.as(owner)).post("/repos", { body: { owner: org, name } });
+    expectOk(res, 201);
     expect(res.body.owner).toBe(org);
-    expect((await app.as(owner).get(`/repos/${res.body.name}`)).status).toBe(200);
+    expect((await api(app.as(owner)).get("/repos/:repo*", { params: { repo: res.body.name } })).status).toBe(
+      200,
+    );
     return res.body.name as string;
   };
 
@@ -42,9 +46,9 @@ describe("POST /repos with a short or full name", () => {
     const alice = person("alice");
     const org = await makeOrg(app, alice);
     await created(alice, org, "docs");
-    const again = await app.as(alice).post("/repos", { owner: org, name: `${org}/docs` });
+    const again = await api(app.as(alice)).post("/repos", { body: { owner: org, name: `${org}/docs` } });
     expect(again.status).toBe(409);
-    expect(again.body.code).toBe("REPO_EXISTS");
+    expect(errorOf(again).code).toBe("REPO_EXISTS");
   });
 
   it("refuses, naming body.name, a full name whose owner differs in case and names too long once full", async () => {
@@ -58,11 +62,11 @@ describe("POST /repos with a short or full name", () => {
       ["/docs", "must be a repo name"],
     ];
     for (const [name, says] of refused) {
-      const res = await app.as(alice).post("/repos", { owner: org, name });
+      const res = await api(app.as(alice)).post("/repos", { body: { owner: org, name } });
       expect(res.status, name).toBe(400);
-      expect(res.body.code).toBe("VALIDATION_FAILED");
-      expect(res.body.error).toMatch(/^body\.name: /);
-      expect(res.body.error).toContain(says);
+      expect(errorOf(res).code).toBe("VALIDATION_FAILED");
+      expect(errorOf(res).error).toMatch(/^body\.name: /);
+      expect(errorOf(res).error).toContain(says);
     }
     expect(await app.sql("SELECT name FROM repos WHERE owner = $1", [org])).toEqual([]);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { expectError, useFixture } from "../support/world.ts";
 import { branch, commitAs, eventData, markMerged, state, teamOnFeat } from "./fixtures.ts";
@@ -76,7 +77,13 @@ describe("submitting a review of a branch that cannot be reviewed", () => {
 
   it("refuses an abandoned branch with 409 BRANCH_NOT_ACTIVE", async () => {
     await branch(t, "dropped");
-    expect((await t.client.delete(`${t.base}/branch/dropped`)).status).toBe(204);
+    expect(
+      (
+        await api(t.client).delete("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: t.repo, branch: "dropped" },
+        })
+      ).status,
+    ).toBe(204);
     const before = await state(t);
     expectError(await review({ branch: "dropped", status: "rejected", body: "" }), 409, "BRANCH_NOT_ACTIVE");
     expect(await state(t)).toEqual(before);
@@ -95,12 +102,21 @@ describe("submitting a review of a branch that cannot be reviewed", () => {
 
 describe("listing reviews with bad input", () => {
   it("answers 404 BRANCH_NOT_FOUND for an unknown branch", async () => {
-    expectError(await t.client.get(`${t.base}/branch/ghost/reviews`), 404, "BRANCH_NOT_FOUND");
+    expectError(
+      await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+        params: { repo: t.repo, branch: "ghost" },
+      }),
+      404,
+      "BRANCH_NOT_FOUND",
+    );
   });
 
   it("refuses an at beyond the branch head with 400 SEQUENCE_OUT_OF_RANGE", async () => {
     const msg = expectError(
-      await t.client.get(`${t.base}/branch/feat/reviews?at=${t.head + 1}`),
+      await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+        params: { repo: t.repo, branch: "feat" },
+        query: { at: String(t.head + 1) },
+      }),
       400,
       "SEQUENCE_OUT_OF_RANGE",
     );
@@ -110,7 +126,10 @@ describe("listing reviews with bad input", () => {
   for (const at of ["abc", "-1", "1.5", ""]) {
     it(`refuses at=${JSON.stringify(at)} with 400 naming query.at`, async () => {
       const msg = expectError(
-        await t.client.get(`${t.base}/branch/feat/reviews?at=${at}`),
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+          params: { repo: t.repo, branch: "feat" },
+          query: { at },
+        }),
         400,
         "VALIDATION_FAILED",
       );
@@ -119,11 +138,19 @@ describe("listing reviews with bad input", () => {
   }
 
   it("refuses a malformed branch name in the path with 400", async () => {
-    expectError(await t.client.get(`${t.base}/branch/a~b/reviews`), 400, "VALIDATION_FAILED");
+    expectError(
+      await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+        params: { repo: t.repo, branch: "a~b" },
+      }),
+      400,
+      "VALIDATION_FAILED",
+    );
   });
 
   it("answers 405 for a method the path does not serve", async () => {
-    const res = await t.client.delete(`${t.base}/branch/feat/reviews`);
+    const res = await api(t.client).delete("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: t.repo, branch: "feat/reviews" },
+    });
     expect(res.status).toBe(405);
   });
 });

@@ -1,13 +1,14 @@
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
+import { api, type Options, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, expectStatus, useFixture } from "../support/world.ts";
 import { branch, commitAs, eventData, markMerged, type Team, TIMESTAMP, team, UUID } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
-const review = (t: Team, who: string, body: Record<string, unknown>) =>
-  t.as(who).post(`${t.base}/review`, body);
+const review = (t: Team, who: string, body: Options<"POST", "/repos/:repo*/-/review">["body"]) =>
+  api(t.as(who)).post("/repos/:repo*/-/review", { params: { repo: t.repo }, body });
 
 describe("submitting a review", () => {
   it("approves a branch at its current head: 201 with the review record", async () => {
@@ -15,7 +16,7 @@ describe("submitting a review", () => {
     await branch(t, "feat");
     const head = await commitAs(t, t.writer, "feat");
     const res = await review(t, t.writer2, { branch: "feat", status: "approved", body: "looks good" });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(Object.keys(res.body).sort()).toEqual([
       "body",
       "branch",
@@ -54,7 +55,7 @@ describe("submitting a review", () => {
     await branch(t, "feat");
     await commitAs(t, t.writer, "feat");
     const res = await review(t, t.writer, { branch: "feat", status: "rejected", body: "not ready yet" });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body).toMatchObject({ reviewer: t.writer, status: "rejected" });
   });
 
@@ -64,7 +65,7 @@ describe("submitting a review", () => {
     await branch(t, "feat");
     await commitAs(t, t.writer, "feat");
     const res = await review(t, t.owner, { branch: "feat", status: "approved", body: "" });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body.body).toBe("");
   });
 
@@ -73,7 +74,7 @@ describe("submitting a review", () => {
     const base = await commitAs(t, t.owner, "main");
     await branch(t, "empty");
     const res = await review(t, t.writer, { branch: "empty", status: "approved", body: "" });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body.sequence).toBe(base);
   });
 
@@ -88,9 +89,12 @@ describe("submitting a review", () => {
     const t = await team(app);
     await branch(t, "feat");
     await commitAs(t, t.writer, "feat");
-    for (const status of ["rejected", "approved", "approved"])
+    for (const status of ["rejected", "approved", "approved"] as const)
       expect((await review(t, t.writer2, { branch: "feat", status, body: status })).status).toBe(201);
-    const list = await t.client.get(`${t.base}/branch/feat/reviews`);
+    const list = await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(list, 200);
     expect(list.body.map((r: { status: string }) => r.status)).toEqual(["rejected", "approved", "approved"]);
     expect(await eventData(t, "com.svc.review.submitted")).toHaveLength(3);
   });
@@ -120,7 +124,7 @@ describe("submitting a review", () => {
       );
       await locker.query("COMMIT");
       const res = await pending;
-      expect(res.status).toBe(201);
+      expectOk(res, 201);
       expect(res.body.sequence).toBe(first + 100);
     } finally {
       await locker.end();
@@ -149,10 +153,12 @@ describe("listing reviews", () => {
   });
 
   it("returns a bare array of reviews (the spec's words), oldest first, each at the head it was submitted at", async () => {
-    const res = await t.as(t.reader).get(`${t.base}/branch/feat/reviews`);
-    expect(res.status).toBe(200);
+    const res = await api(t.as(t.reader)).get("/repos/:repo*/-/branch/:branch*/reviews", {
+      params: { repo: t.repo, branch: "feat" },
+    });
+    expectOk(res, 200);
     expect(Array.isArray(res.body), JSON.stringify(res.body)).toBe(true);
-    expect(res.body.map((r: any) => [r.body, r.sequence, r.reviewer, r.status])).toEqual([
+    expect(res.body.map((r) => [r.body, r.sequence, r.reviewer, r.status])).toEqual([
       ["one", s1, t.writer2, "rejected"],
       ["two", s1, t.maintainer, "approved"],
       ["three", s2, t.writer2, "approved"],
@@ -161,23 +167,46 @@ describe("listing reviews", () => {
       expect(r.branch).toBe("feat");
       expect(r.id).toMatch(UUID);
     }
-    const times = res.body.map((r: any) => Date.parse(r.created_at));
+    const times = res.body.map((r) => Date.parse(r.created_at));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
   });
 
   it("with at, returns only reviews at or before that sequence", async () => {
-    const atS1 = await t.client.get(`${t.base}/branch/feat/reviews?at=${s1}`);
-    expect(atS1.body.map((r: any) => r.body)).toEqual(["one", "two"]);
-    const atS2 = await t.client.get(`${t.base}/branch/feat/reviews?at=${s2}`);
-    expect(atS2.body.map((r: any) => r.body)).toEqual(["one", "two", "three"]);
-    const before = await t.client.get(`${t.base}/branch/feat/reviews?at=${s1 - 1}`);
+    const atS1 = await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+      params: { repo: t.repo, branch: "feat" },
+      query: { at: String(s1) },
+    });
+    expectOk(atS1, 200);
+    expect(atS1.body.map((r) => r.body)).toEqual(["one", "two"]);
+    const atS2 = await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+      params: { repo: t.repo, branch: "feat" },
+      query: { at: String(s2) },
+    });
+    expectOk(atS2, 200);
+    expect(atS2.body.map((r) => r.body)).toEqual(["one", "two", "three"]);
+    const before = await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+      params: { repo: t.repo, branch: "feat" },
+      query: { at: String(s1 - 1) },
+    });
     expect(before.body).toEqual([]);
   });
 
   it("returns an empty list for a branch nobody reviewed, and for main", async () => {
     await branch(t, "quiet");
-    expect((await t.client.get(`${t.base}/branch/quiet/reviews`)).body).toEqual([]);
-    expect((await t.client.get(`${t.base}/branch/main/reviews`)).body).toEqual([]);
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+          params: { repo: t.repo, branch: "quiet" },
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+          params: { repo: t.repo, branch: "main" },
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it("still lists the reviews of a branch once it is merged", async () => {
@@ -186,7 +215,13 @@ describe("listing reviews", () => {
     await commitAs(u, u.writer, "done");
     expect((await review(u, u.writer2, { branch: "done", status: "approved", body: "" })).status).toBe(201);
     await markMerged(u, "done");
-    expect((await u.client.get(`${u.base}/branch/done/reviews`)).body).toHaveLength(1);
+    expect(
+      okBody(
+        await api(u.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+          params: { repo: u.repo, branch: "done" },
+        }),
+      ),
+    ).toHaveLength(1);
   });
 });
 
@@ -199,19 +234,24 @@ describe("branch names with slashes", () => {
       201,
     );
     for (const seg of ["feature/x", "feature%2Fx"]) {
-      const list = await t.client.get(`${t.base}/branch/${seg}/reviews`);
-      expect(list.status).toBe(200);
-      expect(list.body.map((r: any) => r.branch)).toEqual(["feature/x"]);
+      // `seg` goes into the path as written (it may be percent-encoded already): the raw client.
+      const list = expectStatus(await t.client.get(`${t.base}/branch/${seg}/reviews`), 200);
+      expect((list as { branch: string }[]).map((r) => r.branch)).toEqual(["feature/x"]);
     }
-    expect((await t.client.get(`${t.base}/branch/feature/x`)).body.name).toBe("feature/x");
+    expect(
+      okBody(
+        await api(t.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: t.repo, branch: "feature/x" },
+        }),
+      ).name,
+    ).toBe("feature/x");
   });
 
   it("a branch whose last segment is 'reviews' is reached with %2F", async () => {
     const t = await team(app);
     await branch(t, "x/reviews");
     const res = await t.client.get(`${t.base}/branch/x%2Freviews`);
-    expect(res.status).toBe(200);
-    expect(res.body.name).toBe("x/reviews");
+    expect(expectStatus(res, 200)).toMatchObject({ name: "x/reviews" });
     const list = await t.client.get(`${t.base}/branch/x%2Freviews/reviews`);
     expect(list.body).toEqual([]);
   });

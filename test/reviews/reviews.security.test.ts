@@ -1,12 +1,16 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { expectError, useFixture } from "../support/world.ts";
+import { expectError, expectOk, useFixture } from "../support/world.ts";
 import { branch, commitAs, eventData, grant, state, type Team, team } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
 const approve = (t: Team, who: string, name = "feat") =>
-  t.as(who).post(`${t.base}/review`, { branch: name, status: "approved", body: "" });
+  api(t.as(who)).post("/repos/:repo*/-/review", {
+    params: { repo: t.repo },
+    body: { branch: name, status: "approved", body: "" },
+  });
 
 describe("self-approval", () => {
   it("refuses an author of the branch's head commit with 403 SELF_APPROVAL, changes nothing", async () => {
@@ -56,7 +60,10 @@ describe("who may review", () => {
     expectError(await approve(t, t.reader), 403, "FORBIDDEN");
     expectError(await approve(t, t.stranger), 404, "REPO_NOT_FOUND");
     expectError(
-      await app.anonymous.post(`${t.base}/review`, { branch: "feat", status: "approved", body: "" }),
+      await api(app.anonymous).post("/repos/:repo*/-/review", {
+        params: { repo: t.repo },
+        body: { branch: "feat", status: "approved", body: "" },
+      }),
       401,
       "UNAUTHENTICATED",
     );
@@ -66,9 +73,27 @@ describe("who may review", () => {
   it("lets a reader list reviews; a stranger gets 404 and no credentials 401", async () => {
     const t = await team(app);
     await branch(t, "feat");
-    expect((await t.as(t.reader).get(`${t.base}/branch/feat/reviews`)).status).toBe(200);
-    expectError(await t.as(t.stranger).get(`${t.base}/branch/feat/reviews`), 404, "REPO_NOT_FOUND");
-    expectError(await app.anonymous.get(`${t.base}/branch/feat/reviews`), 401, "UNAUTHENTICATED");
+    expect(
+      (
+        await api(t.as(t.reader)).get("/repos/:repo*/-/branch/:branch*/reviews", {
+          params: { repo: t.repo, branch: "feat" },
+        })
+      ).status,
+    ).toBe(200);
+    expectError(
+      await api(t.as(t.stranger)).get("/repos/:repo*/-/branch/:branch*/reviews", {
+        params: { repo: t.repo, branch: "feat" },
+      }),
+      404,
+      "REPO_NOT_FOUND",
+    );
+    expectError(
+      await api(app.anonymous).get("/repos/:repo*/-/branch/:branch*/reviews", {
+        params: { repo: t.repo, branch: "feat" },
+      }),
+      401,
+      "UNAUTHENTICATED",
+    );
   });
 
   it("the reviewer is always the caller: a reviewer or sequence in the body is refused, naming them", async () => {
@@ -76,12 +101,15 @@ describe("who may review", () => {
     await branch(t, "feat");
     const head = await commitAs(t, t.writer, "feat");
     const before = await state(t);
-    const forged = await t.as(t.writer2).post(`${t.base}/review`, {
-      branch: "feat",
-      status: "approved",
-      body: "",
-      reviewer: t.maintainer,
-      sequence: 1,
+    const forged = await unchecked(t.as(t.writer2)).post("/repos/:repo*/-/review", {
+      params: { repo: t.repo },
+      body: {
+        branch: "feat",
+        status: "approved",
+        body: "",
+        reviewer: t.maintainer,
+        sequence: 1,
+      },
     });
     expect(expectError(forged, 400, "VALIDATION_FAILED")).toBe(
       "body.reviewer: unknown field; body.sequence: unknown field",
@@ -90,7 +118,7 @@ describe("who may review", () => {
     const res = await t
       .as(t.writer2)
       .post(`${t.base}/review`, { branch: "feat", status: "approved", body: "" });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body).toMatchObject({ reviewer: t.writer2, sequence: head });
   });
 
@@ -111,6 +139,12 @@ describe("who may review", () => {
     // t.writer authored nothing in u; but has no role there either.
     expectError(await approve(u, t.writer), 404, "REPO_NOT_FOUND");
     expect((await approve(t, t.writer2)).status).toBe(201);
-    expect((await u.client.get(`${u.base}/branch/feat/reviews`)).body).toEqual([]);
+    expect(
+      okBody(
+        await api(u.client).get("/repos/:repo*/-/branch/:branch*/reviews", {
+          params: { repo: u.repo, branch: "feat" },
+        }),
+      ),
+    ).toEqual([]);
   });
 });

@@ -7,8 +7,9 @@ import {
   person,
   unique,
 } from "../orgs/fixtures.ts";
+import { api, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture, world } from "../support/world.ts";
+import { errorOf, useFixture, world } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
@@ -28,11 +29,15 @@ describe("setting a role from a bad request", () => {
     const { admin, repo } = await repoOf();
     const res = await expectRefusedWithoutChange(
       app,
-      () => app.as(admin).put(`/repos/${repo}/-/roles/${person("bob")}`, body),
+      () =>
+        unchecked(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: person("bob") },
+          body,
+        }),
       400,
       "VALIDATION_FAILED",
     );
-    expect(res.body.error).toContain("body.role");
+    expect(errorOf(res).error).toContain("body.role");
   });
 
   it("answers 400 naming path.identity for an identity with a space", async () => {
@@ -43,16 +48,23 @@ describe("setting a role from a bad request", () => {
       400,
       "VALIDATION_FAILED",
     );
-    expect(res.body.error).toContain("path.identity");
+    expect(errorOf(res).error).toContain("path.identity");
   });
 
   it("does not overwrite an existing role when the new one is invalid", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "writer" });
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "writer" },
+    });
     await expectRefusedWithoutChange(
       app,
-      () => app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "superuser" }),
+      () =>
+        unchecked(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+          body: { role: "superuser" },
+        }),
       400,
       "VALIDATION_FAILED",
     );
@@ -67,7 +79,10 @@ describe("revoking a role that is not there", () => {
     const { admin, repo } = await repoOf();
     await expectRefusedWithoutChange(
       app,
-      () => app.as(admin).delete(`/repos/${repo}/-/roles/${person("nobody")}`),
+      () =>
+        api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: person("nobody") },
+        }),
       404,
       "ROLE_NOT_FOUND",
     );
@@ -77,11 +92,20 @@ describe("revoking a role that is not there", () => {
   it("answers 404 ROLE_NOT_FOUND the second time", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "reader" });
-    expect((await app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`)).status).toBe(204);
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "reader" },
+    });
+    expect(
+      (
+        await api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+        })
+      ).status,
+    ).toBe(204);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`),
+      () => api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", { params: { repo, identity: bob } }),
       404,
       "ROLE_NOT_FOUND",
     );
@@ -91,10 +115,14 @@ describe("revoking a role that is not there", () => {
   it("answers 404 ROLE_NOT_FOUND for an org member, whose access is not a repo role", async () => {
     const { admin, repo } = await repoOf();
     const member = person("member");
-    await app.as(admin).post(`/orgs/${repo.split("/")[0]}/members/${member}`, { role: "member" });
+    await unchecked(app.as(admin)).post("/orgs/:org/members/:identity", {
+      params: { org: repo.split("/")[0] ?? "", identity: member },
+      body: { role: "member" },
+    });
     await expectRefusedWithoutChange(
       app,
-      () => app.as(admin).delete(`/repos/${repo}/-/roles/${member}`),
+      () =>
+        api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", { params: { repo, identity: member } }),
       404,
       "ROLE_NOT_FOUND",
     );
@@ -107,16 +135,27 @@ describe("roles on a repo that is not there", () => {
     const org = await makeOrg(app, admin);
     const as = app.as(admin);
     const bob = person("bob");
-    expectError(await as.get(`/repos/${org}/missing/-/roles`), 404, "REPO_NOT_FOUND");
-    await expectRefusedWithoutChange(
-      app,
-      () => as.put(`/repos/${org}/missing/-/roles/${bob}`, { role: "reader" }),
+    expectError(
+      await api(as).get("/repos/:repo*/-/roles", { params: { repo: `${org}/missing` } }),
       404,
       "REPO_NOT_FOUND",
     );
     await expectRefusedWithoutChange(
       app,
-      () => as.delete(`/repos/${org}/missing/-/roles/${bob}`),
+      () =>
+        api(as).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo: `${org}/missing`, identity: bob },
+          body: { role: "reader" },
+        }),
+      404,
+      "REPO_NOT_FOUND",
+    );
+    await expectRefusedWithoutChange(
+      app,
+      () =>
+        api(as).delete("/repos/:repo*/-/roles/:identity", {
+          params: { repo: `${org}/missing`, identity: bob },
+        }),
       404,
       "REPO_NOT_FOUND",
     );

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { eventsOf, expectOneEvent, makeOrg, makeRepo, person } from "../orgs/fixtures.ts";
+import { api, okBody } from "../support/api.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { expectOk, useFixture } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
@@ -13,8 +14,11 @@ describe("setting a role", () => {
   it("answers 200 with identity, role, granted_at and granted_by", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    const res = await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "writer" });
-    expect(res.status).toBe(200);
+    const res = await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "writer" },
+    });
+    expectOk(res, 200);
     expect(res.body).toEqual({
       identity: bob,
       role: "writer",
@@ -23,20 +27,36 @@ describe("setting a role", () => {
     });
   });
 
-  it.each(["reader", "writer", "maintainer", "admin"])("grants %s", async (role) => {
+  it.each(["reader", "writer", "maintainer", "admin"] as const)("grants %s", async (role) => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    expect((await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role })).body.role).toBe(role);
+    expect(
+      okBody(
+        await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+          body: { role },
+        }),
+      ).role,
+    ).toBe(role);
   });
 
   it("changes an existing role and records who changed it", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
     const carol = person("carol");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${carol}`, { role: "admin" });
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "reader" });
-    const res = await app.as(carol).put(`/repos/${repo}/-/roles/${bob}`, { role: "maintainer" });
-    expect(res.status).toBe(200);
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: carol },
+      body: { role: "admin" },
+    });
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "reader" },
+    });
+    const res = await api(app.as(carol)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "maintainer" },
+    });
+    expectOk(res, 200);
     expect(res.body).toMatchObject({ identity: bob, role: "maintainer", granted_by: carol });
     const rows = await app.sql("SELECT role FROM repo_roles WHERE identity = $1", [bob]);
     expect(rows).toEqual([{ role: "maintainer" }]);
@@ -45,7 +65,10 @@ describe("setting a role", () => {
   it("records com.svc.role.changed once per change, with source /repos/<name>", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "writer" });
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "writer" },
+    });
     const event = await expectOneEvent(app, "com.svc.role.changed", `/repos/${repo}`, {
       repo,
       identity: bob,
@@ -53,7 +76,10 @@ describe("setting a role", () => {
       changed_by: admin,
     });
     expect(event.repo).toBe(repo);
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "reader" });
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "reader" },
+    });
     const events = await eventsOf(app, "com.svc.role.changed", `/repos/${repo}`);
     expect(events.map((e) => e.data["role"])).toEqual(["writer", "reader"]);
   });
@@ -62,12 +88,25 @@ describe("setting a role", () => {
     const { admin, repo } = await repoOf();
     const org = repo.split("/")[0]!;
     const coOwner = person("coowner");
-    await app.as(admin).post(`/orgs/${org}/members/${coOwner}`, { role: "owner" });
+    await api(app.as(admin)).post("/orgs/:org/members/:identity", {
+      params: { org, identity: coOwner },
+      body: { role: "owner" },
+    });
     expect(
-      (await app.as(coOwner).put(`/repos/${repo}/-/roles/${person("x")}`, { role: "reader" })).status,
+      (
+        await api(app.as(coOwner)).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: person("x") },
+          body: { role: "reader" },
+        })
+      ).status,
     ).toBe(200);
     expect(
-      (await app.as(ADMIN).put(`/repos/${repo}/-/roles/${person("y")}`, { role: "reader" })).status,
+      (
+        await api(app.as(ADMIN)).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: person("y") },
+          body: { role: "reader" },
+        })
+      ).status,
     ).toBe(200);
   });
 });
@@ -76,9 +115,12 @@ describe("listing roles", () => {
   it("lists every explicit assignment sorted by identity", async () => {
     const { admin, repo } = await repoOf(person("zz-admin"));
     const bob = person("bob");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "reader" });
-    const res = await app.as(admin).get(`/repos/${repo}/-/roles`);
-    expect(res.status).toBe(200);
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "reader" },
+    });
+    const res = await api(app.as(admin)).get("/repos/:repo*/-/roles", { params: { repo } });
+    expectOk(res, 200);
     expect(res.body.roles).toEqual([
       { identity: bob, role: "reader", granted_at: expect.any(String), granted_by: admin },
       { identity: admin, role: "admin", granted_at: expect.any(String), granted_by: admin },
@@ -87,8 +129,11 @@ describe("listing roles", () => {
 
   it("does not list access that comes from org membership", async () => {
     const { admin, repo } = await repoOf();
-    await app.as(admin).post(`/orgs/${repo.split("/")[0]}/members/${person("member")}`, { role: "member" });
-    const roles = (await app.as(admin).get(`/repos/${repo}/-/roles`)).body.roles;
+    await api(app.as(admin)).post("/orgs/:org/members/:identity", {
+      params: { org: repo.split("/")[0] ?? "", identity: person("member") },
+      body: { role: "member" },
+    });
+    const roles = okBody(await api(app.as(admin)).get("/repos/:repo*/-/roles", { params: { repo } })).roles;
     expect(roles.map((r: { identity: string }) => r.identity)).toEqual([admin]);
   });
 });
@@ -97,18 +142,26 @@ describe("revoking a role", () => {
   it("answers 204 and the assignment is gone", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "writer" });
-    const res = await app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`);
-    expect(res.status).toBe(204);
-    const roles = (await app.as(admin).get(`/repos/${repo}/-/roles`)).body.roles;
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "writer" },
+    });
+    const res = await api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+    });
+    expectOk(res, 204);
+    const roles = okBody(await api(app.as(admin)).get("/repos/:repo*/-/roles", { params: { repo } })).roles;
     expect(roles.map((r: { identity: string }) => r.identity)).toEqual([admin]);
   });
 
   it("records com.svc.role.changed with an empty role", async () => {
     const { admin, repo } = await repoOf();
     const bob = person("bob");
-    await app.as(admin).put(`/repos/${repo}/-/roles/${bob}`, { role: "writer" });
-    await app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`);
+    await api(app.as(admin)).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo, identity: bob },
+      body: { role: "writer" },
+    });
+    await api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", { params: { repo, identity: bob } });
     const events = await eventsOf(app, "com.svc.role.changed", `/repos/${repo}`);
     expect(events.map((e) => e.data)).toEqual([
       { repo, identity: bob, role: "writer", changed_by: admin },

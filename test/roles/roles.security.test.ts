@@ -8,8 +8,9 @@ import {
   person,
   unique,
 } from "../orgs/fixtures.ts";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture, world } from "../support/world.ts";
+import { expectOk, useFixture, world } from "../support/world.ts";
 
 const app = useFixture(startTestApp);
 
@@ -35,42 +36,60 @@ describe("what a role lets its holder do", () => {
     const bob = person("bob");
     const as = app.as(bob);
 
-    expectError(await as.get(`/repos/${repo}`), 404, "REPO_NOT_FOUND");
+    expectError(await api(as).get("/repos/:repo*", { params: { repo } }), 404, "REPO_NOT_FOUND");
 
     await grant(app, admin, repo, bob, "reader");
-    expect((await as.get(`/repos/${repo}`)).status).toBe(200);
-    expect((await as.get(`/repos/${repo}/-/branch/feature`)).status).toBe(200);
+    expect((await api(as).get("/repos/:repo*", { params: { repo } })).status).toBe(200);
+    expect(
+      (await api(as).get("/repos/:repo*/-/branch/:branch*", { params: { repo, branch: "feature" } })).status,
+    ).toBe(200);
     await expectRefusedWithoutChange(
       app,
-      () => as.post(`/repos/${repo}/-/commit`, commitBody("feature")),
+      () => api(as).post("/repos/:repo*/-/commit", { params: { repo }, body: commitBody("feature") }),
       403,
       "FORBIDDEN",
     );
 
     await grant(app, admin, repo, bob, "writer");
-    const commit = await as.post(`/repos/${repo}/-/commit`, commitBody("feature"));
-    expect(commit.status).toBe(201);
+    const commit = await api(as).post("/repos/:repo*/-/commit", {
+      params: { repo },
+      body: commitBody("feature"),
+    });
+    expectOk(commit, 201);
     expect(commit.body).toMatchObject({ sequence: 1, author: bob });
     expect(await headOf(repo, "feature")).toBe(1);
     await expectRefusedWithoutChange(
       app,
-      () => as.post(`/repos/${repo}/-/commit`, commitBody("main")),
+      () => api(as).post("/repos/:repo*/-/commit", { params: { repo }, body: commitBody("main") }),
       403,
       "FORBIDDEN",
     );
     expect(await headOf(repo, "main")).toBe(0);
 
-    expect((await app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`)).status).toBe(204);
-    expectError(await as.get(`/repos/${repo}`), 404, "REPO_NOT_FOUND");
-    expectError(await as.post(`/repos/${repo}/-/commit`, commitBody("feature")), 404, "REPO_NOT_FOUND");
-    expect((await as.get("/repos")).body).toEqual({ repos: [] });
+    expect(
+      (
+        await api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+        })
+      ).status,
+    ).toBe(204);
+    expectError(await api(as).get("/repos/:repo*", { params: { repo } }), 404, "REPO_NOT_FOUND");
+    expectError(
+      await api(as).post("/repos/:repo*/-/commit", { params: { repo }, body: commitBody("feature") }),
+      404,
+      "REPO_NOT_FOUND",
+    );
+    expect(okBody(await api(as).get("/repos"))).toEqual({ repos: [] });
   });
 
   it("maintainer commits to main", async () => {
     const { admin, repo } = await repoWithBranch();
     const bob = person("bob");
     await grant(app, admin, repo, bob, "maintainer");
-    expect((await app.as(bob).post(`/repos/${repo}/-/commit`, commitBody("main"))).status).toBe(201);
+    expect(
+      (await api(app.as(bob)).post("/repos/:repo*/-/commit", { params: { repo }, body: commitBody("main") }))
+        .status,
+    ).toBe(201);
     expect(await headOf(repo, "main")).toBe(1);
   });
 
@@ -80,12 +99,20 @@ describe("what a role lets its holder do", () => {
     await addMember(app, admin, org, bob);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(bob).post(`/repos/${repo}/-/commit`, commitBody("feature")),
+      () =>
+        api(app.as(bob)).post("/repos/:repo*/-/commit", { params: { repo }, body: commitBody("feature") }),
       403,
       "FORBIDDEN",
     );
     await grant(app, admin, repo, bob, "writer");
-    expect((await app.as(bob).post(`/repos/${repo}/-/commit`, commitBody("feature"))).status).toBe(201);
+    expect(
+      (
+        await api(app.as(bob)).post("/repos/:repo*/-/commit", {
+          params: { repo },
+          body: commitBody("feature"),
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it("a revoked org member still reads through membership", async () => {
@@ -93,28 +120,45 @@ describe("what a role lets its holder do", () => {
     const bob = person("bob");
     await addMember(app, admin, org, bob);
     await grant(app, admin, repo, bob, "writer");
-    expect((await app.as(admin).delete(`/repos/${repo}/-/roles/${bob}`)).status).toBe(204);
-    expect((await app.as(bob).get(`/repos/${repo}`)).status).toBe(200);
-    expectError(await app.as(bob).post(`/repos/${repo}/-/commit`, commitBody("feature")), 403, "FORBIDDEN");
+    expect(
+      (
+        await api(app.as(admin)).delete("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+        })
+      ).status,
+    ).toBe(204);
+    expect((await api(app.as(bob)).get("/repos/:repo*", { params: { repo } })).status).toBe(200);
+    expectError(
+      await api(app.as(bob)).post("/repos/:repo*/-/commit", {
+        params: { repo },
+        body: commitBody("feature"),
+      }),
+      403,
+      "FORBIDDEN",
+    );
   });
 });
 
 describe("who may manage roles", () => {
-  it.each(["reader", "writer", "maintainer"])("refuses a %s with 403 FORBIDDEN", async (role) => {
+  it.each(["reader", "writer", "maintainer"] as const)("refuses a %s with 403 FORBIDDEN", async (role) => {
     const { admin, repo } = await repoWithBranch();
     const bob = person("bob");
     await grant(app, admin, repo, bob, role);
     const as = app.as(bob);
-    expectError(await as.get(`/repos/${repo}/-/roles`), 403, "FORBIDDEN");
+    expectError(await api(as).get("/repos/:repo*/-/roles", { params: { repo } }), 403, "FORBIDDEN");
     await expectRefusedWithoutChange(
       app,
-      () => as.put(`/repos/${repo}/-/roles/${bob}`, { role: "admin" }),
+      () =>
+        api(as).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+          body: { role: "admin" },
+        }),
       403,
       "FORBIDDEN",
     );
     await expectRefusedWithoutChange(
       app,
-      () => as.delete(`/repos/${repo}/-/roles/${admin}`),
+      () => api(as).delete("/repos/:repo*/-/roles/:identity", { params: { repo, identity: admin } }),
       403,
       "FORBIDDEN",
     );
@@ -126,7 +170,11 @@ describe("who may manage roles", () => {
     await addMember(app, admin, org, bob);
     await expectRefusedWithoutChange(
       app,
-      () => app.as(bob).put(`/repos/${repo}/-/roles/${bob}`, { role: "admin" }),
+      () =>
+        api(app.as(bob)).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: bob },
+          body: { role: "admin" },
+        }),
       403,
       "FORBIDDEN",
     );
@@ -135,16 +183,20 @@ describe("who may manage roles", () => {
   it("refuses an outsider with 404 REPO_NOT_FOUND", async () => {
     const { admin, repo } = await repoWithBranch();
     const eve = app.as(person("eve"));
-    expectError(await eve.get(`/repos/${repo}/-/roles`), 404, "REPO_NOT_FOUND");
+    expectError(await api(eve).get("/repos/:repo*/-/roles", { params: { repo } }), 404, "REPO_NOT_FOUND");
     await expectRefusedWithoutChange(
       app,
-      () => eve.put(`/repos/${repo}/-/roles/x@example.com`, { role: "admin" }),
+      () =>
+        api(eve).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: "x@example.com" },
+          body: { role: "admin" },
+        }),
       404,
       "REPO_NOT_FOUND",
     );
     await expectRefusedWithoutChange(
       app,
-      () => eve.delete(`/repos/${repo}/-/roles/${admin}`),
+      () => api(eve).delete("/repos/:repo*/-/roles/:identity", { params: { repo, identity: admin } }),
       404,
       "REPO_NOT_FOUND",
     );
@@ -152,10 +204,18 @@ describe("who may manage roles", () => {
 
   it("needs a signed-in caller (401)", async () => {
     const { admin, repo } = await repoWithBranch();
-    expectError(await app.anonymous.get(`/repos/${repo}/-/roles`), 401, "UNAUTHENTICATED");
+    expectError(
+      await api(app.anonymous).get("/repos/:repo*/-/roles", { params: { repo } }),
+      401,
+      "UNAUTHENTICATED",
+    );
     await expectRefusedWithoutChange(
       app,
-      () => app.anonymous.put(`/repos/${repo}/-/roles/${admin}`, { role: "reader" }),
+      () =>
+        api(app.anonymous).put("/repos/:repo*/-/roles/:identity", {
+          params: { repo, identity: admin },
+          body: { role: "reader" },
+        }),
       401,
       "UNAUTHENTICATED",
     );
@@ -165,8 +225,8 @@ describe("who may manage roles", () => {
     const { admin, repo } = await repoWithBranch();
     const bob = person("bob");
     await grant(app, admin, repo, bob, "admin");
-    expect((await app.as(bob).get(`/repos/${repo}/-/roles`)).status).toBe(200);
+    expect((await api(app.as(bob)).get("/repos/:repo*/-/roles", { params: { repo } })).status).toBe(200);
     await grant(app, admin, repo, bob, "writer");
-    expectError(await app.as(bob).get(`/repos/${repo}/-/roles`), 403, "FORBIDDEN");
+    expectError(await api(app.as(bob)).get("/repos/:repo*/-/roles", { params: { repo } }), 403, "FORBIDDEN");
   });
 });

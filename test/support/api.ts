@@ -1,6 +1,6 @@
 import { typedApi } from "../../cli/client/http.ts";
-import type { Api, ApiRes } from "../../cli/client/types.ts";
-import type { Client } from "./client.ts";
+import type { Api, ApiRes, Method, ParamNames, PathOf } from "../../cli/client/types.ts";
+import type { Client, Res } from "./client.ts";
 
 /**
  * A client typed by the route table: the path is a route's pattern, its parameters, query and body
@@ -28,3 +28,27 @@ export function okBody<T>(res: ApiRes<T>): T {
   if (!res.ok) throw new Error(`expected success, got ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body;
 }
+
+/** A deliberately bad request's options: a route's parameters, any query and body. */
+type LooseOptions<P> = ([ParamNames<P>] extends [never]
+  ? { params?: undefined }
+  : { params: Record<ParamNames<P>, string> }) & { query?: Record<string, unknown>; body?: unknown };
+type LooseCall<M extends Method> = <P extends PathOf<M>>(
+  path: P,
+  ...opts: [ParamNames<P>] extends [never] ? [LooseOptions<P>?] : [LooseOptions<P>]
+) => Promise<Res>;
+
+/** `api()` with the input left unchecked, for bad requests; read the reply with `expectError`. */
+export interface LooseApi {
+  get: LooseCall<"GET">;
+  post: LooseCall<"POST">;
+  put: LooseCall<"PUT">;
+  patch: LooseCall<"PATCH">;
+  delete: LooseCall<"DELETE">;
+}
+
+/**
+ * The typed client's calls for deliberately bad requests (invalid bodies, forged fields, bad
+ * queries): the path is still a route's pattern with its parameters, the reply body `unknown`.
+ */
+export const unchecked = (client: Client): LooseApi => api(client) as unknown as LooseApi;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody } from "./api.ts";
 import { startTestApp } from "./app.ts";
 import { expectError, useFixture, world } from "./world.ts";
 
@@ -14,7 +15,7 @@ describe("world(app)", () => {
     expect(JSON.stringify(roles.body)).toContain(repo.people.writer);
     expect((await repo.as("reader").get(`/repos/${repo.repo}`)).status).toBe(200);
     const denied = await repo.as("reader").post(`${repo.base}/branch`, { name: "x" });
-    expectError(denied, 403, denied.body.code);
+    expectError(denied, 403, "FORBIDDEN");
     expectError(await app.as(`stranger@${repo.org}.test`).get(`/repos/${repo.repo}`), 404, "REPO_NOT_FOUND");
   });
 
@@ -23,8 +24,13 @@ describe("world(app)", () => {
     const feature = await repo.branch("feature", { files: { "a.md": "one" } });
     const head = await repo.commit(feature.name, { "a.md": "two" }, "edit", repo.as("writer"));
     expect(head).toBeGreaterThan(feature.head);
-    const file = await repo.client.get(`${repo.base}/file/a.md?branch=feature`);
-    expect(Buffer.from(file.body.content, "base64").toString()).toBe("two");
+    const file = okBody(
+      await api(repo.client).get("/repos/:repo*/-/file/:path*", {
+        params: { repo: repo.repo, path: "a.md" },
+        query: { branch: "feature" },
+      }),
+    );
+    expect(Buffer.from(file.content, "base64").toString()).toBe("two");
   });
 
   it("adds org members and claims a CI job on a branch", async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect } from "vitest";
 import { queueAndClaim } from "../ci/support.ts";
+import { type ApiError, type ApiRes, api } from "./api.ts";
 import type { TestApp } from "./app.ts";
 import { b64, type Client, type Res } from "./client.ts";
 
@@ -69,24 +70,51 @@ const extraErrorFields: Record<string, string[]> = {
  * one of `code`), a non-empty message, and `status`. Returns the message, for assertions on what
  * it names.
  */
-export function expectError(res: Res, status: number, code: string | readonly string[]): string {
-  expect({ status: res.status, code: res.body?.code }, JSON.stringify(res.body)).toEqual({
+export function expectError(res: Res<unknown>, status: number, code: string | readonly string[]): string {
+  const body = res.body as Partial<ApiError> | undefined;
+  expect({ status: res.status, code: body?.code }, JSON.stringify(res.body)).toEqual({
     status,
     code: typeof code === "string" ? code : expect.toBeOneOf([...code]),
   });
-  const fields = ["code", "error", ...(extraErrorFields[res.body.code] ?? [])];
-  expect(Object.keys(res.body).sort()).toEqual(fields.sort());
-  expect(res.body.code).toMatch(/^[A-Z]+(_[A-Z]+)*$/);
-  expect(typeof res.body.error).toBe("string");
-  expect(res.body.error.length).toBeGreaterThan(0);
-  return res.body.error as string;
+  const error = res.body as ApiError;
+  const fields = ["code", "error", ...(extraErrorFields[error.code] ?? [])];
+  expect(Object.keys(error).sort()).toEqual(fields.sort());
+  expect(error.code).toMatch(/^[A-Z]+(_[A-Z]+)*$/);
+  expect(typeof error.error).toBe("string");
+  expect(error.error.length).toBeGreaterThan(0);
+  return error.error;
 }
 
-/** Fails the test, showing the body, unless `res` has `status`; returns the body. */
-export function expectStatus<T = any>(res: Res<T>, status: number | readonly number[]): T {
+/** The error body of a refused request (typed or not), for what it names beyond `expectError`. */
+export function errorOf(res: Res<unknown>): ApiError {
+  expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
+  return res.body as ApiError;
+}
+
+/**
+ * Fails the test, showing the body, unless `res` has `status`; returns the body. A typed reply
+ * (`api()`) gives its declared body, so `status` must be a success there (errors: `expectError`).
+ */
+export function expectStatus<T>(res: ApiRes<T>, status: number | readonly number[]): T;
+export function expectStatus<T = unknown>(res: Res<T>, status: number | readonly number[]): T;
+export function expectStatus<T>(res: Res<T> | ApiRes<T>, status: number | readonly number[]): T {
   const expected = typeof status === "number" ? status : expect.toBeOneOf([...status]);
   expect(res.status, JSON.stringify(res.body)).toEqual(expected);
-  return res.body;
+  if ("ok" in res && !res.ok) throw new Error(`expectStatus(${status}) on an error reply: use expectError`);
+  return res.body as T;
+}
+
+/**
+ * Fails the test, showing the body, unless the typed reply `res` has `status` (a success); after
+ * it, `res.body` has the route's declared type.
+ */
+export function expectOk<T>(
+  res: ApiRes<T>,
+  status: number | readonly number[],
+): asserts res is Extract<ApiRes<T>, { ok: true }>;
+export function expectOk(res: Res<unknown>, status: number | readonly number[]): void;
+export function expectOk(res: Res<unknown>, status: number | readonly number[]): void {
+  expectStatus(res, status);
 }
 
 /** File contents by path (text or bytes), or null to delete: what `branch()` and `commit()` take. */
@@ -149,7 +177,7 @@ export interface RepoHandle<P extends string = never> extends RepoFixture {
   /** A client signed in as one of `people` (by name) or as any identity (by email). */
   as(who: P | (string & {})): Client;
   /** Grants (or changes) `identity`'s repo role, as the owner. */
-  grant(identity: string, role: RepoRole | (string & {})): Promise<void>;
+  grant(identity: string, role: RepoRole): Promise<void>;
   /** Creates a branch from main's head as the owner, then commits `files` on it if given. */
   branch(name: string, opts?: { files?: Files; draft?: boolean; message?: string }): Promise<BranchHandle>;
   /** Commits `files` on `branch` as the owner (or `as`); returns the new sequence. */
@@ -189,7 +217,7 @@ export function world(app: TestApp): World {
       const name = opts.name ?? unique();
       const owner = opts.owner ?? `${name}-owner@example.com`;
       const client = app.as(owner);
-      expectStatus(await client.post("/orgs", { name }), 201);
+      expectStatus(await api(client).post("/orgs", { body: { name } }), 201);
       const org = orgHandle(app, name, owner, client);
       for (const member of opts.members ?? []) await org.addMember(member);
       return org;
@@ -207,11 +235,17 @@ function orgHandle(app: TestApp, name: string, owner: string, client: Client): O
     owner,
     client,
     async addMember(identity, role = "member") {
-      expectStatus(await client.post(`/orgs/${name}/members/${identity}`, { role }), [200, 201]);
+      expectStatus(
+        await api(client).post("/orgs/:org/members/:identity", {
+          params: { org: name, identity },
+          body: { role },
+        }),
+        [200, 201],
+      );
     },
     async repo<P extends string = never>(opts: RepoOptions<P> = {}) {
       const repo = `${name}/${opts.name ?? "docs"}`;
-      expectStatus(await client.post("/repos", { owner: name, name: repo }), 201);
+      expectStatus(await api(client).post("/repos", { body: { owner: name, name: repo } }), 201);
       const [row] = await app.sql<{ id: number }>("SELECT id FROM repos WHERE name = $1", [repo]);
       const fx = { client, owner, org: name, repo, base: `/repos/${repo}/-`, repoId: row?.id ?? 0 };
       const handle = repoHandle(app, fx, personIds(name, opts.people));
@@ -242,25 +276,38 @@ function personIds<P extends string>(
 export const repoWithOwner = (app: TestApp): Promise<RepoHandle> => world(app).repo();
 
 /** Creates a branch from main's head as `fx.client` (the owner) and returns its record. */
-export async function createBranch(fx: Pick<RepoFixture, "client" | "base">, name: string, draft?: boolean) {
-  const res = await fx.client.post(`${fx.base}/branch`, draft === undefined ? { name } : { name, draft });
+export async function createBranch(
+  fx: Pick<RepoFixture, "client" | "base" | "repo">,
+  name: string,
+  draft?: boolean,
+) {
+  const res = await api(fx.client).post("/repos/:repo*/-/branch", {
+    params: { repo: fx.repo },
+    body: draft === undefined ? { name } : { name, draft },
+  });
   return expectStatus(res, 201);
 }
 
 /** Commits `files` on `branch` as `fx.client`; returns the new sequence, failing the test unless 201. */
 export async function commit(
-  fx: Pick<RepoFixture, "client" | "base">,
+  fx: Pick<RepoFixture, "client" | "base" | "repo">,
   branch: string,
   files: Files | Change[],
   message = `change on ${branch}`,
 ) {
   const list = Array.isArray(files) ? files : changes(files);
-  const res = await fx.client.post(`${fx.base}/commit`, { branch, message, files: list });
-  return expectStatus(res, 201).sequence as number;
+  const res = await api(fx.client).post("/repos/:repo*/-/commit", {
+    params: { repo: fx.repo },
+    body: { branch, message, files: list },
+  });
+  return expectStatus(res, 201).sequence;
 }
 
 /** Commits `.svc/policy/<name>.rego` files to main as `fx.client` (an owner may); returns the sequence. */
-export function installPolicies(fx: Pick<RepoFixture, "client" | "base">, sources: Record<string, string>) {
+export function installPolicies(
+  fx: Pick<RepoFixture, "client" | "base" | "repo">,
+  sources: Record<string, string>,
+) {
   const files = Object.fromEntries(
     Object.entries(sources).map(([name, text]) => [`.svc/policy/${name}.rego`, text]),
   );
@@ -269,11 +316,17 @@ export function installPolicies(fx: Pick<RepoFixture, "client" | "base">, source
 
 /** Grants (or changes) `identity`'s role on `fx`'s repo, as `fx.client` (the owner). */
 export async function grant(
-  fx: Pick<RepoFixture, "client" | "base">,
+  fx: Pick<RepoFixture, "client" | "base" | "repo">,
   identity: string,
-  role: string,
+  role: RepoRole,
 ): Promise<void> {
-  expectStatus(await fx.client.put(`${fx.base}/roles/${identity}`, { role }), 200);
+  expectStatus(
+    await api(fx.client).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo: fx.repo, identity },
+      body: { role },
+    }),
+    200,
+  );
 }
 
 function repoHandle<P extends string>(
@@ -292,7 +345,7 @@ function repoHandle<P extends string>(
       const created = await createBranch(fx, name, opts.draft);
       const b: BranchHandle = {
         name,
-        head: created.head_sequence as number,
+        head: created.head_sequence,
         commit: async (files, message) => {
           b.head = await repo.commit(name, files, message);
           return b.head;

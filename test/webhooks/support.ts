@@ -4,14 +4,18 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { expect } from "vitest";
 import { type RunningServer, startServer } from "../../functions/server.ts";
 import { ManualClock } from "../../shared/clock.ts";
 import type { ContextOptions } from "../../shared/context.ts";
 import type { WebhookDelivery } from "../../shared/webhooks/delivery.ts";
+import { api, type Options } from "../support/api.ts";
+
+type EventTypes = Options<"POST", "/subscriptions">["body"]["event_types"];
+
 import { ADMIN, freshDatabase } from "../support/app.ts";
 import { type Client, client } from "../support/client.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
+import { expectStatus } from "../support/world.ts";
 
 /** A Quire instance for webhook tests: a manual clock, a short attempt timeout, private URLs allowed. */
 export interface WebhookApp {
@@ -185,16 +189,13 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
 /** Creates a subscription and returns it; fails the test unless it is created. */
 export async function subscribe(
   as: Client,
-  body: { repo?: string; event_types?: string[]; url: string; secret?: string },
-): Promise<{ id: string; [k: string]: unknown }> {
+  body: { repo?: string; event_types?: EventTypes; url: string; secret?: string },
+) {
   const { url, secret, ...rest } = body;
-  const res = await as.post("/subscriptions", {
-    ...rest,
-    backend: "webhook",
-    config: secret === undefined ? { url } : { url, secret },
+  const res = await api(as).post("/subscriptions", {
+    body: { ...rest, backend: "webhook", config: secret === undefined ? { url } : { url, secret } },
   });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
+  return expectStatus(res, 201);
 }
 
 /** The outbox rows of a subscription, oldest first. */
