@@ -1,0 +1,97 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
+import { runQuire } from "./support.ts";
+
+/**
+ * `quire ci run --local`: a folder's `.svc/ci.yaml` run on this machine by the worker's own runner
+ * (a real registry on 127.0.0.1, the busybox test image, bubblewrap), with no server involved.
+ */
+
+interface Row {
+  check: string;
+  status: string;
+  summary: string;
+  log: string | null;
+}
+
+const ciYaml = (image: string) => `checks:
+  - name: reads-local-edit
+    image: ${image}
+    steps:
+      - cat /src/notes.md
+      - grep -q "not committed" /src/notes.md
+  - name: fails
+    image: ${image}
+    steps:
+      - echo about to fail
+      - exit 3
+      - echo never printed
+  - name: only-on-schedule
+    image: ${image}
+    if: event.type == 'schedule'
+    steps:
+      - echo skipped
+`;
+
+describe("quire ci run --local", () => {
+  let registry: Awaited<ReturnType<typeof startRegistry>>;
+  let image: string;
+  let home: string;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    registry = await startRegistry();
+    image = (await pushBusyboxImage(registry.host)).ref;
+    home = await mkdtemp(path.join(tmpdir(), "quire-ci-local-"));
+    env = { SVC_CI_INSECURE_REGISTRIES: registry.host, SVC_CI_CACHE_DIR: path.join(home, "cache") };
+  });
+  afterAll(async () => {
+    await registry.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  async function folder(name: string, yaml: string, files: Record<string, string>): Promise<string> {
+    const dir = path.join(home, name);
+    await mkdir(path.join(dir, ".svc"), { recursive: true });
+    await writeFile(path.join(dir, ".svc", "ci.yaml"), yaml);
+    for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text);
+    return dir;
+  }
+
+  it("runs each check chosen by its if: in the sandbox, keeps the logs, and exits 1 when one failed", async () => {
+    const dir = await folder("mixed", ciYaml(image), { "notes.md": "edited here, not committed\n" });
+    const res = await runQuire(["ci", "run", "--local", "--json"], home, { cwd: dir, env });
+    expect(res.code, res.stderr).toBe(1);
+    const rows = res.json<Row[]>();
+    const by = new Map(rows.map((r) => [r.check, r]));
+    expect(by.get("reads-local-edit")?.status).toBe("passed");
+    expect(by.get("fails")?.status).toBe("failed");
+    expect(by.get("only-on-schedule")?.status).toBe("skipped");
+    const failLog = await readFile(by.get("fails")?.log ?? "", "utf8");
+    expect(failLog).toContain("about to fail");
+    expect(failLog).toContain("step 3/3 skipped");
+    expect(failLog).not.toMatch(/^never printed$/m); // the step after the failing one never ran
+    expect(await readFile(by.get("reads-local-edit")?.log ?? "", "utf8")).toContain("not committed");
+    expect(res.stderr).toContain("some checks failed");
+  });
+
+  it("exits 0 when every check passed, and refuses a bad file or a bad flag with a clear message", async () => {
+    const ok = await folder("ok", ciYaml(image).split("  - name: fails")[0] ?? "", {
+      "notes.md": "not committed\n",
+    });
+    const passed = await runQuire(["ci", "run", "--local"], home, { cwd: ok, env });
+    expect(passed.code, passed.stderr).toBe(0);
+    expect(passed.stdout).toMatch(/reads-local-edit\tpassed/);
+
+    const bad = await folder("bad", "checks: 3\n", {});
+    const invalid = await runQuire(["ci", "run", "--local"], home, { cwd: bad, env });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain(".svc/ci.yaml is invalid");
+
+    const flag = await runQuire(["ci", "run", "--local", "--network", "maybe"], home, { cwd: ok, env });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("--network must be none or on");
+  });
+});
