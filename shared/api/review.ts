@@ -87,6 +87,9 @@ export const rebaseResponse = z.object({
   new_base_sequence: sequence,
   new_head_sequence: sequence,
   commits_replayed: z.int().nonnegative(),
+  /** The branch's record after the rebase, under the names `GET branch` uses (docs/merge.md). */
+  base_sequence: sequence,
+  head_sequence: sequence,
 });
 export type RebaseResponse = z.output<typeof rebaseResponse>;
 
