@@ -4,9 +4,10 @@ import { styles } from "../../functions/web/assets.ts";
 import { presignArchiveUrl } from "../../shared/archives/presign.ts";
 import { signedLogUrl } from "../../shared/ci/jobs/logs.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { b64, type Client } from "../support/client.ts";
-import { useFixture } from "../support/world.ts";
+import { errorOf, useFixture } from "../support/world.ts";
 import {
   authzEnv,
   type Call,
@@ -710,7 +711,8 @@ for (const [row, statuses] of Object.entries(matrix)) {
       if (!req) return expect.fail(`no request builder for "${row}"`);
       const call = await req.build(world, persona);
       const res = await send(world, persona, call);
-      const code = typeof res.body === "object" && res.body !== null ? res.body.code : undefined;
+      const code =
+        typeof res.body === "object" && res.body !== null && "code" in res.body ? res.body.code : undefined;
       expect(
         { status: res.status, code },
         `${persona}: ${call.method} ${call.path} → ${JSON.stringify(res.body)}`,
@@ -739,9 +741,9 @@ describe("visibility beyond the status codes", () => {
     const missing = await stranger.get(`/repos/${world.org}/no-such-repo/-/branches`);
     expect(existing.status).toBe(404);
     expect(missing.status).toBe(404);
-    expect(existing.body.code).toBe(missing.body.code);
+    expect(errorOf(existing).code).toBe(errorOf(missing).code);
     const strip = (m: string) => m.replaceAll(world.repo, "X").replaceAll(`${world.org}/no-such-repo`, "X");
-    expect(strip(existing.body.error)).toBe(strip(missing.body.error));
+    expect(strip(errorOf(existing).error)).toBe(strip(errorOf(missing).error));
   });
 
   it("answers a stranger the same for an existing org as for a missing one", async () => {
@@ -749,23 +751,23 @@ describe("visibility beyond the status codes", () => {
     const existing = await stranger.get(`/orgs/${world.org}/members`);
     const missing = await stranger.get("/orgs/no-such-org/members");
     expect([existing.status, missing.status]).toEqual([404, 404]);
-    expect(existing.body.code).toBe("ORG_NOT_FOUND");
-    expect(missing.body.code).toBe("ORG_NOT_FOUND");
+    expect(errorOf(existing).code).toBe("ORG_NOT_FOUND");
+    expect(errorOf(missing).code).toBe("ORG_NOT_FOUND");
   });
 
   it("lists to a stranger neither the org nor its repos", async () => {
-    const stranger = world.as("stranger");
-    const orgs = await stranger.get("/orgs");
-    const repos = await stranger.get("/repos");
-    expect(orgs.body.orgs.map((o: { name: string }) => o.name)).not.toContain(world.org);
-    expect(repos.body.repos.map((r: { name: string }) => r.name)).not.toContain(world.repo);
+    const stranger = api(world.as("stranger"));
+    const orgs = okBody(await stranger.get("/orgs"));
+    const repos = okBody(await stranger.get("/repos"));
+    expect(orgs.orgs.map((o) => o.name)).not.toContain(world.org);
+    expect(repos.repos.map((r) => r.name)).not.toContain(world.repo);
   });
 
   it("lists the org and the repo to a repo reader, an org member and a global admin", async () => {
     for (const p of ["reader", "orgMember", "globalAdmin"] as const) {
-      const c = world.as(p);
-      const orgs = (await c.get("/orgs")).body.orgs.map((o: { name: string }) => o.name);
-      const repos = (await c.get("/repos")).body.repos.map((r: { name: string }) => r.name);
+      const c = api(world.as(p));
+      const orgs = okBody(await c.get("/orgs")).orgs.map((o) => o.name);
+      const repos = okBody(await c.get("/repos")).repos.map((r) => r.name);
       expect(orgs, p).toContain(world.org);
       expect(repos, p).toContain(world.repo);
     }
@@ -773,7 +775,7 @@ describe("visibility beyond the status codes", () => {
 
   it("lists a subscription to its creator and to a global admin only", async () => {
     const ids = async (c: Client) =>
-      (await c.get("/subscriptions")).body.subscriptions.map((x: { id: string }) => x.id);
+      okBody(await api(c).get("/subscriptions")).subscriptions.map((x) => x.id);
     expect(await ids(world.as({ identity: world.colleague }))).toContain(world.subscription);
     expect(await ids(world.as("globalAdmin"))).toContain(world.subscription);
     for (const p of ["stranger", "reader", "admin", "orgOwner"] as const)
@@ -788,12 +790,12 @@ describe("visibility beyond the status codes", () => {
       const existing = await admin.raw(method, `/subscriptions/${world.subscription}${suffix}`);
       const absent = await admin.raw(method, `/subscriptions/${missing}${suffix}`);
       expect([existing.status, absent.status], method).toEqual([404, 404]);
-      expect([existing.body.code, absent.body.code]).toEqual([
+      expect([errorOf(existing).code, errorOf(absent).code]).toEqual([
         "SUBSCRIPTION_NOT_FOUND",
         "SUBSCRIPTION_NOT_FOUND",
       ]);
-      expect(existing.body.error.replace(world.subscription, "X")).toBe(
-        absent.body.error.replace(missing, "X"),
+      expect(errorOf(existing).error.replace(world.subscription, "X")).toBe(
+        errorOf(absent).error.replace(missing, "X"),
       );
     }
   });
@@ -803,9 +805,9 @@ describe("visibility beyond the status codes", () => {
     const existing = await job.get(`/repos/${world.repo}/-/branches`);
     const missing = await job.get(`/repos/${world.org}/no-such-repo/-/branches`);
     expect([existing.status, missing.status]).toEqual([404, 404]);
-    expect([existing.body.code, missing.body.code]).toEqual(["REPO_NOT_FOUND", "REPO_NOT_FOUND"]);
+    expect([errorOf(existing).code, errorOf(missing).code]).toEqual(["REPO_NOT_FOUND", "REPO_NOT_FOUND"]);
     const strip = (m: string) => m.replaceAll(world.repo, "X").replaceAll(`${world.org}/no-such-repo`, "X");
-    expect(strip(existing.body.error)).toBe(strip(missing.body.error));
+    expect(strip(errorOf(existing).error)).toBe(strip(errorOf(missing).error));
   });
 
   it("refuses a job token everything but reads and check runs with one message, and records its reports as ci-job:<id>", async () => {
@@ -819,19 +821,17 @@ describe("visibility beyond the status codes", () => {
         error: "a CI job token may only read its repo and report check runs",
       });
     }
-    const report = await job.post(`/repos/${world.repo}/-/check`, {
-      branch: world.branch,
-      check_name: `authz/${world.unique("job-check")}`,
-      status: "passed",
+    const report = await api(job).post("/repos/:repo*/-/check", {
+      params: { repo: world.repo },
+      body: { branch: world.branch, check_name: `authz/${world.unique("job-check")}`, status: "passed" },
     });
     expect(report.status, JSON.stringify(report.body)).toBe(201);
-    expect(report.body.reporter).toMatch(/^ci-job:[0-9a-f-]{36}$/);
-    const other = await job.post(`/repos/${world.repo}/-/check`, {
-      branch: "main",
-      check_name: "authz/job-on-main",
-      status: "passed",
+    expect(okBody(report).reporter).toMatch(/^ci-job:[0-9a-f-]{36}$/);
+    const other = await api(job).post("/repos/:repo*/-/check", {
+      params: { repo: world.repo },
+      body: { branch: "main", check_name: "authz/job-on-main", status: "passed" },
     });
-    expect([other.status, other.body.code]).toEqual([403, "FORBIDDEN"]);
+    expect([other.status, errorOf(other).code]).toEqual([403, "FORBIDDEN"]);
   });
 
   it("lets a plain member leave the org (removing themselves), but not remove others", async () => {

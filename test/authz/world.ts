@@ -8,6 +8,7 @@ import { runnerWebhookSecret } from "../../shared/ci/scheduler/webhook.ts";
 import type { AnyRoute, Method } from "../../shared/http/route.ts";
 import { signature } from "../../shared/webhooks/send.ts";
 import { queueAndClaim } from "../ci/support.ts";
+import { type ApiRes, api, type Options } from "../support/api.ts";
 import { ADMIN, type TestApp } from "../support/app.ts";
 import { b64, type Client, client, type Res } from "../support/client.ts";
 
@@ -135,8 +136,16 @@ export async function send(w: World, p: Persona, call: Call): Promise<Res> {
   return sendRaw(w.app.url, call, await w.headersOf(p));
 }
 
-/** Asserts a fixture request succeeded with exactly `status` and returns its body. */
-async function must(res: Promise<Res>, status: number, what: string): Promise<Res["body"]> {
+/** What POST /subscriptions takes. */
+type SubscriptionRequest = Options<"POST", "/subscriptions">["body"];
+
+/**
+ * Asserts a fixture request succeeded with exactly `status` and returns its body (a typed reply's
+ * declared body).
+ */
+function must<T>(res: Promise<ApiRes<T>>, status: number, what: string): Promise<T>;
+function must(res: Promise<Res>, status: number, what: string): Promise<unknown>;
+async function must(res: Promise<Res | ApiRes<unknown>>, status: number, what: string): Promise<unknown> {
   const r = await res;
   expect(r.status, `fixture: ${what}: ${JSON.stringify(r.body)}`).toBe(status);
   return r.body;
@@ -353,7 +362,10 @@ export class World {
   /** A pending invitation created by the org owner. */
   async freshInvite(org: string, email: string): Promise<{ id: string; token: string }> {
     const body = await must(
-      this.as("orgOwner").post(`/orgs/${org}/invites`, { email, role: "member" }),
+      api(this.as("orgOwner")).post("/orgs/:org/invites", {
+        params: { org },
+        body: { email, role: "member" },
+      }),
       201,
       "create invite",
     );
@@ -404,7 +416,10 @@ export class World {
   async freshProposal(author: string, opts: { branch?: string } = {}): Promise<string> {
     const branch = opts.branch ?? (await this.freshBranch(this.repo));
     const body = await must(
-      this.as({ identity: author }).post(`/repos/${this.repo}/-/proposals`, { branch, title: "authz" }),
+      api(this.as({ identity: author })).post("/repos/:repo*/-/proposals", {
+        params: { repo: this.repo },
+        body: { branch, title: "authz" },
+      }),
       201,
       `open proposal on ${branch}`,
     );
@@ -414,10 +429,9 @@ export class World {
   /** A comment by `author` on the fixture file of `feature`; its id. */
   async freshComment(author: string): Promise<string> {
     const body = await must(
-      this.as({ identity: author }).post(`/repos/${this.repo}/-/comment`, {
-        branch: this.branch,
-        path: this.file,
-        body: "authz",
+      api(this.as({ identity: author })).post("/repos/:repo*/-/comment", {
+        params: { repo: this.repo },
+        body: { branch: this.branch, path: this.file, body: "authz" },
       }),
       201,
       "add comment",
@@ -441,8 +455,8 @@ export class World {
    * type never matches in these tests (org events have no repo; no merge is blocked here), so
    * nothing is ever sent to the receiver.
    */
-  subscriptionBody(opts: { global?: boolean } = {}): Record<string, unknown> {
-    const rest = { backend: "webhook", config: { url: this.webhookUrl } };
+  subscriptionBody(opts: { global?: boolean } = {}): SubscriptionRequest {
+    const rest = { backend: "webhook" as const, config: { url: this.webhookUrl } };
     return opts.global
       ? { event_types: ["com.svc.merge.blocked"], ...rest }
       : { repo: this.repo, event_types: ["com.svc.org.deleted"], ...rest };
@@ -455,7 +469,7 @@ export class World {
    */
   async freshSubscription(creator: string, opts: { suspended?: boolean } = {}): Promise<string> {
     const body = await must(
-      this.as({ identity: creator }).post("/subscriptions", this.subscriptionBody()),
+      api(this.as({ identity: creator })).post("/subscriptions", { body: this.subscriptionBody() }),
       201,
       `subscribe as ${creator}`,
     );

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commit, createBranch, type RepoFixture, repoWithOwner, snapshot } from "../commits/fixtures.ts";
+import { api, okBody, unchecked } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
-import { installPolicies, policies } from "./fixtures.ts";
+import { errorOf, expectError, expectOk } from "../support/world.ts";
+import { branchOf, installPolicies, merge, policies } from "./fixtures.ts";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -9,16 +11,15 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const dryRun = (fx: RepoFixture, branch: string) =>
-  fx.client.post(`${fx.base}/merge`, { branch, dry_run: true });
+const dryRun = (fx: RepoFixture, branch: string) => merge(fx, branch, true);
 
 /** Everything a merge could change: counters, rows, events, both heads, the proposal's state. */
 async function state(fx: RepoFixture, branch: string) {
   return {
     ...(await snapshot(app, fx)),
-    main: (await fx.client.get(`${fx.base}/branch/main`)).body,
-    branch: (await fx.client.get(`${fx.base}/branch/${branch}`)).body,
-    proposals: (await fx.client.get(`${fx.base}/proposals`)).body,
+    main: await branchOf(fx, "main"),
+    branch: await branchOf(fx, branch),
+    proposals: okBody(await api(fx.client).get("/repos/:repo*/-/proposals", { params: { repo: fx.repo } })),
   };
 }
 
@@ -28,12 +29,15 @@ describe("a merge with dry_run: true", () => {
     await commit(fx, "main", { "a.md": "a" });
     await createBranch(fx, "feature");
     await commit(fx, "feature", { "a.md": "changed", "b.md": "b" });
-    const opened = await fx.client.post(`${fx.base}/proposals`, { branch: "feature", title: "Feature" });
-    expect(opened.status).toBe(201);
+    const opened = await api(fx.client).post("/repos/:repo*/-/proposals", {
+      params: { repo: fx.repo },
+      body: { branch: "feature", title: "Feature" },
+    });
+    expectOk(opened, 201);
 
     const before = await state(fx, "feature");
     const tried = await dryRun(fx, "feature");
-    expect(tried.status, JSON.stringify(tried.body)).toBe(200);
+    expectOk(tried, 200);
     expect(tried.body).toEqual({
       sequence: 3,
       branch: "feature",
@@ -43,8 +47,8 @@ describe("a merge with dry_run: true", () => {
     });
     expect(await state(fx, "feature")).toEqual(before);
 
-    const merged = await fx.client.post(`${fx.base}/merge`, { branch: "feature" });
-    expect(merged.status).toBe(200);
+    const merged = await merge(fx, "feature");
+    expectOk(merged, 200);
     expect(merged.body).toEqual({ ...tried.body, dry_run: false });
   });
 
@@ -58,10 +62,10 @@ describe("a merge with dry_run: true", () => {
     const before = await state(fx, "clash");
     const tried = await dryRun(fx, "clash");
     expect(await state(fx, "clash")).toEqual(before);
-    const real = await fx.client.post(`${fx.base}/merge`, { branch: "clash" });
-    expect(tried.status).toBe(409);
+    const real = await merge(fx, "clash");
+    expectError(tried, 409, "MERGE_CONFLICT");
     expect(tried.body).toEqual(real.body);
-    expect(tried.body.conflicts.length).toBeGreaterThan(0);
+    expect(errorOf(tried).conflicts).toEqual([expect.objectContaining({ path: "a.md" })]);
   });
 
   it("answers the same 403 with policies as the merge, without recording merge.blocked", async () => {
@@ -72,11 +76,10 @@ describe("a merge with dry_run: true", () => {
 
     const before = await state(fx, "gated");
     const tried = await dryRun(fx, "gated");
-    expect(tried.status).toBe(403);
-    expect(tried.body.code).toBe("POLICY_DENIED");
+    expectError(tried, 403, "POLICY_DENIED");
     expect(await state(fx, "gated")).toEqual(before);
 
-    const real = await fx.client.post(`${fx.base}/merge`, { branch: "gated" });
+    const real = await merge(fx, "gated");
     expect(real.body).toEqual(tried.body);
     const blocked = await app.sql("SELECT 1 FROM events WHERE repo = $1 AND type = $2", [
       fx.repo,
@@ -90,12 +93,16 @@ describe("a merge with dry_run: true", () => {
     await createBranch(fx, "f");
     await commit(fx, "f", { "f.md": "f" });
     const before = await state(fx, "f");
-    const notBool = await fx.client.post(`${fx.base}/merge`, { branch: "f", dry_run: "yes" });
-    expect(notBool.status).toBe(400);
-    expect(notBool.body.error).toMatch(/^body\.dry_run: /);
-    const rebase = await fx.client.post(`${fx.base}/rebase`, { branch: "f", dry_run: true });
-    expect(rebase.status).toBe(400);
-    expect(rebase.body.error).toBe("body.dry_run: unknown field");
+    const notBool = await unchecked(fx.client).post("/repos/:repo*/-/merge", {
+      params: { repo: fx.repo },
+      body: { branch: "f", dry_run: "yes" },
+    });
+    expect(expectError(notBool, 400, "VALIDATION_FAILED")).toMatch(/^body\.dry_run: /);
+    const rebase = await unchecked(fx.client).post("/repos/:repo*/-/rebase", {
+      params: { repo: fx.repo },
+      body: { branch: "f", dry_run: true },
+    });
+    expect(expectError(rebase, 400, "VALIDATION_FAILED")).toBe("body.dry_run: unknown field");
     expect(await state(fx, "f")).toEqual(before);
   });
 });

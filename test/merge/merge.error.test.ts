@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { snapshot } from "../commits/fixtures.ts";
+import { api, unchecked } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
-import { expectMerged, merge } from "./fixtures.ts";
+import { commit, createBranch, errorOf, expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import { branchOf, expectMerged, merge, treeOf } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
@@ -15,9 +16,8 @@ describe("merges that are refused", () => {
     await commit(fx, "main", { "both.md": "main", "only-main.md": "m2" });
     const before = await snapshot(app, fx);
     const res = await merge(fx, "clash");
-    expect(res.status).toBe(409);
-    expect(res.body.code).toBe("MERGE_CONFLICT");
-    expect(res.body.conflicts).toEqual([
+    expectError(res, 409, "MERGE_CONFLICT");
+    expect(errorOf(res).conflicts).toEqual([
       { path: "both.md", main_version_id: expect.any(String), branch_version_id: expect.any(String) },
     ]);
     expect(await snapshot(app, fx)).toEqual(before);
@@ -27,22 +27,30 @@ describe("merges that are refused", () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "draft", true);
     await commit(fx, "draft", { "d.md": "d" });
-    expect((await merge(fx, "draft")).body.code).toBe("BRANCH_DRAFT");
+    expectError(await merge(fx, "draft"), 409, "BRANCH_DRAFT");
     await createBranch(fx, "done");
     await expectMerged(fx, "done");
-    const again = await merge(fx, "done");
-    expect([again.status, again.body.code]).toEqual([409, "BRANCH_NOT_ACTIVE"]);
+    expectError(await merge(fx, "done"), 409, "BRANCH_NOT_ACTIVE");
     expect((await merge(fx, "main")).status).toBe(400);
-    expect((await merge(fx, "nope")).body.code).toBe("BRANCH_NOT_FOUND");
-    expect((await fx.client.post(`${fx.base}/merge`, {})).status).toBe(400);
+    expect(errorOf(await merge(fx, "nope")).code).toBe("BRANCH_NOT_FOUND");
+    expect(
+      (await unchecked(fx.client).post("/repos/:repo*/-/merge", { params: { repo: fx.repo }, body: {} }))
+        .status,
+    ).toBe(400);
   });
 
   it("needs the maintainer role", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "w");
-    await fx.client.put(`/repos/${fx.repo}/-/roles/writer@example.com`, { role: "writer" });
-    const res = await app.as("writer@example.com").post(`${fx.base}/merge`, { branch: "w" });
-    expect([res.status, res.body.code]).toEqual([403, "FORBIDDEN"]);
+    await api(fx.client).put("/repos/:repo*/-/roles/:identity", {
+      params: { repo: fx.repo, identity: "writer@example.com" },
+      body: { role: "writer" },
+    });
+    const res = await api(app.as("writer@example.com")).post("/repos/:repo*/-/merge", {
+      params: { repo: fx.repo },
+      body: { branch: "w" },
+    });
+    expect([res.status, errorOf(res).code]).toEqual([403, "FORBIDDEN"]);
   });
 });
 
@@ -56,8 +64,7 @@ describe("concurrent merges and commits", () => {
     await commit(fx, "right", { "hot.md": "right" });
     const results = await Promise.all([merge(fx, "left"), merge(fx, "right")]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
-    const main = await fx.client.get(`${fx.base}/branch/main`);
-    expect(main.body.head_sequence).toBe(4);
+    expect((await branchOf(fx, "main")).head_sequence).toBe(4);
   });
 
   it("a commit racing a merge of the same branch either lands before the merge or is refused after it", async () => {
@@ -66,18 +73,16 @@ describe("concurrent merges and commits", () => {
     await commit(fx, "race", { "r0.md": "0" });
     const [merged, late] = await Promise.all([
       merge(fx, "race"),
-      fx.client.post(`${fx.base}/commit`, {
-        branch: "race",
-        message: "late",
-        files: [{ path: "r1.md", content: "MQ==" }],
+      api(fx.client).post("/repos/:repo*/-/commit", {
+        params: { repo: fx.repo },
+        body: { branch: "race", message: "late", files: [{ path: "r1.md", content: "MQ==" }] },
       }),
     ]);
     expect(merged.status).toBe(200);
-    const tree = await fx.client.get(`${fx.base}/tree`);
-    const paths = tree.body.entries.map((e: { path: string }) => e.path);
+    const paths = (await treeOf(fx)).entries.map((e) => e.path);
     if (late.status === 201) expect(paths).toContain("r1.md");
     else {
-      expect([late.status, late.body.code]).toEqual([409, "BRANCH_NOT_ACTIVE"]);
+      expect([late.status, errorOf(late).code]).toEqual([409, "BRANCH_NOT_ACTIVE"]);
       expect(paths).not.toContain("r1.md");
     }
   });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
-import { expectMerged } from "./fixtures.ts";
+import { commit, createBranch, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
+import { branchOf, expectMerged, treeOf } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
@@ -28,13 +29,15 @@ describe("merging a branch into main", () => {
       proposal_id: null,
       dry_run: false,
     });
-    const tree = await fx.client.get(`${fx.base}/tree`);
-    expect(tree.body.entries.map((e: { path: string }) => e.path)).toEqual(["edit.md", "keep.md", "new.md"]);
-    const c = await fx.client.get(`${fx.base}/commit/5`);
-    expect(c.body).toMatchObject({ branch: "main", author: fx.owner, message: "Merge branch 'feature'" });
-    expect(c.body.files.map((f: { path: string }) => f.path)).toEqual(["drop.md", "edit.md", "new.md"]);
-    const branch = await fx.client.get(`${fx.base}/branch/feature`);
-    expect(branch.body.status).toBe("merged");
+    expect((await treeOf(fx)).entries.map((e) => e.path)).toEqual(["edit.md", "keep.md", "new.md"]);
+    const c = okBody(
+      await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+        params: { repo: fx.repo, sequence: "5" },
+      }),
+    );
+    expect(c).toMatchObject({ branch: "main", author: fx.owner, message: "Merge branch 'feature'" });
+    expect(c.files.map((f) => f.path)).toEqual(["drop.md", "edit.md", "new.md"]);
+    expect((await branchOf(fx, "feature")).status).toBe("merged");
     expect(await eventsOf(fx.repo, "com.svc.branch.merged")).toEqual([
       { data: { repo: fx.repo, branch: "feature", sequence: 5, merged_by: fx.owner } },
     ]);
@@ -49,22 +52,24 @@ describe("merging a branch into main", () => {
     await commit(fx, "noop", { "a.md": "changed" });
     await commit(fx, "noop", { "a.md": "a" });
     expect((await expectMerged(fx, "noop")).sequence).toBe(1);
-    expect((await fx.client.get(`${fx.base}/branch/main`)).body.head_sequence).toBe(1);
+    expect((await branchOf(fx, "main")).head_sequence).toBe(1);
   });
 
   it("moves the branch's open proposal to merged and records proposal.merged", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "with-proposal");
     await commit(fx, "with-proposal", { "p.md": "p" });
-    const opened = await fx.client.post(`${fx.base}/proposals`, {
-      branch: "with-proposal",
-      base_branch: "main",
-      title: "Add p",
+    const opened = await api(fx.client).post("/repos/:repo*/-/proposals", {
+      params: { repo: fx.repo },
+      body: { branch: "with-proposal", base_branch: "main", title: "Add p" },
     });
-    expect(opened.status).toBe(201);
+    expectOk(opened, 201);
     const merged = await expectMerged(fx, "with-proposal");
     expect(merged.proposal_id).toBe(opened.body.id);
-    expect((await fx.client.get(`${fx.base}/proposals/${opened.body.id}`)).body.state).toBe("merged");
+    const proposal = await api(fx.client).get("/repos/:repo*/-/proposals/:id", {
+      params: { repo: fx.repo, id: opened.body.id },
+    });
+    expect(okBody(proposal).state).toBe("merged");
     expect(await eventsOf(fx.repo, "com.svc.proposal.merged")).toEqual([
       { data: { repo: fx.repo, branch: "with-proposal", base_branch: "main", proposal_id: opened.body.id } },
     ]);
@@ -74,9 +79,9 @@ describe("merging a branch into main", () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "kept");
     const at = await commit(fx, "kept", { "k.md": "kept" });
-    const before = await fx.client.get(`${fx.base}/tree?branch=kept&at=${at}`);
+    const before = await treeOf(fx, "kept", at);
     await expectMerged(fx, "kept");
     await commit(fx, "main", { "later.md": "later" });
-    expect((await fx.client.get(`${fx.base}/tree?branch=kept&at=${at}`)).body).toEqual(before.body);
+    expect(await treeOf(fx, "kept", at)).toEqual(before);
   });
 });

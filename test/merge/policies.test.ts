@@ -1,19 +1,39 @@
 import { describe, expect, it } from "vitest";
 import { snapshot } from "../commits/fixtures.ts";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
-import { installPolicies, merge, policies } from "./fixtures.ts";
+import {
+  commit,
+  createBranch,
+  errorOf,
+  expectError,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../support/world.ts";
+import { installPolicies, merge, policies, statusOf } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
 const REVIEWER = "reviewer@example.com";
 
+const grantWriter = (fx: RepoFixture) =>
+  api(fx.client).put("/repos/:repo*/-/roles/:identity", {
+    params: { repo: fx.repo, identity: REVIEWER },
+    body: { role: "writer" },
+  });
+
+const approve = (fx: RepoFixture, branch: string) =>
+  api(app.as(REVIEWER)).post("/repos/:repo*/-/review", {
+    params: { repo: fx.repo },
+    body: { branch, status: "approved", body: "ok" },
+  });
+
 describe("merge policies", () => {
   it("with no policy files, a branch is mergeable with policies []", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "free");
-    const status = await fx.client.get(`${fx.base}/branch/free/status`);
-    expect(status.body).toEqual({ mergeable: true, policies: [], conflicts: [] });
+    expect(await statusOf(fx, "free")).toEqual({ mergeable: true, policies: [], conflicts: [] });
   });
 
   it("require_review and ci_must_pass block until a review and a passing check at the head, then allow", async () => {
@@ -22,15 +42,14 @@ describe("merge policies", () => {
       require_review: policies.require_review,
       ci_must_pass: policies.ci_must_pass,
     });
-    await fx.client.put(`/repos/${fx.repo}/-/roles/${REVIEWER}`, { role: "writer" });
+    await grantWriter(fx);
     await createBranch(fx, "gated");
     const head = await commit(fx, "gated", { "g.md": "gated" });
 
     const before = await snapshot(app, fx);
-    const denied = await fx.client.post(`${fx.base}/merge`, { branch: "gated" });
-    expect(denied.status).toBe(403);
-    expect(denied.body.code).toBe("POLICY_DENIED");
-    expect(denied.body.policies).toEqual([
+    const denied = await merge(fx, "gated");
+    expectError(denied, 403, "POLICY_DENIED");
+    expect(errorOf(denied).policies).toEqual([
       { name: "ci_must_pass", pass: false, reason: "every check must pass at the head" },
       { name: "require_review", pass: false, reason: "needs an approving review at the head" },
     ]);
@@ -47,36 +66,27 @@ describe("merge policies", () => {
       policies: ["ci_must_pass", "require_review"],
     });
 
-    expect(
-      (await app.as(REVIEWER).post(`${fx.base}/review`, { branch: "gated", status: "approved", body: "ok" }))
-        .status,
-    ).toBe(201);
-    expect(
-      (
-        await fx.client.post(`${fx.base}/check`, {
-          branch: "gated",
-          check_name: "ci/test",
-          status: "passed",
-          sequence: head,
-        })
-      ).status,
-    ).toBe(201);
-    const status = await fx.client.get(`${fx.base}/branch/gated/status`);
-    expect(status.body.mergeable).toBe(true);
+    expect((await approve(fx, "gated")).status).toBe(201);
+    const check = await api(fx.client).post("/repos/:repo*/-/check", {
+      params: { repo: fx.repo },
+      body: { branch: "gated", check_name: "ci/test", status: "passed", sequence: head },
+    });
+    expect(check.status).toBe(201);
+    expect((await statusOf(fx, "gated")).mergeable).toBe(true);
     expect((await merge(fx, "gated")).status).toBe(200);
   });
 
   it("counts only reviews and checks at the current head: a new commit needs them again", async () => {
     const fx = await repoWithOwner(app);
     await installPolicies(fx, { require_review: policies.require_review });
-    await fx.client.put(`/repos/${fx.repo}/-/roles/${REVIEWER}`, { role: "writer" });
+    await grantWriter(fx);
     await createBranch(fx, "moving");
     await commit(fx, "moving", { "m.md": "1" });
-    await app.as(REVIEWER).post(`${fx.base}/review`, { branch: "moving", status: "approved", body: "ok" });
+    expect((await approve(fx, "moving")).status).toBe(201);
     await commit(fx, "moving", { "m.md": "2" });
-    const status = await fx.client.get(`${fx.base}/branch/moving/status`);
-    expect(status.body.mergeable).toBe(false);
-    expect(status.body.policies[0]).toMatchObject({ name: "require_review", pass: false });
+    const status = await statusOf(fx, "moving");
+    expect(status.mergeable).toBe(false);
+    expect(status.policies[0]).toMatchObject({ name: "require_review", pass: false });
   });
 
   it("a policy on input.proposal allows only with an open proposal", async () => {
@@ -84,7 +94,10 @@ describe("merge policies", () => {
     await installPolicies(fx, { proposal_required: policies.proposal_required });
     await createBranch(fx, "p");
     expect((await merge(fx, "p")).status).toBe(403);
-    await fx.client.post(`${fx.base}/proposals`, { branch: "p", base_branch: "main", title: "Do p" });
+    await api(fx.client).post("/repos/:repo*/-/proposals", {
+      params: { repo: fx.repo },
+      body: { branch: "p", base_branch: "main", title: "Do p" },
+    });
     const res = await merge(fx, "p");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
   });
@@ -93,9 +106,9 @@ describe("merge policies", () => {
     const fx = await repoWithOwner(app);
     await installPolicies(fx, { broken: "package svc.policy.broken\n\nallow if {" });
     await createBranch(fx, "b");
-    const status = await fx.client.get(`${fx.base}/branch/b/status`);
-    expect(status.body.mergeable).toBe(false);
-    expect(status.body.policies).toEqual([
+    const status = await statusOf(fx, "b");
+    expect(status.mergeable).toBe(false);
+    expect(status.policies).toEqual([
       { name: "broken", pass: false, reason: expect.stringMatching(/compile/) },
     ]);
     expect((await merge(fx, "b")).status).toBe(403);
@@ -107,7 +120,10 @@ describe("merge policies", () => {
     await createBranch(fx, "c");
     await commit(fx, "c", { "c.md": "branch" });
     await commit(fx, "main", { "c.md": "main" });
-    const status = await fx.client.get(`${fx.base}/branch/c/status`);
-    expect(status.body).toMatchObject({ mergeable: false, policies: [], conflicts: [{ path: "c.md" }] });
+    expect(await statusOf(fx, "c")).toMatchObject({
+      mergeable: false,
+      policies: [],
+      conflicts: [{ path: "c.md" }],
+    });
   });
 });

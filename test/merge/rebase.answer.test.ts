@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commit, createBranch, repoWithOwner } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
-import { rebase } from "./fixtures.ts";
+import { expectOk } from "../support/world.ts";
+import { branchOf, rebase } from "./fixtures.ts";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -21,8 +22,8 @@ describe("the answer of a rebase", () => {
     const mainHead = await commit(fx, "main", { "m.md": "m" });
 
     const res = await rebase(fx, "topic");
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const branch = (await fx.client.get(`${fx.base}/branch/topic`)).body;
+    expectOk(res, 200);
+    const branch = await branchOf(fx, "topic");
     expect(res.body).toEqual({
       branch: "topic",
       new_base_sequence: mainHead,
@@ -37,7 +38,7 @@ describe("the answer of a rebase", () => {
   it("carries them when there was nothing to do, and keeps them out of the branch.rebased event", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "idle");
-    const head = (await fx.client.get(`${fx.base}/branch/idle`)).body;
+    const head = await branchOf(fx, "idle");
     const res = await rebase(fx, "idle");
     expect(res.body).toMatchObject({ base_sequence: head.base_sequence, head_sequence: head.head_sequence });
 

@@ -1,8 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { snapshot } from "../commits/fixtures.ts";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
-import { expectMerged, rebase } from "./fixtures.ts";
+import {
+  commit,
+  createBranch,
+  errorOf,
+  expectError,
+  expectOk,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../support/world.ts";
+import { branchOf, expectMerged, rebase, treeOf } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
 
@@ -18,8 +28,14 @@ async function withEvents<T>(repo: string, action: () => Promise<T>) {
   return { result, events };
 }
 
-const text = async (res: Promise<{ body: { content: string } }>) =>
-  Buffer.from((await res).body.content, "base64").toString();
+/** The text of `path` on `branch`. */
+const text = async (fx: RepoFixture, path: string, branch: string) => {
+  const file = await api(fx.client).get("/repos/:repo*/-/file/:path*", {
+    params: { repo: fx.repo, path },
+    query: { branch },
+  });
+  return Buffer.from(okBody(file).content, "base64").toString();
+};
 
 describe("rebase", () => {
   it("replays the branch's commits onto main's head; reads at earlier sequences keep their answers", async () => {
@@ -29,10 +45,10 @@ describe("rebase", () => {
     const t1 = await commit(fx, "topic", { "t.md": "one" }, "first");
     await commit(fx, "topic", { "t.md": "two", "u.md": "u" }, "second");
     const mainHead = await commit(fx, "main", { "base.md": "b2", "m.md": "m" });
-    const oldTree = await fx.client.get(`${fx.base}/tree?branch=topic&at=${t1}`);
+    const oldTree = await treeOf(fx, "topic", t1);
 
     const { result: res, events } = await withEvents(fx.repo, () => rebase(fx, "topic"));
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expectOk(res, 200);
     expect(res.body).toEqual({
       branch: "topic",
       new_base_sequence: mainHead,
@@ -42,22 +58,26 @@ describe("rebase", () => {
       head_sequence: mainHead + 2,
     });
 
-    const tree = await fx.client.get(`${fx.base}/tree?branch=topic`);
-    expect(tree.body.entries.map((e: { path: string }) => e.path)).toEqual([
+    expect((await treeOf(fx, "topic")).entries.map((e) => e.path)).toEqual([
       "base.md",
       "m.md",
       "t.md",
       "u.md",
     ]);
-    expect(await text(fx.client.get(`${fx.base}/file/base.md?branch=topic`))).toBe("b2");
-    expect(await text(fx.client.get(`${fx.base}/file/t.md?branch=topic`))).toBe("two");
-    expect((await fx.client.get(`${fx.base}/tree?branch=topic&at=${t1}`)).body).toEqual(oldTree.body);
-    const replayed = await fx.client.get(`${fx.base}/commit/${mainHead + 1}`);
-    expect(replayed.body).toMatchObject({ branch: "topic", message: "first", author: fx.owner });
-    const branch = await fx.client.get(`${fx.base}/branch/topic`);
-    expect(branch.body).toMatchObject({ base_sequence: mainHead, head_sequence: mainHead + 2 });
+    expect(await text(fx, "base.md", "topic")).toBe("b2");
+    expect(await text(fx, "t.md", "topic")).toBe("two");
+    expect(await treeOf(fx, "topic", t1)).toEqual(oldTree);
+    const replayed = await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+      params: { repo: fx.repo, sequence: String(mainHead + 1) },
+    });
+    expect(okBody(replayed)).toMatchObject({ branch: "topic", message: "first", author: fx.owner });
+    expect(await branchOf(fx, "topic")).toMatchObject({
+      base_sequence: mainHead,
+      head_sequence: mainHead + 2,
+    });
     // The event carries the spec's fields; base_sequence and head_sequence are only in the answer.
-    const { base_sequence: _base, head_sequence: _head, ...result } = res.body;
+    const { branch, new_base_sequence, new_head_sequence, commits_replayed } = res.body;
+    const result = { branch, new_base_sequence, new_head_sequence, commits_replayed };
     // One commit.created, for the new head only (what a commit of it would have recorded), so CI
     // tests the rebased head once; then branch.rebased.
     expect(events).toEqual([
@@ -84,9 +104,8 @@ describe("rebase", () => {
     await commit(fx, "revert", { "x.md": "mine", "y.md": "y" });
     await commit(fx, "revert", { "x.md": "v1" });
     await commit(fx, "main", { "x.md": "v3" });
-    const res = await rebase(fx, "revert");
-    expect(res.body.commits_replayed).toBe(1);
-    expect(await text(fx.client.get(`${fx.base}/file/x.md?branch=revert`))).toBe("v3");
+    expect(okBody(await rebase(fx, "revert")).commits_replayed).toBe(1);
+    expect(await text(fx, "x.md", "revert")).toBe("v3");
   });
 
   it("a branch with nothing to replay gets one empty commit at the new base, announced as its head", async () => {
@@ -129,8 +148,8 @@ describe("rebase", () => {
     await commit(fx, "main", { "c.md": "main" });
     const before = await snapshot(app, fx);
     const res = await rebase(fx, "clash");
-    expect([res.status, res.body.code]).toEqual([409, "REBASE_CONFLICT"]);
-    expect(res.body.conflicts).toEqual([
+    expectError(res, 409, "REBASE_CONFLICT");
+    expect(errorOf(res).conflicts).toEqual([
       { path: "c.md", main_version_id: expect.any(String), branch_version_id: expect.any(String) },
     ]);
     expect(await snapshot(app, fx)).toEqual(before);
@@ -142,9 +161,12 @@ describe("rebase", () => {
     await commit(fx, "chain", { "a.md": "a" });
     await commit(fx, "main", { "m.md": "m" });
     await rebase(fx, "chain");
-    const { body } = await fx.client.get(`${fx.base}/chain?from=1&to=10`);
-    const onChain = body.commits.filter((c: { branch: string }) => c.branch === "chain");
+    const chain = await api(fx.client).get("/repos/:repo*/-/chain", {
+      params: { repo: fx.repo },
+      query: { from: "1", to: "10" },
+    });
+    const onChain = okBody(chain).commits.filter((c) => c.branch === "chain");
     expect(onChain).toHaveLength(2);
-    expect(onChain[1].prev_hash).toBe(onChain[0].hash);
+    expect(onChain[1]?.prev_hash).toBe(onChain[0]?.hash);
   });
 });

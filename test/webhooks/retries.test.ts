@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffSeconds, MAX_ATTEMPTS } from "../../shared/webhooks/outbox.ts";
+import { api, okBody } from "../support/api.ts";
 import { commit, repoWithOwner, useFixture } from "../support/world.ts";
 import { outboxOf, startReceiver, startWebhookApp, subscribe, subscriptionRow } from "./support.ts";
 
@@ -49,8 +50,8 @@ describe("a receiver that keeps failing", () => {
     const state = await subscriptionRow(app, sub.id);
     expect(state.failure_count).toBe(1);
     expect(state.suspended_at).toEqual(app.clock.now());
-    const listed = (await fx.client.get("/subscriptions")).body.subscriptions.find(
-      (s: { id: string }) => s.id === sub.id,
+    const listed = okBody(await api(fx.client).get("/subscriptions")).subscriptions.find(
+      (s) => s.id === sub.id,
     );
     expect(listed).toMatchObject({ failure_count: 1, suspended_at: app.clock.now().toISOString() });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { commit, repoWithOwner, useFixture } from "../support/world.ts";
+import { api, okBody } from "../support/api.ts";
+import { commit, expectOk, repoWithOwner, useFixture } from "../support/world.ts";
 import { ADMIN, outboxOf, startReceiver, startWebhookApp, subscribe } from "./support.ts";
 
 /** The subscription record, listing, deletion, and what a repo's deletion does to its subscriptions. */
@@ -12,13 +13,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("POST /subscriptions", () => {
   it("returns 201 with the spec's record: repo, event types, config with the secret in plaintext", async () => {
-    const res = await fx.client.post("/subscriptions", {
-      repo: fx.repo,
-      event_types: ["com.svc.commit.created", "com.svc.branch.merged", "com.svc.commit.created"],
-      backend: "webhook",
-      config: { url: rx.url("/a"), secret: "plain" },
+    const res = await api(fx.client).post("/subscriptions", {
+      body: {
+        repo: fx.repo,
+        event_types: ["com.svc.commit.created", "com.svc.branch.merged", "com.svc.commit.created"],
+        backend: "webhook",
+        config: { url: rx.url("/a"), secret: "plain" },
+      },
     });
-    expect(res.status).toBe(201);
+    expectOk(res, 201);
     expect(res.body).toEqual({
       id: expect.stringMatching(UUID),
       repo: fx.repo,
@@ -33,10 +36,10 @@ describe("POST /subscriptions", () => {
   });
 
   it("omits repo (global), event_types (all types) and secret (none) when they were not given", async () => {
-    const res = await app
-      .as(ADMIN)
-      .post("/subscriptions", { backend: "webhook", config: { url: rx.url("/b") } });
-    expect(res.status).toBe(201);
+    const res = await api(app.as(ADMIN)).post("/subscriptions", {
+      body: { backend: "webhook", config: { url: rx.url("/b") } },
+    });
+    expectOk(res, 201);
     expect(Object.keys(res.body).sort()).toEqual([
       "backend",
       "config",
@@ -63,17 +66,17 @@ describe("GET /subscriptions", () => {
     const a1 = await subscribe(alice.client, { repo: alice.repo, url: rx.url("/alice/1") });
     app.clock.advance(1); // created_at comes from the clock: make "oldest first" mean something
     const a2 = await subscribe(alice.client, { repo: alice.repo, url: rx.url("/alice/2"), secret: "k" });
-    const res = await alice.client.get("/subscriptions");
-    expect(res.status).toBe(200);
-    expect(res.body.subscriptions.map((s: { id: string }) => s.id)).toEqual([a1.id, a2.id]);
+    const res = await api(alice.client).get("/subscriptions");
+    expectOk(res, 200);
+    expect(res.body.subscriptions.map((s) => s.id)).toEqual([a1.id, a2.id]);
     expect(res.body.subscriptions[1]).toEqual(a2);
-    const all = (await app.as(ADMIN).get("/subscriptions")).body.subscriptions.map(
-      (s: { id: string }) => s.id,
-    );
+    const all = okBody(await api(app.as(ADMIN)).get("/subscriptions")).subscriptions.map((s) => s.id);
     expect(all).toEqual(expect.arrayContaining([a1.id, a2.id]));
     const [row] = await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions");
     expect(all).toHaveLength(row!.n);
-    expect((await app.as("nobody@example.com").get("/subscriptions")).body).toEqual({ subscriptions: [] });
+    expect(okBody(await api(app.as("nobody@example.com")).get("/subscriptions"))).toEqual({
+      subscriptions: [],
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Resolver } from "../../shared/webhooks/guard.ts";
-import { expectError, type RepoFixture, repoWithOwner } from "../support/world.ts";
+import { api, okBody } from "../support/api.ts";
+import { errorOf, expectError, expectOk, type RepoFixture, repoWithOwner } from "../support/world.ts";
 import { ADMIN, type Receiver, startReceiver, startWebhookApp, type WebhookApp } from "./support.ts";
 
 /**
@@ -90,8 +91,8 @@ describe("creating", () => {
     const missing = await stranger.post("/subscriptions", { ...body, repo: `${fx.org}/nothing-here` });
     expectError(hidden, 404, "REPO_NOT_FOUND");
     expectError(missing, 404, "REPO_NOT_FOUND");
-    expect(hidden.body.error.replace(fx.repo, "X")).toBe(
-      missing.body.error.replace(`${fx.org}/nothing-here`, "X"),
+    expect(errorOf(hidden).error.replace(fx.repo, "X")).toBe(
+      errorOf(missing).error.replace(`${fx.org}/nothing-here`, "X"),
     );
     expect(await count()).toBe(before);
   });
@@ -99,13 +100,15 @@ describe("creating", () => {
   it("an org member (reader through the org) may subscribe to the org's repo", async () => {
     const member = "member@example.com";
     expect((await fx.client.post(`/orgs/${fx.org}/members/${member}`, { role: "member" })).status).toBe(201);
-    const res = await app.as(member).post("/subscriptions", {
-      repo: fx.repo,
-      event_types: ["com.svc.org.deleted"], // repo-scoped: never matches; nothing is ever sent
-      backend: "webhook",
-      config: { url: "https://public.quire.test/hook" },
+    const res = await api(app.as(member)).post("/subscriptions", {
+      body: {
+        repo: fx.repo,
+        event_types: ["com.svc.org.deleted"], // repo-scoped: never matches; nothing is ever sent
+        backend: "webhook",
+        config: { url: "https://public.quire.test/hook" },
+      },
     });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expectOk(res, 201);
     expect((await app.as(member).delete(`/subscriptions/${res.body.id}`)).status).toBe(204);
   });
 
@@ -128,7 +131,7 @@ describe("listing, deleting, resuming", () => {
   it("others' subscriptions are invisible: not listed, and delete and resume answer 404", async () => {
     const mine = await seeded(fx.owner);
     const other = app.as("other@example.com");
-    expect((await other.get("/subscriptions")).body.subscriptions).toEqual([]);
+    expect(okBody(await api(other).get("/subscriptions")).subscriptions).toEqual([]);
     expectError(await other.delete(`/subscriptions/${mine}`), 404, "SUBSCRIPTION_NOT_FOUND");
     expectError(await other.post(`/subscriptions/${mine}/resume`), 404, "SUBSCRIPTION_NOT_FOUND");
     // A repo admin who did not create it is "other" too.
@@ -151,9 +154,7 @@ describe("listing, deleting, resuming", () => {
   it("a global admin may list, resume and delete anyone's", async () => {
     const theirs = await seeded(fx.owner);
     const admin = app.as(ADMIN);
-    expect((await admin.get("/subscriptions")).body.subscriptions.map((s: { id: string }) => s.id)).toContain(
-      theirs,
-    );
+    expect(okBody(await api(admin).get("/subscriptions")).subscriptions.map((s) => s.id)).toContain(theirs);
     expect((await admin.post(`/subscriptions/${theirs}/resume`)).status).toBe(204);
     const [row] = await app.sql("SELECT failure_count, suspended_at FROM subscriptions WHERE id = $1", [
       theirs,
@@ -216,13 +217,15 @@ describe("URLs refused at creation (SVC_WEBHOOK_ALLOW_PRIVATE unset)", () => {
   });
 
   it("a public address is accepted (and nothing is sent to it: no event matches)", async () => {
-    const res = await fx.client.post("/subscriptions", {
-      repo: fx.repo,
-      event_types: ["com.svc.org.created"],
-      backend: "webhook",
-      config: { url: "https://public.quire.test/hook" },
+    const res = await api(fx.client).post("/subscriptions", {
+      body: {
+        repo: fx.repo,
+        event_types: ["com.svc.org.created"],
+        backend: "webhook",
+        config: { url: "https://public.quire.test/hook" },
+      },
     });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expectOk(res, 201);
     expect((await fx.client.delete(`/subscriptions/${res.body.id}`)).status).toBe(204);
   });
 });
@@ -233,10 +236,8 @@ describe("with SVC_WEBHOOK_ALLOW_PRIVATE=true", () => {
     try {
       const admin = dev.as(ADMIN);
       const post = (url: string) =>
-        admin.post("/subscriptions", {
-          backend: "webhook",
-          event_types: ["com.svc.org.deleted"],
-          config: { url },
+        api(admin).post("/subscriptions", {
+          body: { backend: "webhook", event_types: ["com.svc.org.deleted"], config: { url } },
         });
       for (const url of [
         rx.url("/ok"),
@@ -247,7 +248,7 @@ describe("with SVC_WEBHOOK_ALLOW_PRIVATE=true", () => {
       ]) {
         const res = await post(url);
         expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(201);
-        expect((await admin.delete(`/subscriptions/${res.body.id}`)).status).toBe(204);
+        expect((await admin.delete(`/subscriptions/${okBody(res).id}`)).status).toBe(204);
       }
       for (const url of [
         "http://169.254.169.254/",
