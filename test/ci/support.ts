@@ -2,10 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
+import type { ClaimResponse } from "../../shared/api/ci.ts";
 import { claimOldest, enqueueJob } from "../../shared/ci/jobs/queue.ts";
 import type { JobRow } from "../../shared/ci/jobs/records.ts";
 import { newRequestToken } from "../../shared/ci/jobs/request-token.ts";
 import { ManualClock } from "../../shared/clock.ts";
+import { api } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { type Client, client, type Res } from "../support/client.ts";
 import { freePort } from "../support/ports.ts";
@@ -59,13 +61,14 @@ export async function startCiApp(env: Record<string, string> = {}): Promise<CiAp
 }
 
 /** Polls `/claim` until a job comes (the webhook delivery is asynchronous), or fails after `ms`. */
-export async function claimWithin(app: CiApp, ms = 10_000): Promise<Res> {
+export async function claimWithin(app: CiApp, ms = 10_000): Promise<Res<ClaimResponse>> {
   const until = Date.now() + ms;
   for (;;) {
-    const res = await app.worker.post("/claim");
+    const res = await api(app.worker).post("/claim");
     if (res.status !== 204 || Date.now() > until) {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return res;
+      if (!res.ok || res.body === undefined) throw new Error("a 200 claim without a job");
+      return { status: res.status, headers: res.headers, body: res.body };
     }
     await new Promise((r) => setTimeout(r, 25));
   }

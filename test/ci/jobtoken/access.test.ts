@@ -1,7 +1,16 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
+import { type ApiError, api } from "../../support/api.ts";
 import type { Client, Res } from "../../support/client.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import {
+  commit,
+  createBranch,
+  errorOf,
+  expectOk,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../../support/world.ts";
 import { claimedJob, mint, startJobTokenApp } from "./support.ts";
 
 /**
@@ -28,9 +37,12 @@ beforeAll(async () => {
   jwt = app.bearer(await mint(app, job));
 });
 
-const expectRefused = (res: Res, status: number, code: string) => {
+/** Asserts the status and error code of a refusal; returns its error body. */
+const expectRefused = (res: Res<unknown>, status: number, code: string): ApiError => {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body.code).toBe(code);
+  const error = errorOf(res);
+  expect(error.code).toBe(code);
+  return error;
 };
 
 describe("reads", () => {
@@ -38,8 +50,11 @@ describe("reads", () => {
     const tree = await jwt.get(`${fx.base}/tree?branch=feature&at=${job.sequence}`);
     expect(tree.status, JSON.stringify(tree.body)).toBe(200);
     expect(JSON.stringify(tree.body)).toContain("docs/b.md");
-    const file = await jwt.get(`${fx.base}/file/.svc/ci.yaml?branch=feature&at=${job.sequence}`);
-    expect(file.status, JSON.stringify(file.body)).toBe(200);
+    const file = await api(jwt).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: ".svc/ci.yaml" },
+      query: { branch: "feature", at: String(job.sequence) },
+    });
+    expectOk(file, 200);
     expect(Buffer.from(file.body.content, "base64").toString()).toBe(CI_YAML);
     for (const path of [
       `${fx.base}/branch/feature`,
@@ -64,10 +79,10 @@ describe("reads", () => {
     for (const suffix of ["/tree", "/file/docs/secret.md", "/branches", "/archive?branch=main"]) {
       const existing = await jwt.get(`${other.base}${suffix}`);
       const missing = await jwt.get(`/repos/${other.org}/nope/-${suffix}`);
-      expectRefused(existing, 404, "REPO_NOT_FOUND");
-      expectRefused(missing, 404, "REPO_NOT_FOUND");
-      expect(existing.body.error.replace(other.repo, "X")).toBe(
-        missing.body.error.replace(`${other.org}/nope`, "X"),
+      const existingError = expectRefused(existing, 404, "REPO_NOT_FOUND");
+      const missingError = expectRefused(missing, 404, "REPO_NOT_FOUND");
+      expect(existingError.error.replace(other.repo, "X")).toBe(
+        missingError.error.replace(`${other.org}/nope`, "X"),
       );
     }
   });
@@ -124,9 +139,8 @@ describe("everything but reads and check runs is 403", () => {
     ],
   ];
   it.each(cases)("%s → 403 FORBIDDEN", async (_, send) => {
-    const res = await send(jwt);
-    expectRefused(res, 403, "FORBIDDEN");
-    expect(res.body.error).toBe(FORBIDDEN_MESSAGE);
+    const error = expectRefused(await send(jwt), 403, "FORBIDDEN");
+    expect(error.error).toBe(FORBIDDEN_MESSAGE);
   });
 
   it("changed nothing: no branch, commit, review, comment or proposal by the job", async () => {
@@ -179,7 +193,7 @@ describe("check runs", () => {
       sequence: head,
     });
     expect(explicit.status, JSON.stringify(explicit.body)).toBe(403);
-    expect(explicit.body.code).toBe("FORBIDDEN");
+    expect(errorOf(explicit).code).toBe("FORBIDDEN");
     const same = await jwt.post(`${fx.base}/check`, {
       branch: "feature",
       check_name: "docs/spell",
@@ -194,7 +208,10 @@ describe("check runs", () => {
       status: "passed",
     });
     expect(person.body).toMatchObject({ sequence: head, reporter: fx.owner });
-    const listed = await fx.client.get(`${fx.base}/branch/feature/checks`);
+    const listed = await api(fx.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+      params: { repo: fx.repo, branch: "feature" },
+    });
+    expectOk(listed, 200);
     expect(listed.body.check_runs).toContainEqual(
       expect.objectContaining({
         check_name: "docs/lint",
@@ -210,8 +227,7 @@ describe("check runs", () => {
       check_name: "docs/lint",
       status: "passed",
     });
-    expectRefused(res, 403, "FORBIDDEN");
-    expect(res.body.error).toContain("'feature'");
+    expect(expectRefused(res, 403, "FORBIDDEN").error).toContain("'feature'");
     expect(
       await app.sql("SELECT 1 FROM check_runs WHERE reporter = $1 AND sequence = 1", [`ci-job:${job.id}`]),
     ).toEqual([]);

@@ -7,7 +7,7 @@ import { claimOldest } from "../../../shared/ci/jobs/queue.ts";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
 import { newRequestToken } from "../../../shared/ci/jobs/request-token.ts";
 import type { Res } from "../../support/client.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../../support/world.ts";
+import { commit, createBranch, errorOf, repoWithOwner, useFixture } from "../../support/world.ts";
 import { claimedJob, mint, startJobTokenApp } from "./support.ts";
 
 /**
@@ -29,7 +29,7 @@ async function expect401(token: string, message?: RegExp): Promise<void> {
   const res = await probe(token);
   expect(res.status, JSON.stringify(res.body)).toBe(401);
   expect(res.body).toEqual({ code: "UNAUTHENTICATED", error: expect.any(String) });
-  if (message) expect(res.body.error).toMatch(message);
+  if (message) expect(errorOf(res).error).toMatch(message);
 }
 
 async function expectAccepted(token: string): Promise<void> {
@@ -245,6 +245,6 @@ describe("the job's state", () => {
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(204);
     const res = await app.bearer(token).get(`${gone.base}/tree`);
     expect(res.status).toBe(401);
-    expect(res.body.error).toMatch(/no longer exists/);
+    expect(errorOf(res).error).toMatch(/no longer exists/);
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../shared/config.ts";
+import { api } from "../../support/api.ts";
 import { client } from "../../support/client.ts";
 import { startFakeKubernetes } from "../../support/k8s-fake.ts";
-import { commit, repoWithOwner, useFixture } from "../../support/world.ts";
+import { commit, errorOf, expectStatus, repoWithOwner, useFixture } from "../../support/world.ts";
 import { type CiApp, ciYaml, startCiApp } from "../support.ts";
 
 let app: CiApp;
@@ -18,15 +19,17 @@ afterAll(async () => {
   await app?.close();
 });
 
-const claimAs = (token: string) => client(app.url, async () => token).post("/claim");
+const claimAs = (token: string) => api(client(app.url, async () => token)).post("/claim");
 
 /** Queues one manual job, so that an accepted claim has something to take. */
 async function queueJob(): Promise<string> {
   const fx = await repoWithOwner(app);
   await commit(fx, "main", { ".svc/ci.yaml": ciYaml(["t/unit"], "on:\n  push:\n    branches: [none]\n") });
-  const run = await fx.client.post(`${fx.base}/ci/run`, { branch: "main" });
-  expect(run.status, JSON.stringify(run.body)).toBe(201);
-  return run.body.run_id;
+  const run = await api(fx.client).post("/repos/:repo*/-/ci/run", {
+    params: { repo: fx.repo },
+    body: { branch: "main" },
+  });
+  return expectStatus(run, 201).run_id;
 }
 
 describe("POST /claim with Kubernetes worker identity", () => {
@@ -56,11 +59,11 @@ describe("POST /claim with Kubernetes worker identity", () => {
     for (const [what, token] of refused) {
       const res = await claimAs(token);
       expect(res.status, what).toBe(401);
-      expect(res.body.code, what).toBe("UNAUTHENTICATED");
+      expect(errorOf(res).code, what).toBe("UNAUTHENTICATED");
     }
     const [job] = await app.sql("SELECT status, attempt FROM ci_jobs WHERE id = $1", [id]);
     expect(job).toEqual({ status: "queued", attempt: 0 });
-    expect((await claimAs(k8s.addWorkerPod())).body.id).toBe(id);
+    expect(expectStatus(await claimAs(k8s.addWorkerPod()), 200)?.id).toBe(id);
   });
 
   it("answers 503 when the cluster's API server is down, so workers retry instead of giving up", async () => {
@@ -69,7 +72,7 @@ describe("POST /claim with Kubernetes worker identity", () => {
     try {
       const res = await claimAs(token);
       expect(res.status).toBe(503);
-      expect(res.body.code).toBe("UNAVAILABLE");
+      expect(errorOf(res).code).toBe("UNAVAILABLE");
     } finally {
       k8s.outage = undefined;
     }

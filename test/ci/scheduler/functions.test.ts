@@ -1,9 +1,10 @@
 import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REAP_EVERY_MS } from "../../../shared/ci/jobs/queue.ts";
+import { api } from "../../support/api.ts";
 import { startTestApp } from "../../support/app.ts";
 import { client } from "../../support/client.ts";
-import { commit, repoWithOwner, useFixture } from "../../support/world.ts";
+import { commit, expectStatus, repoWithOwner, useFixture } from "../../support/world.ts";
 import { WORKER_TOKEN, waitForCount } from "../support.ts";
 import { jobsOf } from "./scheduler-support.ts";
 
@@ -39,7 +40,7 @@ async function call(fn: string, path: string) {
   try {
     const { port } = server.address() as { port: number };
     const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST" });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as unknown };
   } finally {
     await new Promise((r) => server.close(r));
   }
@@ -50,10 +51,11 @@ const worker = () => client(app.url, async () => WORKER_TOKEN);
 /** Claims queued jobs until `id` comes, completing any other; returns the claim. */
 async function claimJob(id: string) {
   for (;;) {
-    const res = await worker().post("/claim");
+    const res = await api(worker()).post("/claim");
     expect(res.status, `claiming ${id}: ${JSON.stringify(res.body)}`).toBe(200);
-    if (res.body.id === id) return res.body;
-    await client(app.url, async () => res.body.request_token).post(`/jobs/${res.body.id}/complete`, {
+    const job = expectStatus(res, 200)!;
+    if (job.id === id) return job;
+    await client(app.url, async () => job.request_token).post(`/jobs/${job.id}/complete`, {
       status: "failed",
     });
   }
@@ -94,9 +96,11 @@ describe("CI timers as Cloud Scheduler functions", () => {
   it(
     "ciReaper reaps twice, 30 seconds apart: a stale claim is re-queued at once, and one gone stale meanwhile at the second pass",
     async () => {
-      const run = await fx.client.post(`${fx.base}/ci/run`, { branch: "main" });
-      expect(run.status, JSON.stringify(run.body)).toBe(201);
-      const id = run.body.run_id as string;
+      const run = await api(fx.client).post("/repos/:repo*/-/ci/run", {
+        params: { repo: fx.repo },
+        body: { branch: "main" },
+      });
+      const id = expectStatus(run, 201).run_id;
       const first = await claimJob(id);
       expect(first.attempt).toBe(1);
       await staleHeartbeat(id);

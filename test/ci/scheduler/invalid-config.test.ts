@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { commit, grant, repoWithOwner, useFixture } from "../../support/world.ts";
+import { api } from "../../support/api.ts";
+import { commit, errorOf, expectOk, grant, repoWithOwner, useFixture } from "../../support/world.ts";
 import { startCiApp } from "../support.ts";
 import { jobsOf, settle } from "./scheduler-support.ts";
 
@@ -37,9 +38,11 @@ beforeAll(async () => {
 
 /** The ci/config check runs of main. */
 async function configChecks() {
-  const res = await fx.client.get(`${fx.base}/branch/main/checks`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.check_runs as { check_name: string }[]).filter((c) => c.check_name === "ci/config");
+  const res = await api(fx.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+    params: { repo: fx.repo, branch: "main" },
+  });
+  expectOk(res, 200);
+  return res.body.check_runs.filter((c) => c.check_name === "ci/config");
 }
 
 describe("an invalid .svc/ci.yaml", () => {
@@ -65,15 +68,13 @@ describe("an invalid .svc/ci.yaml", () => {
       }),
     ]);
     const [job] = await jobsOf(app, fx.repo);
-    expect((checks[0] as unknown as { log_url: string }).log_url).toBe(
-      `${app.url}/run/${job!.id}/logs/ci/config`,
-    );
+    expect(checks[0]?.log_url).toBe(`${app.url}/run/${job!.id}/logs/ci/config`);
   });
 
   it("its log leads a reader (302) to a signed URL that serves every problem with line and column", async () => {
-    const [check] = (await configChecks()) as unknown as { log_url: string }[];
+    const [check] = await configChecks();
     const token = await app.idp.token(READER);
-    const redirect = await fetch(check!.log_url, {
+    const redirect = await fetch(check!.log_url!, {
       headers: { authorization: `Bearer ${token}` },
       redirect: "manual",
     });
@@ -93,28 +94,32 @@ describe("an invalid .svc/ci.yaml", () => {
   });
 
   it("its log is not shown to someone who cannot read the repo", async () => {
-    const [check] = (await configChecks()) as unknown as { log_url: string }[];
+    const [check] = await configChecks();
     const token = await app.idp.token("stranger@example.com");
-    const res = await fetch(check!.log_url, {
+    const res = await fetch(check!.log_url!, {
       headers: { authorization: `Bearer ${token}` },
       redirect: "manual",
     });
     expect(res.status).toBe(404);
-    expect((await fetch(check!.log_url, { redirect: "manual" })).status).toBe(401);
+    expect((await fetch(check!.log_url!, { redirect: "manual" })).status).toBe(401);
   });
 
   it("a manual run on it is refused with 409 CI_CONFIG_INVALID and queues nothing", async () => {
     const before = await jobsOf(app, fx.repo);
-    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "main" });
+    const res = await api(fx.client).post("/repos/:repo*/-/ci/run", {
+      params: { repo: fx.repo },
+      body: { branch: "main" },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(409);
-    expect(res.body.code).toBe("CI_CONFIG_INVALID");
-    expect(res.body.error).toContain("ci/config");
+    const refusal = errorOf(res);
+    expect(refusal.code).toBe("CI_CONFIG_INVALID");
+    expect(refusal.error).toContain("ci/config");
     const after = await jobsOf(app, fx.repo);
     expect(after.filter((j) => j.status === "queued")).toEqual([]);
     // The refused run is recorded as failed at once (its own ci/config log), never queued.
     expect(after.filter((j) => !before.some((b) => b.id === j.id))).toEqual([
       expect.objectContaining({
-        id: res.body.run_id,
+        id: refusal["run_id"],
         trigger_type: "manual",
         status: "failed",
         sequence: bad,

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { Storage } from "@google-cloud/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { urlResponse } from "../../../shared/api/ci.ts";
+import { api } from "../../support/api.ts";
 import { startFakeGcs } from "../../support/fake-gcs.ts";
-import { commit, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import { commit, expectStatus, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
 import { type CiApp, ciYaml, claimWithin, startCiApp } from "../support.ts";
 
 let bucket: string;
@@ -28,11 +30,14 @@ afterAll(async () => {
 
 /** A job claimed through a manual run, and a client holding its request token. */
 async function claimedJob() {
-  const run = await fx.client.post(`${fx.base}/ci/run`, { branch: "main" });
-  expect(run.status, JSON.stringify(run.body)).toBe(201);
+  const run = await api(fx.client).post("/repos/:repo*/-/ci/run", {
+    params: { repo: fx.repo },
+    body: { branch: "main" },
+  });
+  const { run_id } = expectStatus(run, 201);
   const claim = await claimWithin(app);
-  expect(claim.body.id).toBe(run.body.run_id);
-  return { id: run.body.run_id as string, worker: app.bearer(claim.body.request_token) };
+  expect(claim.body.id).toBe(run_id);
+  return { id: run_id, worker: app.bearer(claim.body.request_token) };
 }
 
 const objects = async () =>
@@ -56,12 +61,13 @@ describe("check logs in a GCS bucket (fake-gcs-server)", () => {
       body: "<script>alert(1)</script>\n",
       headers: { "content-type": "text/html" },
     });
-    expect(second.body.url).toBe(first.body.url);
+    const url = urlResponse.parse(first.body).url;
+    expect(urlResponse.parse(second.body).url).toBe(url);
     const keys = (await objects()).filter((k) => k.startsWith(`ci-logs/${id}/`));
     expect(keys).toHaveLength(1);
 
     const owner = await app.idp.token(fx.owner);
-    const redirect = await openLog(new URL(first.body.url).pathname, owner);
+    const redirect = await openLog(new URL(url).pathname, owner);
     expect(redirect.status).toBe(302);
     const signed = new URL(redirect.headers.get("location")!);
     const served = await fetch(signed);

@@ -1,5 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { commit, createBranch, grant, repoWithOwner, useFixture } from "../../support/world.ts";
+import { api, unchecked } from "../../support/api.ts";
+import type { Client } from "../../support/client.ts";
+import {
+  commit,
+  createBranch,
+  errorOf,
+  expectOk,
+  grant,
+  repoWithOwner,
+  useFixture,
+} from "../../support/world.ts";
 import { ciYaml, startCiApp } from "../support.ts";
 import { jobsOf, settle } from "./scheduler-support.ts";
 
@@ -25,6 +35,10 @@ beforeAll(async () => {
   await settle(app, fx.repo);
 });
 
+/** `POST /repos/{name}/-/ci/run` of `branch` of `repo`, as `client`. */
+const runAs = (client: Client, branch: string, repo = fx.repo) =>
+  api(client).post("/repos/:repo*/-/ci/run", { params: { repo }, body: { branch } });
+
 const queued = async () => (await jobsOf(app, fx.repo)).filter((j) => j.status === "queued");
 
 describe("manual CI runs", () => {
@@ -33,11 +47,11 @@ describe("manual CI runs", () => {
   });
 
   it("a writer gets 201 {run_id}: a manual job on the branch at its head, ignoring on", async () => {
-    const res = await app.as(WRITER).post(`${fx.base}/ci/run`, { branch: "main" });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const res = await runAs(app.as(WRITER), "main");
+    expectOk(res, 201);
     expect(Object.keys(res.body)).toEqual(["run_id"]);
     expect(res.body.run_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    const run = await app.as(READER).get(`/run/${res.body.run_id}`);
+    const run = await api(app.as(READER)).get("/run/:id", { params: { id: res.body.run_id } });
     expect(run.status, JSON.stringify(run.body)).toBe(200);
     expect(run.body).toMatchObject({
       id: res.body.run_id,
@@ -57,9 +71,11 @@ describe("manual CI runs", () => {
   it("each manual run is its own job, on any branch, pinned to that branch's head", async () => {
     await createBranch(fx, "feature/x");
     const featureHead = await commit(fx, "feature/x", { "f.md": "f\n" });
-    const first = await fx.client.post(`${fx.base}/ci/run`, { branch: "feature/x" });
-    const second = await fx.client.post(`${fx.base}/ci/run`, { branch: "feature/x" });
+    const first = await runAs(fx.client, "feature/x");
+    const second = await runAs(fx.client, "feature/x");
     expect([first.status, second.status]).toEqual([201, 201]);
+    expectOk(first, 201);
+    expectOk(second, 201);
     expect(first.body.run_id).not.toBe(second.body.run_id);
     const jobs = (await jobsOf(app, fx.repo)).filter((j) => j.trigger_branch === "feature/x");
     expect(jobs.map((j) => [j.id, j.trigger_type, j.sequence, j.created_by]).sort()).toEqual(
@@ -72,32 +88,30 @@ describe("manual CI runs", () => {
 
   it("a reader gets 403 and nothing is queued", async () => {
     const before = await queued();
-    const res = await app.as(READER).post(`${fx.base}/ci/run`, { branch: "main" });
+    const res = await runAs(app.as(READER), "main");
     expect(res.status, JSON.stringify(res.body)).toBe(403);
     expect(await queued()).toEqual(before);
     // Nor can someone without any role on the repo (it is not even visible to them).
-    const stranger = await app
-      .as("manual-stranger@example.com")
-      .post(`${fx.base}/ci/run`, { branch: "main" });
+    const stranger = await runAs(app.as("manual-stranger@example.com"), "main");
     expect(stranger.status).toBe(404);
-    expect((await app.anonymous.post(`${fx.base}/ci/run`, { branch: "main" })).status).toBe(401);
+    expect((await runAs(app.anonymous, "main")).status).toBe(401);
     expect(await queued()).toEqual(before);
   });
 
   it("a branch without .svc/ci.yaml is 409 CI_NOT_CONFIGURED", async () => {
     const other = await repoWithOwner(app);
     await commit(other, "main", { "README.md": "no CI\n" });
-    const res = await other.client.post(`${other.base}/ci/run`, { branch: "main" });
+    const res = await runAs(other.client, "main", other.repo);
     expect(res.status, JSON.stringify(res.body)).toBe(409);
-    expect(res.body.code).toBe("CI_NOT_CONFIGURED");
+    expect(errorOf(res).code).toBe("CI_NOT_CONFIGURED");
     expect(await jobsOf(app, other.repo)).toEqual([]);
   });
 
   it("an unknown branch is 404", async () => {
     const before = await queued();
-    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "no-such-branch" });
+    const res = await runAs(fx.client, "no-such-branch");
     expect(res.status, JSON.stringify(res.body)).toBe(404);
-    expect(res.body.code).toBe("BRANCH_NOT_FOUND");
+    expect(errorOf(res).code).toBe("BRANCH_NOT_FOUND");
     expect(await queued()).toEqual(before);
   });
 
@@ -110,9 +124,12 @@ describe("manual CI runs", () => {
     ["a list", ["main"]],
   ])("a bad body (%s) is 400 and queues nothing", async (_what, body) => {
     const before = await queued();
-    const res = await fx.client.post(`${fx.base}/ci/run`, body);
+    const res = await unchecked(fx.client).post("/repos/:repo*/-/ci/run", {
+      params: { repo: fx.repo },
+      body,
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
-    expect(res.body.code).toBe("VALIDATION_FAILED");
+    expect(errorOf(res).code).toBe("VALIDATION_FAILED");
     expect(await queued()).toEqual(before);
   });
 
@@ -131,9 +148,9 @@ describe("manual CI runs", () => {
     await commit(fx, "dropped", { "d.md": "d\n" });
     expect((await fx.client.delete(`${fx.base}/branch/dropped`)).status).toBe(204);
     const before = await queued();
-    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "dropped" });
+    const res = await runAs(fx.client, "dropped");
     expect(res.status, JSON.stringify(res.body)).toBe(409);
-    expect(res.body.code).toBe("BRANCH_NOT_ACTIVE");
+    expect(errorOf(res).code).toBe("BRANCH_NOT_ACTIVE");
     expect(await queued()).toEqual(before);
   });
 
@@ -144,9 +161,9 @@ describe("manual CI runs", () => {
     await commit(fx, "pushes-only", { ".svc/ci.yaml": yaml });
     await settle(app, fx.repo);
     const before = await jobsOf(app, fx.repo);
-    const res = await fx.client.post(`${fx.base}/ci/run`, { branch: "pushes-only" });
+    const res = await runAs(fx.client, "pushes-only");
     expect(res.status, JSON.stringify(res.body)).toBe(409);
-    expect(res.body.code).toBe("CI_NOTHING_TO_RUN");
+    expect(errorOf(res).code).toBe("CI_NOTHING_TO_RUN");
     expect(await jobsOf(app, fx.repo)).toEqual(before);
   });
 });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../commits/fixtures.ts";
-import { installPolicies, merge, policies, rebase } from "../../merge/fixtures.ts";
+import { installPolicies, merge, policies } from "../../merge/fixtures.ts";
+import { api } from "../../support/api.ts";
+import { expectOk, expectStatus } from "../../support/world.ts";
 import { type CiApp, ciYaml, startCiApp } from "../support.ts";
 import { jobsOf, settle } from "./scheduler-support.ts";
 
@@ -25,14 +27,13 @@ afterAll(() => app?.close());
 async function passEveryQueuedJob(): Promise<{ branch: string; sequence: number; trigger_type: string }[]> {
   const ran = [];
   for (;;) {
-    const claim = await app.worker.post("/claim");
+    const claim = await api(app.worker).post("/claim");
     if (claim.status === 204) return ran;
-    expect(claim.status, JSON.stringify(claim.body)).toBe(200);
-    const job = claim.body;
+    const job = expectStatus(claim, 200)!;
     const worker = app.bearer(job.request_token);
-    for (const check_name of job.checks as string[]) {
-      const token = await worker.post("/ci/token", { audience: "quire", check_name });
-      expect(token.status, JSON.stringify(token.body)).toBe(200);
+    for (const check_name of job.checks) {
+      const token = await api(worker).post("/ci/token", { body: { audience: "quire", check_name } });
+      expectOk(token, 200);
       const posted = await app
         .bearer(token.body.token)
         .post(`${fx.base}/check`, { branch: job.branch, check_name, status: "passed" });
@@ -56,9 +57,12 @@ describe("CI after a rebase", () => {
     expect(before).toContainEqual({ branch: "feature", sequence: oldHead, trigger_type: "push" });
     const jobsBefore = (await jobsOf(app, fx.repo)).length;
 
-    const rebased = await rebase(fx, "feature");
-    expect(rebased.status, JSON.stringify(rebased.body)).toBe(200);
-    const head = rebased.body.new_head_sequence as number;
+    const rebased = await api(fx.client).post("/repos/:repo*/-/rebase", {
+      params: { repo: fx.repo },
+      body: { branch: "feature" },
+    });
+    expectOk(rebased, 200);
+    const head = rebased.body.new_head_sequence;
     expect(head).toBe(mainHead + 2);
     // The check passed at the old head; the policy judges the new one.
     expect((await merge(fx, "feature")).status).toBe(403);

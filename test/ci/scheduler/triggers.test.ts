@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import { queuedJobsResponse } from "../../../shared/api/ci.ts";
+import { api } from "../../support/api.ts";
+import {
+  commit,
+  createBranch,
+  expectOk,
+  expectStatus,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../../support/world.ts";
 import { ciYaml, startCiApp } from "../support.ts";
 import { deliver, envelope, eventId, jobsOf, settle, storedEnvelope } from "./scheduler-support.ts";
 
@@ -18,9 +28,11 @@ const fresh = (): Promise<RepoFixture> => repoWithOwner(app);
 const SCHEDULER = "ci-scheduler";
 
 async function openProposal(fx: RepoFixture, branch: string, base_branch = "main"): Promise<string> {
-  const res = await fx.client.post(`${fx.base}/proposals`, { branch, base_branch, title: `merge ${branch}` });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id as string;
+  const res = await api(fx.client).post("/repos/:repo*/-/proposals", {
+    params: { repo: fx.repo },
+    body: { branch, base_branch, title: `merge ${branch}` },
+  });
+  return expectStatus(res, 201).id;
 }
 
 describe("push triggers", () => {
@@ -94,8 +106,10 @@ describe("push triggers", () => {
       "check runs of a repo without CI",
     ).toEqual([]);
     for (const branch of ["main", "feature"]) {
-      const checks = await fx.client.get(`${fx.base}/branch/${branch}/checks`);
-      expect(checks.status).toBe(200);
+      const checks = await api(fx.client).get("/repos/:repo*/-/branch/:branch*/checks", {
+        params: { repo: fx.repo, branch },
+      });
+      expectOk(checks, 200);
       expect(checks.body.check_runs).toEqual([]);
     }
   });
@@ -316,8 +330,9 @@ describe("the configuration is read from the branch under test at the pinned seq
       envelope("com.svc.commit.created", { repo: fx.repo, branch: "main", sequence: v1 }),
     );
     expect(late.status, JSON.stringify(late.body)).toBe(200);
-    expect(late.body.jobs).toEqual([{ id: expect.any(String), trigger_type: "push" }]);
-    const [job] = (await jobsOf(app, fx.repo)).filter((j) => j.id === late.body.jobs[0].id);
+    expect(late.body).toEqual({ jobs: [{ id: expect.any(String), trigger_type: "push" }] });
+    const lateId = queuedJobsResponse.parse(late.body).jobs[0]?.id;
+    const [job] = (await jobsOf(app, fx.repo)).filter((j) => j.id === lateId);
     expect(job).toMatchObject({ sequence: v1, checks: ["first"] });
   });
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { signature } from "../../../shared/webhooks/send.ts";
-import { commit, createBranch, repoWithOwner, useFixture } from "../../support/world.ts";
+import { api } from "../../support/api.ts";
+import { commit, createBranch, errorOf, expectOk, repoWithOwner, useFixture } from "../../support/world.ts";
 import { ciYaml, startCiApp } from "../support.ts";
 import {
   deliver,
@@ -50,7 +51,7 @@ describe("webhook intake", () => {
     const before = await jobCount();
     const res = await deliver(app, freshCommitEvent());
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.jobs).toEqual([{ id: expect.any(String), trigger_type: "push" }]);
+    expect(res.body).toEqual({ jobs: [{ id: expect.any(String), trigger_type: "push" }] });
     expect(await jobCount()).toBe(before + 1);
   });
 
@@ -58,7 +59,7 @@ describe("webhook intake", () => {
     const before = await jobCount();
     const res = await deliver(app, freshCommitEvent(), null);
     expect(res.status, JSON.stringify(res.body)).toBe(401);
-    expect(res.body.code).toBe("UNAUTHENTICATED");
+    expect(errorOf(res).code).toBe("UNAUTHENTICATED");
     expect(await jobCount()).toBe(before);
   });
 
@@ -75,7 +76,7 @@ describe("webhook intake", () => {
     ]) {
       const res = await deliver(app, body, sig);
       expect(res.status, `${sig}: ${JSON.stringify(res.body)}`).toBe(401);
-      expect(res.body.code).toBe("UNAUTHENTICATED");
+      expect(errorOf(res).code).toBe("UNAUTHENTICATED");
     }
     expect(await jobCount()).toBe(before);
   });
@@ -116,8 +117,11 @@ describe("webhook intake", () => {
     await createBranch(fx, "topic");
     await commit(fx, "topic", { "t.md": "t\n" });
     await settle(app, fx.repo);
-    const opened = await fx.client.post(`${fx.base}/proposals`, { branch: "topic", title: "topic" });
-    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const opened = await api(fx.client).post("/repos/:repo*/-/proposals", {
+      params: { repo: fx.repo },
+      body: { branch: "topic", title: "topic" },
+    });
+    expectOk(opened, 201);
     await settle(app, fx.repo);
     const jobs = await jobsOf(app, fx.repo);
     expect(jobs.filter((j) => j.trigger_type === "proposal")).toHaveLength(1);
@@ -167,8 +171,9 @@ describe("webhook intake", () => {
     ] as const) {
       const res = await deliver(app, envelope(type, data));
       expect(res.status, `${type} ${JSON.stringify(data)}: ${JSON.stringify(res.body)}`).toBe(400);
-      expect(res.body.code).toBe("VALIDATION_FAILED");
-      expect(res.body.error).toContain("data.");
+      const error = errorOf(res);
+      expect(error.code).toBe("VALIDATION_FAILED");
+      expect(error.error).toContain("data.");
     }
     expect(await jobCount()).toBe(before);
   });

@@ -1,9 +1,19 @@
 import { createHash } from "node:crypto";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { claimResponse, heartbeatResponse } from "../../../shared/api/ci.ts";
 import { MAX_ATTEMPTS, STALE_AFTER_MS } from "../../../shared/ci/jobs/queue.ts";
 import { reapOnce } from "../../../shared/ci/scheduler/timers.ts";
+import { api, unchecked } from "../../support/api.ts";
 import type { Client, Res } from "../../support/client.ts";
-import { commit, type RepoFixture, repoWithOwner, useFixture } from "../../support/world.ts";
+import {
+  commit,
+  errorOf,
+  expectOk,
+  expectStatus,
+  type RepoFixture,
+  repoWithOwner,
+  useFixture,
+} from "../../support/world.ts";
 import { ciYaml, startCiApp, WORKER_TOKEN } from "../support.ts";
 import { settle, storedJob } from "./scheduler-support.ts";
 
@@ -32,10 +42,10 @@ async function emptyQueue() {
   app.clock.advance(STALE_AFTER_MS + 1000);
   await reapOnce(app.server.ctx);
   for (;;) {
-    const claim = await app.worker.post("/claim");
+    const claim = await api(app.worker).post("/claim");
     if (claim.status === 204) break;
-    expect(claim.status, JSON.stringify(claim.body)).toBe(200);
-    const done = await app.bearer(claim.body.request_token).post(`/jobs/${claim.body.id}/complete`, {
+    const job = expectStatus(claim, 200)!;
+    const done = await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, {
       status: "failed",
       error: "cleared by the test",
     });
@@ -51,9 +61,11 @@ beforeEach(emptyQueue);
 /** Queues a manual run of `repo`'s main; the clock moves a second on, so queue order is clear. */
 async function queueRun(repo: RepoFixture = fx): Promise<string> {
   app.clock.advance(1000);
-  const res = await repo.client.post(`${repo.base}/ci/run`, { branch: "main" });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.run_id as string;
+  const res = await api(repo.client).post("/repos/:repo*/-/ci/run", {
+    params: { repo: repo.repo },
+    body: { branch: "main" },
+  });
+  return expectStatus(res, 201).run_id;
 }
 
 interface Claimed {
@@ -65,19 +77,18 @@ interface Claimed {
 }
 
 async function claim(): Promise<Claimed> {
-  const res = await app.worker.post("/claim");
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const job = expectStatus(await api(app.worker).post("/claim"), 200)!;
   return {
-    id: res.body.id,
-    token: res.body.request_token,
-    attempt: res.body.attempt,
-    as: app.bearer(res.body.request_token),
+    id: job.id,
+    token: job.request_token,
+    attempt: job.attempt,
+    as: app.bearer(job.request_token),
   };
 }
 
-function expect401(res: Res, what: string) {
+function expect401(res: Res<unknown>, what: string) {
   expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(401);
-  expect(res.body.code).toBe("UNAUTHENTICATED");
+  expect(errorOf(res).code).toBe("UNAUTHENTICATED");
 }
 
 describe("claim", () => {
@@ -102,9 +113,8 @@ describe("claim", () => {
 
   it("hands out the job with a one-time request token, stored only as its SHA-256", async () => {
     const id = await queueRun();
-    const res = await app.worker.post("/claim");
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({
+    const job = expectStatus(await api(app.worker).post("/claim"), 200)!;
+    expect(job).toMatchObject({
       id,
       repo: fx.repo,
       branch: "main",
@@ -113,12 +123,10 @@ describe("claim", () => {
       attempt: 1,
       oidc_token_url: `${app.url}/ci/token`,
     });
-    expect(res.body.request_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(Buffer.from(res.body.request_token, "base64url")).toHaveLength(32);
+    expect(job.request_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(job.request_token, "base64url")).toHaveLength(32);
     const stored = await storedJob(app, id);
-    expect(stored.token_hash!.equals(createHash("sha256").update(res.body.request_token).digest())).toBe(
-      true,
-    );
+    expect(stored.token_hash!.equals(createHash("sha256").update(job.request_token).digest())).toBe(true);
     const columns = await app.sql<{ column_name: string }>(
       "SELECT column_name FROM information_schema.columns WHERE table_name = 'ci_jobs'",
     );
@@ -134,10 +142,11 @@ describe("claim", () => {
     expect(ok.length + empty.length, answers.map((a) => a.status).join(",")).toBe(64);
     expect(ok).toHaveLength(20);
     expect(empty).toHaveLength(44);
-    const ids = ok.map((a) => a.body.id as string);
+    const jobs = ok.map((a) => claimResponse.parse(a.body));
+    const ids = jobs.map((job) => job.id);
     expect(new Set(ids).size).toBe(20);
     expect([...ids].sort()).toEqual([...queued].sort());
-    expect(new Set(ok.map((a) => a.body.request_token)).size).toBe(20);
+    expect(new Set(jobs.map((job) => job.request_token)).size).toBe(20);
     const rows = await app.sql<{ status: string; attempt: number }>(
       "SELECT status, attempt FROM ci_jobs WHERE id = ANY ($1::uuid[])",
       [queued],
@@ -161,10 +170,12 @@ describe("heartbeat and complete", () => {
     await queueRun();
     const job = await claim();
     app.clock.advance(30_000);
+    // Sent as the worker sends it, with no body; read through the route's declared reply.
     const res = await job.as.post(`/jobs/${job.id}/heartbeat`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ id: job.id, status: "claimed" });
-    expect(new Date(res.body.last_heartbeat_at).getTime()).toBe(app.clock.now().getTime());
+    const beat = heartbeatResponse.parse(res.body);
+    expect(beat).toMatchObject({ id: job.id, status: "claimed" });
+    expect(new Date(beat.last_heartbeat_at ?? "").getTime()).toBe(app.clock.now().getTime());
   });
 
   it("another job's request token is 401 on heartbeat and complete, and changes neither job", async () => {
@@ -210,9 +221,9 @@ describe("heartbeat and complete", () => {
     await queueRun();
     const job = await claim();
     const before = await storedJob(app, job.id);
-    const res = await job.as.post(`/jobs/${job.id}/complete`, body);
+    const res = await unchecked(job.as).post("/jobs/:id/complete", { params: { id: job.id }, body });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
-    expect(res.body.code).toBe("VALIDATION_FAILED");
+    expect(errorOf(res).code).toBe("VALIDATION_FAILED");
     expect(await storedJob(app, job.id)).toEqual(before);
     // The claim still holds: the token still heartbeats.
     expect((await job.as.post(`/jobs/${job.id}/heartbeat`)).status).toBe(200);
@@ -291,7 +302,8 @@ describe("the reaper", () => {
     expect(failed).toMatchObject({ status: "failed", attempt: MAX_ATTEMPTS, token_hash: null });
     expect(failed.error).toMatch(/heartbeat/);
     expect((await app.worker.post("/claim")).status).toBe(204);
-    const run = await fx.client.get(`/run/${id}`);
+    const run = await api(fx.client).get("/run/:id", { params: { id } });
+    expectOk(run, 200);
     expect(run.body).toMatchObject({ status: "failed", attempt: MAX_ATTEMPTS, error: failed.error });
     expect(run.body.completed_at).not.toBeNull();
   });
@@ -318,13 +330,13 @@ describe("the request token elsewhere", () => {
     const job = await claim();
     const presign = await job.as.post(`${other.base}/archive/presign`);
     expect(presign.status, JSON.stringify(presign.body)).toBe(403);
-    expect(presign.body.code).toBe("FORBIDDEN");
+    expect(errorOf(presign).code).toBe("FORBIDDEN");
     const log = await job.as.raw("POST", `${other.base}/check/x/logs`, {
       body: "log for another repo\n",
       headers: { "content-type": "text/plain" },
     });
     expect(log.status, JSON.stringify(log.body)).toBe(403);
-    expect(log.body.code).toBe("FORBIDDEN");
+    expect(errorOf(log).code).toBe("FORBIDDEN");
     expect(await app.sql("SELECT check_name FROM ci_logs WHERE job_id = $1", [job.id])).toEqual([]);
     // On its own repo both work.
     expect((await job.as.post(`${fx.base}/archive/presign`)).status).toBe(200);

@@ -2,8 +2,18 @@ import { createGunzip } from "node:zlib";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { extract } from "tar-stream";
 import { describe, expect, it } from "vitest";
+import { urlResponse } from "../../../shared/api/ci.ts";
+import { api } from "../../support/api.ts";
 import { policies } from "../../support/policies.ts";
-import { commit, createBranch, installPolicies, repoWithOwner, useFixture } from "../../support/world.ts";
+import {
+  commit,
+  createBranch,
+  expectError,
+  expectOk,
+  installPolicies,
+  repoWithOwner,
+  useFixture,
+} from "../../support/world.ts";
 import { ciYaml, claimWithin, startCiApp } from "../support.ts";
 
 const app = useFixture(startCiApp);
@@ -63,8 +73,10 @@ describe("the whole CI workflow of the spec, over HTTP", () => {
     const worker = app.bearer(job.request_token);
 
     // 2. Exchange the request token for a job JWT that outside systems can verify from the JWKS.
-    const exchanged = await worker.post("/ci/token", { audience: "quire", check_name: "docs/lint" });
-    expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+    const exchanged = await api(worker).post("/ci/token", {
+      body: { audience: "quire", check_name: "docs/lint" },
+    });
+    expectOk(exchanged, 200);
     const jwks = createRemoteJWKSet(new URL(`${app.url}/.well-known/jwks.json`));
     const { payload, protectedHeader } = await jwtVerify(exchanged.body.token, jwks, {
       issuer: app.url,
@@ -92,7 +104,7 @@ describe("the whole CI workflow of the spec, over HTTP", () => {
     // 3. A presigned archive URL of exactly the pinned state, downloadable without credentials.
     const presigned = await worker.post(`${fx.base}/archive/presign`);
     expect(presigned.status, JSON.stringify(presigned.body)).toBe(200);
-    const url = new URL(presigned.body.url);
+    const url = new URL(urlResponse.parse(presigned.body).url);
     expect(url.searchParams.get("branch")).toBe("feature");
     expect(url.searchParams.get("at")).toBe(String(head));
     const archive = await fetch(url);
@@ -102,8 +114,11 @@ describe("the whole CI workflow of the spec, over HTTP", () => {
     );
 
     // 4. The configuration, read with the job JWT at the pinned sequence.
-    const config = await jwt.get(`${fx.base}/file/.svc/ci.yaml?branch=feature&at=${head}`);
-    expect(config.status, JSON.stringify(config.body)).toBe(200);
+    const config = await api(jwt).get("/repos/:repo*/-/file/:path*", {
+      params: { repo: fx.repo, path: ".svc/ci.yaml" },
+      query: { branch: "feature", at: String(head) },
+    });
+    expectOk(config, 200);
     expect(Buffer.from(config.body.content, "base64").toString()).toContain("docs/lint");
 
     // 5. Pending, then the log, then the final check run, all as the job.
@@ -119,12 +134,13 @@ describe("the whole CI workflow of the spec, over HTTP", () => {
       headers: { "content-type": "text/plain" },
     });
     expect(log.status, JSON.stringify(log.body)).toBe(201);
-    expect(log.body.url).toBe(`${app.url}/run/${job.id}/logs/docs/lint`);
+    const logUrl = urlResponse.parse(log.body).url;
+    expect(logUrl).toBe(`${app.url}/run/${job.id}/logs/docs/lint`);
     const passed = await jwt.post(`${fx.base}/check`, {
       branch: "feature",
       check_name: "docs/lint",
       status: "passed",
-      log_url: log.body.url,
+      log_url: logUrl,
     });
     expect(passed.status, JSON.stringify(passed.body)).toBe(201);
 
@@ -140,14 +156,12 @@ describe("the whole CI workflow of the spec, over HTTP", () => {
       worker.post(`${fx.base}/archive/presign`),
       worker.raw("POST", `${fx.base}/check/docs/lint/logs`, { body: "again" }),
     ]) {
-      const res = await replay;
-      expect(res.status, JSON.stringify(res.body)).toBe(401);
-      expect(res.body.code).toBe("UNAUTHENTICATED");
+      expectError(await replay, 401, "UNAUTHENTICATED");
     }
 
     // 7. The job's status and its log, for a reader of the repo.
-    const run = await fx.client.get(`/run/${job.id}`);
-    expect(run.status).toBe(200);
+    const run = await api(fx.client).get("/run/:id", { params: { id: job.id } });
+    expectOk(run, 200);
     expect(run.body).toMatchObject({ id: job.id, status: "passed", trigger_type: "push", sequence: head });
     expect(run.body).not.toHaveProperty("request_token");
     const token = await app.idp.token(fx.owner);
