@@ -51,26 +51,35 @@ const databaseUsers = identityList.refine((names) => names.every((n) => /^[\w.@-
   message: "must be database user names, comma-separated",
 });
 
-const issuerUrl = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const raw = v === undefined || v.trim() === "" ? "https://accounts.google.com" : v.trim();
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      ctx.addIssue({ code: "custom", message: `must be a URL, got "${raw}"` });
-      return z.NEVER;
-    }
-    const secure = url.protocol === "https:";
-    const localPlain = url.protocol === "http:" && isLoopbackHost(url.hostname);
-    if (!secure && !localPlain) {
-      ctx.addIssue({ code: "custom", message: "must be https (http is allowed only on a loopback address)" });
-      return z.NEVER;
-    }
-    return raw.replace(/\/+$/, "");
-  });
+/**
+ * A URL setting that must be https, or plain http on this machine only; blank means `fallback`.
+ * Trailing slashes are dropped so paths can be appended. Also the CI worker's scheduler URL.
+ */
+export function secureUrlSetting(fallback: string) {
+  return z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const raw = v === undefined || v.trim() === "" ? fallback : v.trim();
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        ctx.addIssue({ code: "custom", message: `must be a URL, got "${raw}"` });
+        return z.NEVER;
+      }
+      if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
+        ctx.addIssue({
+          code: "custom",
+          message: "must be https (http is allowed only on a loopback address)",
+        });
+        return z.NEVER;
+      }
+      return raw.replace(/\/+$/, "");
+    });
+}
+
+const issuerUrl = secureUrlSetting("https://accounts.google.com");
 
 /**
  * STORAGE_EMULATOR_HOST, the variable every Cloud Storage client reads, as a base URL. A bare

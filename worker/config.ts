@@ -1,7 +1,7 @@
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { isLoopbackHost } from "../shared/config.ts";
+import { isLoopbackHost, secureUrlSetting } from "../shared/config.ts";
 
 /**
  * The worker's settings, all from the environment (docs/ci-worker.md has the table). Validated
@@ -60,24 +60,7 @@ const integer = (fallback: number, min: number, max: number) =>
     });
 
 /** The scheduler gets the worker's credential: https, or http on this machine only. */
-const schedulerUrl = z
-  .string()
-  .trim()
-  .default("http://127.0.0.1:8080")
-  .transform((raw, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      ctx.addIssue({ code: "custom", message: `must be a URL, got "${raw}"` });
-      return z.NEVER;
-    }
-    if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
-      ctx.addIssue({ code: "custom", message: "must be https (http is allowed only on a loopback address)" });
-      return z.NEVER;
-    }
-    return raw.replace(/\/+$/, "");
-  });
+const schedulerUrl = secureUrlSetting("http://127.0.0.1:8080");
 
 /** Plain-HTTP registries: `host:port` on a loopback address, so images never travel unverified over a network. */
 const insecureRegistries = z

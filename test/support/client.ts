@@ -27,20 +27,26 @@ export interface Client {
 
 /** An HTTP client for `base` that sends `Authorization: Bearer <token>` when `token()` gives one. */
 export function client(base: string, token: () => Promise<string | null>): Client {
-  const raw: Client["raw"] = async (method, path, init = {}) => {
+  return clientOver(async (method, path, init = {}) => {
     const t = await token();
     const headers: Record<string, string> = { ...init.headers };
     if (t) headers["authorization"] = `Bearer ${t}`;
-    const res = await fetch(base + path, {
-      method,
-      headers,
-      body: init.body as string | Uint8Array | undefined,
-    });
-    const text = await res.text();
-    let body: unknown = text;
-    if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") body = JSON.parse(text);
-    return { status: res.status, body, headers: res.headers };
-  };
+    return readReply(
+      await fetch(base + path, { method, headers, body: init.body as string | Uint8Array | undefined }),
+    );
+  });
+}
+
+/** A reply as the tests see it: JSON parsed when it says it is JSON, text otherwise. */
+export async function readReply(res: Response): Promise<Res> {
+  const text = await res.text();
+  let body: unknown = text;
+  if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") body = JSON.parse(text);
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** The JSON methods over one way of sending a request (bearer, cookie, ...). */
+export function clientOver(raw: Client["raw"]): Client {
   const json = (method: string) => (path: string, body?: unknown) =>
     raw(
       method,

@@ -1,5 +1,5 @@
 import type { TestApp } from "./app.ts";
-import type { Client, Res } from "./client.ts";
+import { type Client, clientOver, readReply } from "./client.ts";
 import type { TokenOptions } from "./idp.ts";
 
 /**
@@ -93,7 +93,7 @@ export function cookieClient(
   session: Pick<BrowserSession, "cookie" | "csrfToken">,
   headers: Record<string, string | null> = {},
 ): Client {
-  const raw: Client["raw"] = async (method, path, init = {}) => {
+  return clientOver(async (method, path, init = {}) => {
     const all: Record<string, string | null> = {
       cookie: session.cookie,
       origin: base,
@@ -102,31 +102,8 @@ export function cookieClient(
       ...headers,
     };
     const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null));
-    const res = await fetch(base + path, {
-      method,
-      headers: sent,
-      body: init.body as string | undefined,
-      ...manual,
-    });
-    const text = await res.text();
-    const body: unknown =
-      (res.headers.get("content-type") ?? "").includes("json") && text ? JSON.parse(text) : text;
-    return { status: res.status, body, headers: res.headers } satisfies Res;
-  };
-  const json = (method: string) => (path: string, body?: unknown) =>
-    raw(
-      method,
-      path,
-      body === undefined
-        ? {}
-        : { body: JSON.stringify(body), headers: { "content-type": "application/json" } },
+    return readReply(
+      await fetch(base + path, { method, headers: sent, body: init.body as string | undefined, ...manual }),
     );
-  return {
-    get: json("GET"),
-    post: json("POST"),
-    put: json("PUT"),
-    patch: json("PATCH"),
-    delete: json("DELETE"),
-    raw,
-  };
+  });
 }
