@@ -5,7 +5,7 @@ import { fail } from "../errors.ts";
 import { ok, type Reply } from "../http/route.ts";
 import { loadBody, versionId } from "./content.ts";
 import { fileJsonStream, STREAM_FILE_ABOVE_BYTES } from "./file-stream.ts";
-import { type FileVersion, fileInView, resolveView, treePageArgs } from "./view.ts";
+import { type FileVersion, fileInView, resolveView, treePageArgs, type View } from "./view.ts";
 
 export interface TreeEntry {
   path: string;
@@ -26,6 +26,15 @@ export async function readTree(
   q: { branch: string; at?: number; after?: string; limit: number },
 ): Promise<TreeEntry[]> {
   const view = await resolveView(db, access.repo.id, q.branch, q.at);
+  return readTreeInView(db, view, q);
+}
+
+/** A page of the tree in a view already resolved (a page that shows the view reads it once). */
+export async function readTreeInView(
+  db: Queryable,
+  view: View,
+  q: { after?: string | undefined; limit: number },
+): Promise<TreeEntry[]> {
   const { rows } = await db.query<TreePageRow>(tree_page_select, treePageArgs(view, q.after ?? "", q.limit));
   return rows.map((r) => ({
     path: r.path,

@@ -6,7 +6,7 @@ import type { Actor } from "../../../shared/auth/actor.ts";
 import { listBranches } from "../../../shared/branches/branches.ts";
 import { readChain } from "../../../shared/commits/chain.ts";
 import { loadBodyUpTo } from "../../../shared/commits/content.ts";
-import { readCommit, readFileHistory, readTree } from "../../../shared/commits/reads.ts";
+import { readCommit, readFileHistory, readTreeInView } from "../../../shared/commits/reads.ts";
 import { fileInView, resolveView } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { fail } from "../../../shared/errors.ts";
@@ -48,7 +48,7 @@ export async function treePage(
   const name = access.repo.name;
   const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
   const [entries, branches] = await Promise.all([
-    readTree(ctx.pool, access, { branch: q.branch, at: view.at, after: q.after, limit: q.limit }),
+    readTreeInView(ctx.pool, view, { after: q.after, limit: q.limit }),
     branchNames(ctx, access),
   ]);
   const last = entries.at(-1);
