@@ -7,7 +7,7 @@ import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
-import { type Call, type Reply, route } from "../../shared/http/route.ts";
+import { type AnyRoute, type Call, type Reply, route } from "../../shared/http/route.ts";
 import { bodyText } from "../../shared/http/text.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import type { PolicyResult } from "../../shared/policy/engine.ts";
@@ -46,20 +46,22 @@ function errorPage(actor: Actor | null, err: DomainError): Reply {
 const wantsHtml = (headers: IncomingHttpHeaders) =>
   /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
 
+/** Renders a page; a refusal on the way is the route's error page (`withErrorPages`). */
+async function rendered(render: () => Promise<Html>): Promise<Reply> {
+  return htmlReply(await render());
+}
+
 /**
- * Renders a page. A domain error (a missing file, a sequence out of range) becomes an error page
- * for a browser; a client that does not ask for HTML gets the API's JSON error instead.
+ * Every web route shows a refusal to a browser as a page of the site, whether it arose in access
+ * (no such repo, no role), in the input or in the page itself; a client that does not ask for
+ * HTML gets the API's JSON error instead.
  */
-async function rendered(
-  call: { actor: Actor | null; headers: IncomingHttpHeaders },
-  render: () => Promise<Html>,
-): Promise<Reply> {
-  try {
-    return htmlReply(await render());
-  } catch (err) {
-    if (err instanceof DomainError && wantsHtml(call.headers)) return errorPage(call.actor, err);
-    throw err;
-  }
+function withErrorPages<R extends AnyRoute>(r: R): R {
+  return {
+    ...r,
+    errorPage: (err: DomainError, call: { actor: Actor | null; headers: IncomingHttpHeaders }) =>
+      wantsHtml(call.headers) ? errorPage(call.actor, err) : undefined,
+  };
 }
 
 /** A form post's fields (application/x-www-form-urlencoded), validated like any other input. */
@@ -124,7 +126,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return rendered(call, () => treePage(ctx, actor, repo, query));
+      return rendered(() => treePage(ctx, actor, repo, query));
     },
   }),
   route({
@@ -137,7 +139,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params, query } = call;
-      return rendered(call, () => filePage(ctx, actor, repo, { ...query, path: params.path }));
+      return rendered(() => filePage(ctx, actor, repo, { ...query, path: params.path }));
     },
   }),
   route({
@@ -169,7 +171,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return rendered(call, () => historyPage(ctx, actor, repo, query));
+      return rendered(() => historyPage(ctx, actor, repo, query));
     },
   }),
   route({
@@ -181,7 +183,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      return rendered(call, () => commitPage(ctx, actor, repo, params.sequence));
+      return rendered(() => commitPage(ctx, actor, repo, params.sequence));
     },
   }),
   route({
@@ -193,7 +195,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return rendered(call, () => branchesPage(ctx, actor, repo));
+      return rendered(() => branchesPage(ctx, actor, repo));
     },
   }),
   route({
@@ -205,7 +207,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      return rendered(call, () => branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
+      return rendered(() => branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
     },
   }),
   route({
@@ -270,7 +272,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return rendered(call, () => proposalsPage(ctx, actor, repo, query.state));
+      return rendered(() => proposalsPage(ctx, actor, repo, query.state));
     },
   }),
   route({
@@ -282,7 +284,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      return rendered(call, () => proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
+      return rendered(() => proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
     },
   }),
   route({
@@ -294,7 +296,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return rendered(call, () => releasesPage(ctx, actor, repo));
+      return rendered(() => releasesPage(ctx, actor, repo));
     },
   }),
   route({
@@ -306,7 +308,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return rendered(call, () => membersPage(ctx, actor, repo));
+      return rendered(() => membersPage(ctx, actor, repo));
     },
   }),
 ];
@@ -328,7 +330,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor } = call;
-      return rendered(call, () => homePage(ctx, actor));
+      return rendered(() => homePage(ctx, actor));
     },
   }),
   route({
@@ -340,7 +342,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, params } = call;
-      return rendered(call, () => orgPage(ctx, actor, params.org));
+      return rendered(() => orgPage(ctx, actor, params.org));
     },
   }),
   route({
@@ -357,4 +359,4 @@ export const webRoutes = [
     },
   }),
   ...repoPages,
-];
+].map(withErrorPages);

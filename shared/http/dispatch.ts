@@ -29,6 +29,11 @@ export interface Outcome {
   error?: unknown;
 }
 
+/** A route's own error page, tagged with the request id like every other reply. */
+function withRequestId(reply: Reply | undefined, requestId: string): Reply | undefined {
+  return reply && { ...reply, headers: { ...reply.headers, "x-request-id": requestId } };
+}
+
 /** The one error body: `{"code": "...", "error": "message"}` plus any spec-required details. */
 export function errorReply(err: DomainError, requestId: string): Reply {
   const headers: Record<string, string> = { "x-request-id": requestId };
@@ -154,9 +159,11 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
   return async function dispatch(raw: RawRequest): Promise<Outcome> {
     const requestId = headerValue(raw.headers["x-request-id"]) ?? randomUUID();
     let actor: Actor | null = null;
+    let matched: AnyRoute | undefined;
     try {
       const url = new URL(raw.url, "http://quire.invalid");
       const { route, params } = findRoute(routes, raw.method.toUpperCase(), url.pathname);
+      matched = route;
       const admission = await admit({
         ctx,
         route,
@@ -197,7 +204,9 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
     } catch (err) {
       if (err instanceof DomainError) {
         const reply =
-          (err.code === "UNAUTHENTICATED" && signInRedirect(raw, requestId)) || errorReply(err, requestId);
+          (err.code === "UNAUTHENTICATED" && signInRedirect(raw, requestId)) ||
+          withRequestId(matched?.errorPage?.(err, { actor, headers: raw.headers }), requestId) ||
+          errorReply(err, requestId);
         const out: Outcome = { reply, actor, requestId };
         if (err.status >= 500) out.error = err.cause ?? err;
         return out;

@@ -6,6 +6,7 @@ import type { Actor } from "../auth/actor.ts";
 import type { JobRow } from "../ci/jobs/records.ts";
 import type { WorkerIdentity } from "../ci/worker/index.ts";
 import type { AppContext } from "../context.ts";
+import type { DomainError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Responses } from "./responses.ts";
 
@@ -138,6 +139,14 @@ export interface Route<
   /** What it answers on success, by status (shared/http/responses.ts); errors are `{code, error}`. */
   responses: Responses;
   handler: (call: Call<Out<PS>, Out<QS>, Out<BS>> & Granted<A>) => Promise<Reply>;
+  /**
+   * How this route shows a refusal to whoever asked, wherever it arose (access, input, handler):
+   * the web pages answer a browser with an HTML page. Undefined: the one JSON error shape.
+   */
+  errorPage?: (
+    err: DomainError,
+    call: { actor: Actor | null; headers: IncomingHttpHeaders },
+  ) => Reply | undefined;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a table holds routes of many shapes

@@ -40,6 +40,26 @@ describe("web pages over HTTP", () => {
     expect(await api.json()).toMatchObject({ code: "FILE_NOT_FOUND" });
   });
 
+  it("answers a repo the caller cannot see, refused before the page runs, with an HTML page too", async () => {
+    const repo = await world(app).repo();
+    const stranger = await app.idp.token("stranger@quire.test");
+    for (const path of [
+      `/ui/repos/${repo.repo}/-/tree`,
+      "/ui/repos/no/such/-/tree",
+      "/ui/repos/x/-/tree?at=-1",
+    ]) {
+      const page = await fetch(app.url + path, {
+        headers: { authorization: `Bearer ${stranger}`, accept: "text/html" },
+      });
+      expect(page.status, path).toBeGreaterThanOrEqual(400);
+      expect(page.headers.get("content-type"), path).toBe("text/html; charset=utf-8");
+      expect(page.headers.get("x-request-id"), path).toBeTruthy();
+      expect(await page.text(), path).toMatch(/NOT_FOUND|VALIDATION_FAILED/);
+      const api = await fetch(app.url + path, { headers: { authorization: `Bearer ${stranger}` } });
+      expect(api.headers.get("content-type"), path).toContain("application/json");
+    }
+  });
+
   it("refuses a review post that is not a form, or has unknown fields, changing nothing", async () => {
     const repo = await world(app).repo();
     await repo.branch("b", { files: { "a.md": "a" } });

@@ -67,7 +67,9 @@ describe("signing in to the web interface", () => {
         page.getByRole("button", { name: "Claim" }).click(),
       ]);
       expect(forged.status()).toBe(403);
-      expect(await forged.json()).toMatchObject({ code: "FORBIDDEN" });
+      // The browser asked for HTML, so the refusal is a page of the site naming the code.
+      expect(forged.headers()["content-type"]).toBe("text/html; charset=utf-8");
+      expect(await forged.text()).toContain("FORBIDDEN");
       expect((await repo.client.get(`${repo.base}/branch/target`)).body.status).toBe("active");
 
       // Sign out; the same cookie replayed afterwards is refused.
