@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../functions/server.ts";
 import { ManualClock } from "../../shared/clock.ts";
+import { api } from "../support/api.ts";
 import { startSecondInstance, startTestApp, type TestApp } from "../support/app.ts";
 import {
   cookieClient,
@@ -11,7 +12,7 @@ import {
   signIn,
   signInSteps,
 } from "../support/signin.ts";
-import { world } from "../support/world.ts";
+import { errorOf, expectOk, world } from "../support/world.ts";
 
 /**
  * Browser sign-in over real HTTP (docs/sessions.md): the authorization code flow against the
@@ -105,13 +106,10 @@ describe("the sign-in round trip", () => {
     expect(steps.callback.headers.get("location")).toBe("/orgs?limit=5");
     const session = setCookieNamed(steps.callback, "quire_session") ?? "";
     const cookie = cookiePair(session);
-    const me = await cookieClient(app.url, { cookie, csrfToken: await csrfTokenOf(app.url, cookie) }).post(
-      "/orgs",
-      {
-        name: world(app).unique("ann"),
-      },
-    );
-    expect(me.status).toBe(201);
+    const me = await api(
+      cookieClient(app.url, { cookie, csrfToken: await csrfTokenOf(app.url, cookie) }),
+    ).post("/orgs", { body: { name: world(app).unique("ann") } });
+    expectOk(me, 201);
     expect(me.body.created_by).toBe("ann@example.com");
     const [row] = await app.sql("SELECT identity, revoked_at FROM sessions ORDER BY created_at DESC LIMIT 1");
     expect(row).toEqual({ identity: "ann@example.com", revoked_at: null });
@@ -366,7 +364,7 @@ describe("sign-out and ended sessions", () => {
 
     const replay = await me.get("/orgs");
     expect(replay.status).toBe(401);
-    expect(replay.body.error).toMatch(/session has ended/);
+    expect(errorOf(replay).error).toMatch(/session has ended/);
     expect(await (await get("/auth/logout", { cookie: session.cookie })).text()).toContain(
       "You are signed out",
     );
@@ -513,7 +511,7 @@ describe("CSRF: cookie mutations must come from this origin with the token; bear
     for (const headers of attempts) {
       const res = await create(headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
-      expect(res.body.error).toMatch(/CSRF/);
+      expect(errorOf(res).error).toMatch(/CSRF/);
     }
     expect(await orgCount()).toBe(before);
   });
