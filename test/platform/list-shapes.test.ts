@@ -76,6 +76,7 @@ const notLists = [
   "GET /auth/login",
   "GET /auth/callback",
   "GET /auth/logout",
+  "GET /auth/cli",
   // The web interface's pages, its static files and `/`: HTML, not JSON lists (docs/web.md).
   "GET /",
   "GET /ui",
