@@ -107,7 +107,9 @@ describe("quire events", { timeout: 60_000 }, () => {
       const second = await commit("main", { "e2.md": "2" });
       const third = await commit("main", { "e3.md": "3" });
       const r = expectExit(await run, 0);
-      const events = lines.map((l) => JSON.parse(l));
+      const events = z
+        .array(z.looseObject({ type: z.string(), data: z.looseObject({ sequence: z.number() }) }))
+        .parse(lines.map((l) => JSON.parse(l)));
       expect(events.map((e) => [e.type, e.data.sequence])).toEqual([
         ["com.svc.commit.created", first],
         ["com.svc.commit.created", second],
