@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256hex } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
-import { commit, expectError, repoWithOwner, useFixture } from "../support/world.ts";
+import { commit, errorOf, expectError, repoWithOwner, useFixture } from "../support/world.ts";
 import { downloadAs } from "./fixtures.ts";
 
 const app = useFixture(startTestApp);
@@ -57,7 +57,7 @@ describe("GET /repos/{name}/-/archive: refusals come as JSON, before any archive
     const fx = await repoWithOwner(app);
     const res = await fx.client.post(`${fx.base}/archive`, {});
     expect(res.status).toBe(405);
-    expect(res.body.code).toBe("METHOD_NOT_ALLOWED");
+    expect(errorOf(res).code).toBe("METHOD_NOT_ALLOWED");
     expect(res.headers.get("allow")).toContain("GET");
   });
 });

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 import { archiveOf, byteOrder, downloadAs, filesOf, sha256hex, treeOf, untar } from "./fixtures.ts";
@@ -13,8 +14,10 @@ const app = useFixture(startTestApp);
 const archivePath = (fx: RepoFixture, query = "") => `${fx.base}/archive${query}`;
 
 async function commitTime(fx: RepoFixture, sequence: number): Promise<Date> {
-  const res = await fx.client.get(`${fx.base}/commit/${sequence}`);
-  const t = new Date(res.body.created_at).getTime();
+  const res = await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+    params: { repo: fx.repo, sequence: String(sequence) },
+  });
+  const t = new Date(okBody(res).created_at).getTime();
   return new Date(Math.floor(t / 1000) * 1000);
 }
 
@@ -181,13 +184,16 @@ describe("GET /repos/{name}/-/archive", () => {
     const fx = await repoWithOwner(app);
     const nested = `${fx.org}/team/handbook`;
     expect((await fx.client.post("/repos", { owner: fx.org, name: nested })).status).toBe(201);
-    const seq = (
-      await fx.client.post(`/repos/${nested}/-/commit`, {
-        branch: "main",
-        message: "m",
-        files: [{ path: "x.md", content: Buffer.from("x").toString("base64") }],
-      })
-    ).body.sequence;
+    const seq = okBody(
+      await api(fx.client).post("/repos/:repo*/-/commit", {
+        params: { repo: nested },
+        body: {
+          branch: "main",
+          message: "m",
+          files: [{ path: "x.md", content: Buffer.from("x").toString("base64") }],
+        },
+      }),
+    ).sequence;
     const res = await downloadAs(app, fx.owner, `/repos/${nested}/-/archive`);
     const entries = await archiveOf(res, `handbook-${seq}.tar.gz`);
     expect(entries.map((e) => e.name)).toEqual([`handbook-${seq}/x.md`]);

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { extract } from "tar-stream";
 import { expect } from "vitest";
+import { treeResponse } from "../../shared/api/content.ts";
 import type { TestApp } from "../support/app.ts";
 import type { RepoFixture } from "../support/world.ts";
 
@@ -91,9 +92,11 @@ export async function treeOf(fx: RepoFixture, query = ""): Promise<Map<string, s
       `${fx.base}/tree?limit=1000${query}${after ? `&after=${encodeURIComponent(after)}` : ""}`,
     );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    for (const e of res.body.entries) tree.set(e.path, e.version_id);
-    if (res.body.entries.length < 1000) return tree;
-    after = res.body.entries.at(-1).path;
+    const { entries } = treeResponse.parse(res.body);
+    for (const e of entries) tree.set(e.path, e.version_id);
+    const last = entries.at(-1);
+    if (entries.length < 1000 || !last) return tree;
+    after = last.path;
   }
 }
 

@@ -9,6 +9,7 @@ import {
   verifyArchiveSignature,
 } from "../../shared/archives/presign.ts";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import type { Res } from "../support/client.ts";
 import { commit, createBranch, expectError, type RepoFixture, repoWithOwner } from "../support/world.ts";
@@ -77,7 +78,11 @@ describe("presigned archive URLs with SVC_ARCHIVE_SIGNING_KEY", () => {
   it("pins what it signed: an old sequence and another branch", async () => {
     const old = await archiveOf(await download(app, urlOf(signed({ at: v1 }))), `docs-${v1}.tar.gz`);
     expect(old.map((e) => e.data.toString())).toEqual(["one\n"]);
-    const branchHead = (await fx.client.get(`${fx.base}/branch/feature`)).body.head_sequence;
+    const branchHead = okBody(
+      await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+        params: { repo: fx.repo, branch: "feature" },
+      }),
+    ).head_sequence;
     const onBranch = await archiveOf(
       await download(app, urlOf(signed({ branch: "feature", at: branchHead }))),
       `docs-feature-${branchHead}.tar.gz`,

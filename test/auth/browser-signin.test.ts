@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../functions/server.ts";
+import { orgResponse } from "../../shared/api/orgs.ts";
 import { ManualClock } from "../../shared/clock.ts";
+import { errorBody } from "../../shared/http/responses.ts";
+import { api } from "../support/api.ts";
 import { startSecondInstance, startTestApp, type TestApp } from "../support/app.ts";
 import {
   cookieClient,
@@ -11,7 +14,7 @@ import {
   signIn,
   signInSteps,
 } from "../support/signin.ts";
-import { world } from "../support/world.ts";
+import { errorOf, expectOk, world } from "../support/world.ts";
 
 /**
  * Browser sign-in over real HTTP (docs/sessions.md): the authorization code flow against the
@@ -105,13 +108,10 @@ describe("the sign-in round trip", () => {
     expect(steps.callback.headers.get("location")).toBe("/orgs?limit=5");
     const session = setCookieNamed(steps.callback, "quire_session") ?? "";
     const cookie = cookiePair(session);
-    const me = await cookieClient(app.url, { cookie, csrfToken: await csrfTokenOf(app.url, cookie) }).post(
-      "/orgs",
-      {
-        name: world(app).unique("ann"),
-      },
-    );
-    expect(me.status).toBe(201);
+    const me = await api(
+      cookieClient(app.url, { cookie, csrfToken: await csrfTokenOf(app.url, cookie) }),
+    ).post("/orgs", { body: { name: world(app).unique("ann") } });
+    expectOk(me, 201);
     expect(me.body.created_by).toBe("ann@example.com");
     const [row] = await app.sql("SELECT identity, revoked_at FROM sessions ORDER BY created_at DESC LIMIT 1");
     expect(row).toEqual({ identity: "ann@example.com", revoked_at: null });
@@ -217,14 +217,14 @@ describe("the sign-in round trip", () => {
       body: JSON.stringify({ name: world(app).unique("both") }),
     });
     expect(res.status).toBe(201);
-    expect(((await res.json()) as { created_by: string }).created_by).toBe("bearer-person@example.com");
+    expect(orgResponse.parse(await res.json()).created_by).toBe("bearer-person@example.com");
   });
 });
 
 describe("a callback that does not belong to this browser's sign-in is refused", () => {
   const refused = async (steps: Awaited<ReturnType<typeof signInSteps>>, status: number, message: RegExp) => {
     expect(steps.callback.status).toBe(status);
-    expect(((await steps.callback.json()) as { error: string }).error).toMatch(message);
+    expect(errorBody.parse(await steps.callback.json()).error).toMatch(message);
     expect(setCookieNamed(steps.callback, "quire_session")).toBeUndefined();
     expect(attributes(setCookieNamed(steps.callback, "quire_login") ?? "")["max-age"]).toBe("0");
   };
@@ -296,7 +296,7 @@ describe("a callback that does not belong to this browser's sign-in is refused",
       headers: { cookie: first.loginCookie },
     });
     expect(again.status).toBe(401);
-    expect(((await again.json()) as { error: string }).error).toMatch(/invalid_grant/);
+    expect(errorBody.parse(await again.json()).error).toMatch(/invalid_grant/);
     app.idp.signInAs(null);
     const login = await get("/auth/login");
     const back = await fetch(
@@ -305,7 +305,7 @@ describe("a callback that does not belong to this browser's sign-in is refused",
       { redirect: "manual", headers: { cookie: cookiePair(login.headers.getSetCookie()[0] ?? "") } },
     );
     expect(back.status).toBe(401);
-    expect(((await back.json()) as { error: string }).error).toMatch(/login_required/);
+    expect(errorBody.parse(await back.json()).error).toMatch(/login_required/);
   });
 });
 
@@ -366,7 +366,7 @@ describe("sign-out and ended sessions", () => {
 
     const replay = await me.get("/orgs");
     expect(replay.status).toBe(401);
-    expect(replay.body.error).toMatch(/session has ended/);
+    expect(errorOf(replay).error).toMatch(/session has ended/);
     expect(await (await get("/auth/logout", { cookie: session.cookie })).text()).toContain(
       "You are signed out",
     );
@@ -454,7 +454,7 @@ describe("session keys rotate", () => {
     others.push(server);
     const res = await get("/auth/login", {}, server.url);
     expect(res.status).toBe(503);
-    expect(((await res.json()) as { error: string }).error).toMatch(/OIDC_CLIENT_ID/);
+    expect(errorBody.parse(await res.json()).error).toMatch(/OIDC_CLIENT_ID/);
   });
 });
 
@@ -474,7 +474,7 @@ describe("unauthenticated: browsers are sent to sign in, API clients get 401", (
     for (const accept of ["application/json", "*/*", "text/event-stream"]) {
       const res = await get("/orgs", { accept });
       expect(res.status, accept).toBe(401);
-      expect(((await res.json()) as { code: string }).code).toBe("UNAUTHENTICATED");
+      expect(errorBody.parse(await res.json()).code).toBe("UNAUTHENTICATED");
     }
     const post = await fetch(`${app.url}/orgs`, {
       method: "POST",
@@ -513,7 +513,7 @@ describe("CSRF: cookie mutations must come from this origin with the token; bear
     for (const headers of attempts) {
       const res = await create(headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
-      expect(res.body.error).toMatch(/CSRF/);
+      expect(errorOf(res).error).toMatch(/CSRF/);
     }
     expect(await orgCount()).toBe(before);
   });

@@ -2,7 +2,10 @@ import { readFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createClient, type QuireClient } from "../../cli/client/index.ts";
+import { claimResponse } from "../../shared/api/ci.ts";
+import { checkRunResponse } from "../../shared/api/review.ts";
 import { type CiApp, ciYaml, claimWithin, startCiApp } from "../ci/support.ts";
 import { ANY_SGR, cliBin, expectExit, quireAs, runQuireOnTty, sgr, stripSgr, tempHome } from "./support.ts";
 
@@ -104,7 +107,9 @@ describe("quire events", { timeout: 60_000 }, () => {
       const second = await commit("main", { "e2.md": "2" });
       const third = await commit("main", { "e3.md": "3" });
       const r = expectExit(await run, 0);
-      const events = lines.map((l) => JSON.parse(l));
+      const events = z
+        .array(z.looseObject({ type: z.string(), data: z.looseObject({ sequence: z.number() }) }))
+        .parse(lines.map((l) => JSON.parse(l)));
       expect(events.map((e) => [e.type, e.data.sequence])).toEqual([
         ["com.svc.commit.created", first],
         ["com.svc.commit.created", second],
@@ -141,7 +146,7 @@ describe("quire archive", { timeout: 60_000 }, () => {
     expectExit(await quire(["archive", REPO, "--at", String(head), "-o", out]), 0);
     expect((await readFile(out)).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
     const named = expectExit(await quire(["archive", REPO, "--json"], { cwd: home.dir }), 0).json();
-    expect(named.file).toBe(`docs-${head}.tar.gz`);
+    expect(named).toMatchObject({ file: `docs-${head}.tar.gz` });
   });
 
   it("shows a progress bar on a terminal", async () => {
@@ -156,12 +161,18 @@ describe("quire archive", { timeout: 60_000 }, () => {
   });
 });
 
+/** What `quire ci run --json` prints: the run and its checks' reports. */
+const ciRunOutput = z.object({
+  run: z.unknown(),
+  check_runs: z.array(checkRunResponse.pick({ check_name: true, status: true, log_url: true })),
+});
+
 describe("quire ci run", { timeout: 60_000 }, () => {
   it("queues a manual run and follows it to its end with each check's status and log link", async () => {
     const run = quire(["ci", "run", REPO, "--json"], { env: { QUIRE_POLL_MS: "100" } });
-    const job = (await claimWithin(app)).body;
+    const job = claimResponse.parse((await claimWithin(app)).body);
     expect(job).toMatchObject({ trigger_type: "manual", checks: ["docs/lint", "docs/links"] });
-    for (const check of job.checks as string[])
+    for (const check of job.checks)
       await api.post("/repos/:repo*/-/check", {
         params: { repo: REPO },
         body: {
@@ -174,17 +185,9 @@ describe("quire ci run", { timeout: 60_000 }, () => {
       });
     const done = await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, { status: "passed" });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
-    const r = expectExit(await run, 0).json();
+    const r = ciRunOutput.parse(expectExit(await run, 0).json());
     expect(r.run).toMatchObject({ id: job.id, status: "passed" });
-    expect(
-      r.check_runs
-        .map((c: { check_name: string; status: string; log_url: string }) => [
-          c.check_name,
-          c.status,
-          c.log_url,
-        ])
-        .sort(),
-    ).toEqual([
+    expect(r.check_runs.map((c) => [c.check_name, c.status, c.log_url]).sort()).toEqual([
       ["docs/links", "passed", `${app.url}/run/${job.id}/logs/docs/links`],
       ["docs/lint", "passed", `${app.url}/run/${job.id}/logs/docs/lint`],
     ]);
@@ -192,7 +195,7 @@ describe("quire ci run", { timeout: 60_000 }, () => {
 
   it("a failed run exits 1", async () => {
     const run = quire(["ci", "run", REPO], { env: { QUIRE_POLL_MS: "100" } });
-    const job = (await claimWithin(app)).body;
+    const job = claimResponse.parse((await claimWithin(app)).body);
     await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, { status: "failed" });
     const r = expectExit(await run, 1);
     expect(r.stderr).toContain("failed");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createClient, type QuireClient } from "../../cli/client/index.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { ANY_SGR, type CliResult, cliBin, expectExit, quireAs, runQuire, tempHome } from "./support.ts";
@@ -21,7 +22,15 @@ let friend: ReturnType<typeof quireAs>;
 let api: QuireClient;
 let head = 0;
 
-const json = async (r: Promise<CliResult>) => expectExit(await r, 0).json();
+/** The `--json` output of a run that must succeed; with a shape, checked to have what the test reads. */
+function json(r: Promise<CliResult>): Promise<unknown>;
+function json<T>(r: Promise<CliResult>, shape: z.ZodType<T>): Promise<T>;
+async function json(r: Promise<CliResult>, shape: z.ZodType = z.unknown()) {
+  return shape.parse(expectExit(await r, 0).json());
+}
+const withId = z.looseObject({ id: z.string() });
+const ids = z.array(withId);
+const names = z.array(z.looseObject({ name: z.string() }));
 
 beforeAll(async () => {
   await cliBin();
@@ -40,20 +49,23 @@ describe("quire orgs, members, invites", { timeout: 90_000 }, () => {
   it("creates an org, lists and shows it", async () => {
     const created = await json(owner(["orgs", "create", ORG, "--json"]));
     expect(created).toMatchObject({ name: ORG, created_by: OWNER });
-    const list = await json(owner(["orgs", "list", "--json"]));
-    expect(list.map((o: { name: string }) => o.name)).toContain(ORG);
+    const list = await json(owner(["orgs", "list", "--json"]), names);
+    expect(list.map((o) => o.name)).toContain(ORG);
     const plain = expectExit(await owner(["orgs", "view", ORG]), 0);
     expect(plain.stdout).toMatch(new RegExp(`^name:\\s+${ORG}$`, "m"));
   });
 
   it("invites, lists, accepts and revokes", async () => {
-    const invite = await json(owner(["invites", "create", ORG, FRIEND, "--role", "member", "--json"]));
+    const invite = await json(
+      owner(["invites", "create", ORG, FRIEND, "--role", "member", "--json"]),
+      z.looseObject({ id: z.string(), token: z.string() }),
+    );
     expect(invite).toMatchObject({ email: FRIEND, role: "member", token: expect.any(String) });
-    const pending = await json(owner(["invites", "list", ORG, "--json"]));
-    expect(pending.map((i: { id: string }) => i.id)).toEqual([invite.id]);
+    const pending = await json(owner(["invites", "list", ORG, "--json"]), ids);
+    expect(pending.map((i) => i.id)).toEqual([invite.id]);
     const accepted = await json(friend(["invites", "accept", ORG, invite.token, "--json"]));
     expect(accepted).toMatchObject({ identity: FRIEND, role: "member" });
-    const other = await json(owner(["invites", "create", ORG, "someone@example.com", "--json"]));
+    const other = await json(owner(["invites", "create", ORG, "someone@example.com", "--json"]), withId);
     expectExit(await owner(["invites", "revoke", ORG, other.id]), 0);
     expect(await json(owner(["invites", "list", ORG, "--json"]))).toEqual([]);
   });
@@ -75,21 +87,20 @@ describe("quire orgs, members, invites", { timeout: 90_000 }, () => {
       role: "owner",
     });
     expectExit(await owner(["members", "remove", ORG, FRIEND]), 0);
-    const after = await json(owner(["members", "list", ORG, "--json"]));
-    expect(after.map((m: { identity: string }) => m.identity)).toEqual([OWNER]);
+    const after = await json(
+      owner(["members", "list", ORG, "--json"]),
+      z.array(z.object({ identity: z.string() })),
+    );
+    expect(after.map((m) => m.identity)).toEqual([OWNER]);
   });
 });
 
 describe("quire repos, roles, branches", { timeout: 90_000 }, () => {
   it("creates a repo whose name holds slashes and finds it", async () => {
     expect(await json(owner(["repos", "create", REPO, "--json"]))).toMatchObject({ name: REPO, owner: ORG });
-    expect((await json(owner(["repos", "list", "--json"]))).map((r: { name: string }) => r.name)).toContain(
-      REPO,
-    );
+    expect((await json(owner(["repos", "list", "--json"]), names)).map((r) => r.name)).toContain(REPO);
     expect(await json(owner(["repos", "view", REPO, "--json"]))).toMatchObject({ name: REPO });
-    expect(
-      (await json(owner(["orgs", "repos", ORG, "--json"]))).map((r: { name: string }) => r.name),
-    ).toEqual([REPO]);
+    expect((await json(owner(["orgs", "repos", ORG, "--json"]), names)).map((r) => r.name)).toEqual([REPO]);
     head = (
       await api.post("/repos/:repo*/-/commit", {
         params: { repo: REPO },
@@ -119,10 +130,10 @@ describe("quire repos, roles, branches", { timeout: 90_000 }, () => {
     const b = await json(owner(["branches", "create", REPO, "feature/one", "--json"]));
     expect(b).toMatchObject({ name: "feature/one", base_sequence: head, draft: false });
     await json(owner(["branches", "create", REPO, "feature/draft", "--draft", "--json"]));
-    const active = await json(owner(["branches", "list", REPO, "--json"]));
-    expect(active.map((x: { name: string }) => x.name).sort()).toEqual(["feature/one", "main"]);
-    const drafts = await json(owner(["branches", "list", REPO, "--drafts", "--json"]));
-    expect(drafts.map((x: { name: string }) => x.name)).toEqual(["feature/draft"]);
+    const active = await json(owner(["branches", "list", REPO, "--json"]), names);
+    expect(active.map((x) => x.name).sort()).toEqual(["feature/one", "main"]);
+    const drafts = await json(owner(["branches", "list", REPO, "--drafts", "--json"]), names);
+    expect(drafts.map((x) => x.name)).toEqual(["feature/draft"]);
     expect(await json(owner(["branches", "ready", REPO, "feature/draft", "--json"]))).toMatchObject({
       draft: false,
     });
@@ -138,8 +149,9 @@ describe("quire repos, roles, branches", { timeout: 90_000 }, () => {
     expectExit(await owner(["branches", "delete", REPO, "feature/draft"]), 0);
     const abandoned = await json(
       owner(["branches", "list", REPO, "--status", "abandoned", "--all", "--json"]),
+      names,
     );
-    expect(abandoned.map((x: { name: string }) => x.name)).toEqual(["feature/draft"]);
+    expect(abandoned.map((x) => x.name)).toEqual(["feature/draft"]);
   });
 });
 
@@ -155,12 +167,11 @@ describe("quire proposals, reviews, comments, checks", { timeout: 90_000 }, () =
     });
     const p = await json(
       owner(["proposals", "open", REPO, "feature/one", "-t", "Add b", "-d", "why", "--json"]),
+      withId,
     );
     expect(p).toMatchObject({ branch: "feature/one", base_branch: "main", title: "Add b", state: "open" });
     expect(
-      (await json(owner(["proposals", "list", REPO, "--state", "open", "--json"]))).map(
-        (x: { id: string }) => x.id,
-      ),
+      (await json(owner(["proposals", "list", REPO, "--state", "open", "--json"]), ids)).map((x) => x.id),
     ).toEqual([p.id]);
     expect(await json(owner(["proposals", "edit", REPO, p.id, "-t", "Add b.md", "--json"]))).toMatchObject({
       title: "Add b.md",
@@ -177,14 +188,20 @@ describe("quire proposals, reviews, comments, checks", { timeout: 90_000 }, () =
   });
 
   it("reviews: a writer approves, the list shows it", async () => {
-    const r = await json(friend(["reviews", "approve", REPO, "feature/one", "-m", "looks right", "--json"]));
+    const r = await json(
+      friend(["reviews", "approve", REPO, "feature/one", "-m", "looks right", "--json"]),
+      withId,
+    );
     expect(r).toMatchObject({ status: "approved", reviewer: FRIEND, body: "looks right" });
     const list = await json(owner(["reviews", "list", REPO, "feature/one", "--json"]));
     expect(list).toEqual([expect.objectContaining({ id: r.id, status: "approved" })]);
   });
 
   it("comments on a file with any character, lists and deletes", async () => {
-    const c = await json(owner(["comments", "add", REPO, "feature/one", "b.md", "-m", "typo?", "--json"]));
+    const c = await json(
+      owner(["comments", "add", REPO, "feature/one", "b.md", "-m", "typo?", "--json"]),
+      withId,
+    );
     expect(c).toMatchObject({ path: "b.md", body: "typo?" });
     expect(
       await json(owner(["comments", "list", REPO, "feature/one", "--path", "b.md", "--json"])),
@@ -219,9 +236,9 @@ describe("quire releases, purge, subscriptions", { timeout: 90_000 }, () => {
     expect(
       await json(owner(["releases", "create", REPO, "v1", String(head), "-n", "first", "--json"])),
     ).toMatchObject({ name: "v1", sequence: head, notes: "first" });
-    expect(
-      (await json(owner(["releases", "list", REPO, "--json"]))).map((r: { name: string }) => r.name),
-    ).toEqual(["v1"]);
+    expect((await json(owner(["releases", "list", REPO, "--json"]), names)).map((r) => r.name)).toEqual([
+      "v1",
+    ]);
     expect(await json(owner(["releases", "view", REPO, "v1", "--json"]))).toMatchObject({ sequence: head });
     expectExit(await owner(["releases", "delete", REPO, "v1"]), 0);
     expect(await json(owner(["releases", "list", REPO, "--json"]))).toEqual([]);
@@ -231,7 +248,8 @@ describe("quire releases, purge, subscriptions", { timeout: 90_000 }, () => {
     const r = await json(owner(["purge", REPO, "--older-than", "1s", "--dry-run", "--json"]));
     expect(r).toMatchObject({ dry_run: true, older_than: "1s" });
     expect(
-      (await json(owner(["branches", "list", REPO, "--status", "abandoned", "--all", "--json"]))).length,
+      (await json(owner(["branches", "list", REPO, "--status", "abandoned", "--all", "--json"]), names))
+        .length,
     ).toBe(1);
     const bad = expectExit(await owner(["purge", REPO, "--older-than", "soon", "--dry-run"]), 1);
     expect(bad.stderr).toContain("INVALID_DURATION");
@@ -249,20 +267,19 @@ describe("quire releases, purge, subscriptions", { timeout: 90_000 }, () => {
         "commit.created",
         "--json",
       ]),
+      withId,
     );
     expect(s).toMatchObject({
       repo: REPO,
       event_types: ["com.svc.commit.created"],
       config: { url: "http://127.0.0.1:9/hook" },
     });
-    expect(
-      (await json(owner(["subscriptions", "list", "--json"]))).map((x: { id: string }) => x.id),
-    ).toContain(s.id);
+    expect((await json(owner(["subscriptions", "list", "--json"]), ids)).map((x) => x.id)).toContain(s.id);
     expectExit(await owner(["subscriptions", "resume", s.id]), 0);
     expectExit(await owner(["subscriptions", "delete", s.id]), 0);
-    expect(
-      (await json(owner(["subscriptions", "list", "--json"]))).map((x: { id: string }) => x.id),
-    ).not.toContain(s.id);
+    expect((await json(owner(["subscriptions", "list", "--json"]), ids)).map((x) => x.id)).not.toContain(
+      s.id,
+    );
   });
 });
 

@@ -24,7 +24,7 @@ export interface CliResult {
   stdout: string;
   stderr: string;
   /** stdout parsed as JSON (for --json runs). */
-  json<T = any>(): T;
+  json<T = unknown>(): T;
 }
 
 export interface RunOptions {

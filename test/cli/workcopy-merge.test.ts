@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { MAX_COMMIT_FILES } from "../../cli/workcopy/copy.ts";
 import { MAX_FILES_PER_COMMIT } from "../../shared/api/commits.ts";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { policies } from "../support/policies.ts";
 import { installPolicies, useFixture } from "../support/world.ts";
@@ -10,8 +12,11 @@ const app = useFixture(startTestApp);
 const REVIEWER = "reviewer@example.com";
 
 const fileOn = async (w: Awaited<ReturnType<typeof copyWorld>>, p: string, branch = "main") => {
-  const res = await w.repo.client.get(`${w.repo.base}/file/${p}?branch=${branch}`);
-  return res.status === 200 ? Buffer.from(res.body.content, "base64").toString() : null;
+  const res = await api(w.repo.client).get("/repos/:repo*/-/file/:path*", {
+    params: { repo: w.repo.repo, path: p },
+    query: { branch },
+  });
+  return res.ok ? Buffer.from(res.body.content, "base64").toString() : null;
 };
 
 describe("quire merge, rebase, resolve", () => {
@@ -71,9 +76,11 @@ describe("quire merge, rebase, resolve", () => {
       expect(needsAll.code).toBe(1);
       expect(needsAll.stderr).toContain("y.md");
 
-      const tookMain = await w.json(["resolve", "y.md", "--take", "main"], "c");
+      const tookMain = z
+        .looseObject({ remaining: z.array(z.looseObject({ path: z.string() })) })
+        .parse(await w.json(["resolve", "y.md", "--take", "main"], "c"));
       expect(tookMain).toMatchObject({ resolved: [{ path: "y.md", took: "main" }], rebased: false });
-      expect(tookMain.remaining.map((c: { path: string }) => c.path)).toEqual(["x.md"]);
+      expect(tookMain.remaining.map((c) => c.path)).toEqual(["x.md"]);
       const tookBranch = await w.json(["resolve", "--take", "branch"], "c");
       expect(tookBranch).toMatchObject({
         resolved: [{ path: "x.md", took: "branch" }],
@@ -83,13 +90,13 @@ describe("quire merge, rebase, resolve", () => {
       expect(await w.read("c/x.md")).toBe("branch x\n");
       expect(await w.read("c/y.md")).toBe("main y\n");
       expect(await w.read("c/z.md")).toBe("main z\n");
-      expect((await w.json(["status"], "c")).changes).toEqual([]);
+      expect(await w.json(["status"], "c")).toMatchObject({ changes: [] });
 
       await w.repo.commit("main", { "w.md": "main w\n" });
       const rebased = await w.json(["rebase"], "c");
       expect(rebased).toMatchObject({ outcome: "rebased", copy: { written: 1 } });
       expect(await w.read("c/w.md")).toBe("main w\n");
-      expect((await w.json(["merge"], "c")).outcome).toBe("merged");
+      expect(await w.json(["merge"], "c")).toMatchObject({ outcome: "merged" });
       expect(await fileOn(w, "x.md")).toBe("branch x\n");
       expect(await fileOn(w, "y.md")).toBe("main y\n");
     } finally {

@@ -43,7 +43,8 @@ export async function copyWorld(app: TestApp) {
   const json = async (args: string[], sub = "") => {
     const r = await run(["--json", ...args], sub);
     if (r.code !== 0) throw new Error(`quire ${args.join(" ")} exited ${r.code}: ${r.stderr}${r.stdout}`);
-    return JSON.parse(r.stdout);
+    const parsed: unknown = JSON.parse(r.stdout);
+    return parsed;
   };
   return {
     repo,

@@ -2,16 +2,22 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
-import { useFixture } from "../support/world.ts";
+import { type RepoHandle, useFixture } from "../support/world.ts";
 import { copyWorld } from "./workcopy-support.ts";
 
 const app = useFixture(startTestApp);
 
-const headOf = async (
-  repo: { client: { get(p: string): Promise<{ body: { head_sequence: number } }> }; base: string },
-  b = "main",
-) => (await repo.client.get(`${repo.base}/branch/${b}`)).body.head_sequence;
+/** What `quire --json` prints, as far as these tests read it (parsing keeps every other field). */
+const changed = z.looseObject({ changes: z.array(z.looseObject({ path: z.string(), status: z.string() })) });
+const withSequence = z.looseObject({ sequence: z.number() });
+
+const headOf = async (repo: RepoHandle, b = "main") =>
+  okBody(
+    await api(repo.client).get("/repos/:repo*/-/branch/:branch*", { params: { repo: repo.repo, branch: b } }),
+  ).head_sequence;
 
 describe("quire clone, status, commit, pull", () => {
   it("clones at a sequence, finds edits, additions and deletions, and refuses a commit over a moved branch unless forced", async () => {
@@ -30,13 +36,13 @@ describe("quire clone, status, commit, pull", () => {
       expect(await w.read("c/dir/b.md")).toBe("bee\n");
       const meta = JSON.parse(await readFile(path.join(w.dir, "c/.quire/copy.json"), "utf8"));
       expect(meta).toEqual({ server: app.url, repo: w.repo.repo, branch: "main", sequence: s1 });
-      expect((await w.json(["status"], "c")).changes).toEqual([]);
+      expect(await w.json(["status"], "c")).toMatchObject({ changes: [] });
 
       await w.write("c/a.md", "mine\n");
       await w.write("c/new.md", "new\n");
       await w.remove("c/dir/b.md");
-      const status = await w.json(["status"], "c");
-      expect(status.changes.map((c: { path: string; status: string }) => [c.path, c.status])).toEqual([
+      const status = changed.parse(await w.json(["status"], "c"));
+      expect(status.changes.map((c) => [c.path, c.status])).toEqual([
         ["a.md", "modified"],
         ["dir/b.md", "deleted"],
         ["new.md", "added"],
@@ -57,12 +63,16 @@ describe("quire clone, status, commit, pull", () => {
       expect(pullRefused.stderr).toContain("a.md");
       expect(await w.read("c/a.md")).toBe("mine\n");
 
-      const forced = await w.json(["commit", "-m", "forced", "--force"], "c");
+      const forced = withSequence.parse(await w.json(["commit", "-m", "forced", "--force"], "c"));
       expect(forced).toMatchObject({ branch: "main", files: 3 });
       expect(forced.sequence).toBeGreaterThan(head);
-      const c = (await w.repo.client.get(`${w.repo.base}/commit/${forced.sequence}`)).body;
-      expect(c.files.map((f: { path: string }) => f.path)).toEqual(["a.md", "dir/b.md", "new.md"]);
-      expect((await w.json(["status"], "c")).changes).toEqual([]);
+      const c = okBody(
+        await api(w.repo.client).get("/repos/:repo*/-/commit/:sequence", {
+          params: { repo: w.repo.repo, sequence: String(forced.sequence) },
+        }),
+      );
+      expect(c.files.map((f) => f.path)).toEqual(["a.md", "dir/b.md", "new.md"]);
+      expect(await w.json(["status"], "c")).toMatchObject({ changes: [] });
       expect(existsSync(path.join(w.dir, "c/new.md"))).toBe(true);
     } finally {
       await w.cleanup();
@@ -77,16 +87,20 @@ describe("quire clone, status, commit, pull", () => {
         Array.from({ length: 210 }, (_, i) => [`many/f${i}.md`, `file ${i}\n`]),
       );
       await w.repo.commit("main", { "a.md": "a\n", "b.md": "b\n", ...many });
-      expect((await w.json(["clone", w.repo.repo, "c"])).files).toBe(212);
+      expect(await w.json(["clone", w.repo.repo, "c"])).toMatchObject({ files: 212 });
       expect(await w.read("c/many/f209.md")).toBe("file 209\n");
       const onTty = await w.run(["clone", w.repo.repo, "t"], "", true);
       expect(onTty.code).toBe(0);
       expect(onTty.stdout).toMatch(/fetching .* \d+\/212 files/);
       expect(onTty.stdout).toContain("212 files");
       await w.write("c/a.md", "a2\n");
-      const committed = await w.json(["commit", "-m", "edit a"], "c");
+      const committed = withSequence.parse(await w.json(["commit", "-m", "edit a"], "c"));
       expect(committed.sequence).toBe(await headOf(w.repo));
-      const file = (await w.repo.client.get(`${w.repo.base}/file/a.md`)).body;
+      const file = okBody(
+        await api(w.repo.client).get("/repos/:repo*/-/file/:path*", {
+          params: { repo: w.repo.repo, path: "a.md" },
+        }),
+      );
       expect(Buffer.from(file.content, "base64").toString()).toBe("a2\n");
 
       const other = await w.repo.commit("main", { "b.md": "b2\n", "c.md": "c\n" }, "elsewhere");
@@ -96,7 +110,7 @@ describe("quire clone, status, commit, pull", () => {
       expect(await w.read("c/b.md")).toBe("b2\n");
       expect(await w.read("c/c.md")).toBe("c\n");
       expect(await w.read("c/a.md")).toBe("local\n");
-      expect((await w.json(["status"], "c")).changes).toEqual([
+      expect(changed.parse(await w.json(["status"], "c")).changes).toEqual([
         { path: "a.md", status: "modified", sha256: expect.any(String) },
       ]);
     } finally {
@@ -124,21 +138,25 @@ describe("quire branch, switch, diff, log, show", () => {
       const coloured = await w.run(["diff"], "c", true);
       expect(coloured.stdout).toContain("\u001b[32m+line two");
 
-      const seq = (await w.json(["commit", "-m", "reword"], "c")).sequence;
-      const branchDiff = await w.json(["diff", "--branch"], "c");
+      const seq = withSequence.parse(await w.json(["commit", "-m", "reword"], "c")).sequence;
+      const branchDiff = changed.parse(await w.json(["diff", "--branch"], "c"));
       expect(branchDiff.changes).toEqual([
         { path: "doc.md", status: "modified", patch: expect.stringContaining("+line two") },
       ]);
 
-      const log = await w.json(["log"], "c");
-      expect(log.map((e: { sequence: number; branch: string }) => [e.sequence, e.branch])).toEqual([
+      const log = z
+        .array(z.looseObject({ sequence: z.number(), branch: z.string() }))
+        .parse(await w.json(["log"], "c"));
+      expect(log.map((e) => [e.sequence, e.branch])).toEqual([
         [seq, "feature/x"],
         [base, "main"],
       ]);
       const logTty = await w.run(["log"], "c", true);
       expect(logTty.stdout).toContain("reword");
 
-      const shown = await w.json(["show", String(seq), "--patch"], "c");
+      const shown = z
+        .looseObject({ files: z.array(z.unknown()) })
+        .parse(await w.json(["show", String(seq), "--patch"], "c"));
       expect(shown).toMatchObject({
         sequence: seq,
         branch: "feature/x",

@@ -1,6 +1,7 @@
 import type { Message } from "@google-cloud/pubsub";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { RunningServer } from "../../functions/server.ts";
 import { formatCursor, parseCursor } from "../../shared/events/cursor.ts";
 import { createEventHub } from "../../shared/events/hub.ts";
@@ -74,7 +75,8 @@ describe("Pub/Sub fan-out", () => {
       )
         await sleep(50);
       const commits = got.filter((m) => m.attributes["type"] === "com.svc.commit.created");
-      expect(commits.map((m) => JSON.parse(m.data.toString()).data.message)).toEqual([
+      const envelope = z.looseObject({ data: z.looseObject({ message: z.string() }) });
+      expect(commits.map((m) => envelope.parse(JSON.parse(m.data.toString())).data.message)).toEqual([
         "raw 1",
         "raw 2",
         "raw 3",

@@ -1,5 +1,6 @@
 import http from "node:http";
 import { afterAll, expect } from "vitest";
+import type { CloudEvent } from "../../shared/events/record.ts";
 import type { TestApp } from "../support/app.ts";
 
 /** One SSE message as received: its fields, or a comment line. */
@@ -14,7 +15,7 @@ export interface SseMessage {
 
 export interface ReceivedEvent {
   id: string;
-  envelope: Record<string, any>;
+  envelope: CloudEvent;
   at: number;
 }
 
@@ -23,7 +24,7 @@ export interface SseClient {
   status: number;
   headers: http.IncomingHttpHeaders;
   /** The body of a non-200 answer, parsed. */
-  body: any;
+  body: unknown;
   messages: SseMessage[];
   /** The event messages (no `event:` name), parsed. */
   events(): ReceivedEvent[];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { errorBody } from "../../shared/http/responses.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
 import { commit, repoWithOwner, useFixture } from "../support/world.ts";
 import { secondInstance } from "./instances.ts";
@@ -14,10 +15,10 @@ describe("access when the stream opens", () => {
   it("a repo stream needs a reader: 401 anonymous, 404 for one who may not read it, 200 for a reader", async () => {
     const anon = await stream(`/repos/${fx.repo}/-/events`, null);
     expect(anon.status).toBe(401);
-    expect(anon.body.code).toBe("UNAUTHENTICATED");
+    expect(errorBody.parse(anon.body).code).toBe("UNAUTHENTICATED");
     const stranger = await stream(`/repos/${fx.repo}/-/events`, "stranger@example.com");
     expect(stranger.status).toBe(404);
-    expect(stranger.body.code).toBe("REPO_NOT_FOUND");
+    expect(errorBody.parse(stranger.body).code).toBe("REPO_NOT_FOUND");
     const missing = await stream(`/repos/${fx.org}/nope/-/events`, fx.owner);
     expect(missing.status).toBe(404);
     expect((await fx.client.put(`${fx.base}/roles/reader@example.com`, { role: "reader" })).status).toBe(200);
@@ -33,7 +34,7 @@ describe("access when the stream opens", () => {
     expect((await stream("/events", null)).status).toBe(401);
     const owner = await stream("/events", fx.owner);
     expect(owner.status).toBe(403);
-    expect(owner.body.code).toBe("FORBIDDEN");
+    expect(errorBody.parse(owner.body).code).toBe("FORBIDDEN");
     const admin = await stream("/events", ADMIN);
     expect(admin.status).toBe(200);
     admin.close();
@@ -45,11 +46,11 @@ describe("access when the stream opens", () => {
       fx.owner,
     );
     expect(bad.status).toBe(400);
-    expect(bad.body.code).toBe("VALIDATION_FAILED");
-    expect(bad.body.error).toContain("com.svc.nope");
+    expect(errorBody.parse(bad.body).code).toBe("VALIDATION_FAILED");
+    expect(errorBody.parse(bad.body).error).toContain("com.svc.nope");
     const badId = await stream(`/repos/${fx.repo}/-/events`, fx.owner, { "last-event-id": "yesterday" });
     expect(badId.status).toBe(400);
-    expect(badId.body.code).toBe("VALIDATION_FAILED");
+    expect(errorBody.parse(badId.body).code).toBe("VALIDATION_FAILED");
   });
 });
 
@@ -106,7 +107,7 @@ describe("filters", () => {
     const msg = s.messages.find((m) => m.data !== undefined)!;
     expect(Object.keys(msg).sort()).toEqual(["at", "data", "id"]);
     expect(msg.data!.includes("\n")).toBe(false);
-    expect(JSON.parse(msg.data!).data.message).toBe("change on main");
+    expect(JSON.parse(msg.data!)).toMatchObject({ data: { message: "change on main" } });
   });
 });
 

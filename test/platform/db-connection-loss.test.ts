@@ -1,11 +1,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { commitResponse } from "../../shared/api/content.ts";
 import { isDatabaseUnavailable } from "../../shared/db/pool.ts";
 import { commit, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { sse } from "../events/sse.ts";
 import { freshDatabase, startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
 import { freePort } from "../support/ports.ts";
+import { errorOf } from "../support/world.ts";
 
 /**
  * Losing the database mid-request answers 503 UNAVAILABLE (clients retry), never 500, whatever
@@ -187,7 +189,7 @@ describe("the app losing its database connections mid-request", () => {
       }
       const answer = await res;
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);
-      expect(answer.body.code).toBe("UNAVAILABLE");
+      expect(errorOf(answer).code).toBe("UNAVAILABLE");
     } finally {
       await holder.query("ROLLBACK").catch(() => {});
       await holder.end();
@@ -206,7 +208,9 @@ describe("the app losing its database connections mid-request", () => {
       for (let i = 0; answer.status === 503 && i < 5; i++) answer = await postCommit("after the outage");
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);
       const events = await stream.waitForEvents(1, 10_000);
-      expect(events.some((e) => e.envelope.data.sequence === answer.body.sequence)).toBe(true);
+      expect(
+        events.some((e) => e.envelope.data.sequence === commitResponse.parse(answer.body).sequence),
+      ).toBe(true);
     } finally {
       stream.close();
     }

@@ -4,8 +4,10 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../../functions/server.ts";
+import { api } from "../support/api.ts";
 import { client } from "../support/client.ts";
 import { freePort } from "../support/ports.ts";
+import { expectOk } from "../support/world.ts";
 
 const quiet = new Writable({ write: (_c, _e, done) => done() });
 
@@ -28,8 +30,10 @@ describe("local mode without DATABASE_URL", () => {
 
       const second = await startServer(env, { logTo: quiet });
       try {
-        const again = await client(second.url, async () => null).get("/orgs/kept");
-        expect(again.status).toBe(200);
+        const again = await api(client(second.url, async () => null)).get("/orgs/:org", {
+          params: { org: "kept" },
+        });
+        expectOk(again, 200);
         expect(again.body.name).toBe("kept");
       } finally {
         await second.close();

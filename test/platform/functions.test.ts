@@ -1,6 +1,8 @@
 import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cloudFunctions } from "../../functions/groups.ts";
+import { branchListResponse } from "../../shared/api/repos.ts";
+import { errorBody } from "../../shared/http/responses.ts";
 import { freshDatabase } from "../support/app.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 
@@ -37,7 +39,8 @@ describe("functions framework registration", () => {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return { status: res.status, body: (await res.json().catch(() => null)) as any };
+      const parsed: unknown = await res.json().catch(() => null);
+      return { status: res.status, body: parsed };
     } finally {
       await new Promise((r) => server.close(r));
     }
@@ -52,16 +55,20 @@ describe("functions framework registration", () => {
       201,
     );
     expect(
-      (await call("repos", "GET", "/repos/fn-org/r/-/branches", undefined, token)).body.branches[0].name,
+      branchListResponse.parse(
+        (await call("repos", "GET", "/repos/fn-org/r/-/branches", undefined, token)).body,
+      ).branches[0]?.name,
     ).toBe("main");
   });
 
   it("answers in Quire's error shape, not the framework's, for routes of another group and bad input", async () => {
     const token = await idp.token("fn@example.com");
-    expect((await call("orgs", "GET", "/repos", undefined, token)).body.code).toBe("NOT_FOUND");
-    expect((await call("orgs", "POST", "/orgs", { name: "no spaces" }, token)).body.code).toBe(
-      "VALIDATION_FAILED",
+    expect(errorBody.parse((await call("orgs", "GET", "/repos", undefined, token)).body).code).toBe(
+      "NOT_FOUND",
     );
+    expect(
+      errorBody.parse((await call("orgs", "POST", "/orgs", { name: "no spaces" }, token)).body).code,
+    ).toBe("VALIDATION_FAILED");
     expect((await call("orgs", "POST", "/orgs", { name: "x" })).status).toBe(401);
   });
 });

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/app.ts";
+import { errorOf } from "../support/world.ts";
 
 describe("database availability", () => {
   let app: TestApp;
@@ -29,7 +30,7 @@ describe("database availability", () => {
       expect(res.body).toEqual({ code: "UNAVAILABLE", error: "the database does not answer" });
       const other = await app.as("ann@example.com").get("/orgs");
       expect(other.status).toBe(503);
-      expect(other.body.code).toBe("UNAVAILABLE");
+      expect(errorOf(other).code).toBe("UNAVAILABLE");
     } finally {
       await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
       await admin.end();

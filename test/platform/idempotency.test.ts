@@ -1,6 +1,8 @@
 import { once } from "node:events";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimResponse, heartbeatResponse } from "../../shared/api/ci.ts";
+import { commitResponse } from "../../shared/api/content.ts";
 import { enqueueJob } from "../../shared/ci/jobs/queue.ts";
 import { ManualClock } from "../../shared/clock.ts";
 import { mint } from "../ci/jobtoken/support.ts";
@@ -8,6 +10,7 @@ import { queueAndClaim } from "../ci/support.ts";
 import { commit, createBranch, repoWithOwner } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { client } from "../support/client.ts";
+import { errorOf } from "../support/world.ts";
 import { commitBody, counter, keyed, newKey, replayed } from "./idempotency-support.ts";
 
 const WORKER_TOKEN = "worker-token-for-the-idempotency-tests";
@@ -60,7 +63,7 @@ describe("Idempotency-Key on a commit", () => {
     ];
     for (const res of await Promise.all(attempts)) {
       expect(res.status).toBe(422);
-      expect(res.body.code).toBe("IDEMPOTENCY_KEY_REUSED");
+      expect(errorOf(res).code).toBe("IDEMPOTENCY_KEY_REUSED");
     }
     expect(await commitsOf(fx)).toBe(1);
     expect(await count("branches WHERE repo_id = $1 AND name = 'other'", [fx.repoId])).toBe(0);
@@ -71,7 +74,7 @@ describe("Idempotency-Key on a commit", () => {
     const key = newKey();
     const first = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("x", "later"));
     expect(first.status).toBe(404);
-    expect(first.body.code).toBe("BRANCH_NOT_FOUND");
+    expect(errorOf(first).code).toBe("BRANCH_NOT_FOUND");
     await createBranch(fx, "later");
     const again = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("x", "later"));
     expect(again.status).toBe(404);
@@ -104,7 +107,7 @@ describe("Idempotency-Key on a commit", () => {
     expect(first?.body).toMatchObject({ sequence: 1, message: "write race" });
     for (const r of done) expect(r.body).toEqual(first?.body);
     for (const r of busy) {
-      expect(r.body.code).toBe("IDEMPOTENCY_IN_PROGRESS");
+      expect(errorOf(r).code).toBe("IDEMPOTENCY_IN_PROGRESS");
       expect(r.headers.get("retry-after")).toBe("1");
     }
     expect(await commitsOf(fx)).toBe(1);
@@ -122,7 +125,7 @@ describe("Idempotency-Key on a commit", () => {
     const theirs = await keyed(app.as(other), "POST", `${fx.base}/commit`, key, commitBody("same"));
     expect([mine.status, theirs.status]).toEqual([201, 201]);
     expect(replayed(theirs)).toBe(false);
-    expect(theirs.body.sequence).toBe(mine.body.sequence + 1);
+    expect(commitResponse.parse(theirs.body).sequence).toBe(commitResponse.parse(mine.body).sequence + 1);
     expect(await commitsOf(fx)).toBe(2);
   });
 
@@ -134,8 +137,8 @@ describe("Idempotency-Key on a commit", () => {
     const fx = await repoWithOwner(app);
     const res = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("x"));
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe("VALIDATION_FAILED");
-    expect(res.body.error).toMatch(/Idempotency-Key/);
+    expect(errorOf(res).code).toBe("VALIDATION_FAILED");
+    expect(errorOf(res).error).toMatch(/Idempotency-Key/);
     expect(await commitsOf(fx)).toBe(0);
   });
 
@@ -220,7 +223,8 @@ describe("Idempotency-Key on every kind of mutation", () => {
     const first = await keyed(worker, "POST", "/claim", key);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     const again = await keyed(worker, "POST", "/claim", key);
-    expect([again.status, again.body.id, replayed(again)]).toEqual([200, first.body.id, true]);
+    expect([again.status, replayed(again)]).toEqual([200, true]);
+    expect(claimResponse.parse(again.body).id).toBe(claimResponse.parse(first.body).id);
     expect(await count("ci_jobs WHERE repo_id = $1 AND status = 'queued'", [fx.repoId])).toBe(1);
     // The worker's keys are its own: a person with the same key is another principal.
     const person = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("x"));
@@ -243,7 +247,7 @@ describe("Idempotency-Key on every kind of mutation", () => {
     const [row] = await app.sql<{ t: Date }>("SELECT last_heartbeat_at AS t FROM ci_jobs WHERE id = $1", [
       job.id,
     ]);
-    expect(row!.t.toISOString()).toBe(beat.body.last_heartbeat_at);
+    expect(row!.t.toISOString()).toBe(heartbeatResponse.parse(beat.body).last_heartbeat_at);
 
     const jobClient = client(app.url, async () => mint(app as never, job));
     const report = { branch: "main", check_name: "test/check", status: "passed" };

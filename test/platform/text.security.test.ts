@@ -5,6 +5,7 @@ import type { AnyRoute } from "../../shared/http/route.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { ADMIN, startTestApp, type TestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
+import { errorOf } from "../support/world.ts";
 
 /**
  * Text PostgreSQL cannot store (U+0000, lone UTF-16 surrogates) and bytes that are not UTF-8 are
@@ -42,7 +43,7 @@ describe("text PostgreSQL cannot store", () => {
       });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ code: "VALIDATION_FAILED", error: expect.stringContaining("body.message") });
-      expect(res.body.error).toContain(what);
+      expect(errorOf(res).error).toContain(what);
       expect(await commits()).toBe(before);
     },
   );
@@ -57,7 +58,7 @@ describe("text PostgreSQL cannot store", () => {
       files: [{ path: `${text}.md`, content: b64("x") }],
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^body\.files\.0\.path: /);
+    expect(errorOf(res).error).toMatch(/^body\.files\.0\.path: /);
     expect(await app.sql("SELECT 1 FROM file_changes WHERE path LIKE '%\uFFFD%'")).toEqual([]);
   });
 
@@ -86,7 +87,7 @@ describe("text PostgreSQL cannot store", () => {
       [NUL]: 1,
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^body: a field name must not contain U\+0000/);
+    expect(errorOf(res).error).toMatch(/^body: a field name must not contain U\+0000/);
   });
 
   it.each([
@@ -113,7 +114,7 @@ describe("text PostgreSQL cannot store", () => {
   ])("answers 404 for a repo name holding %s", async (encoded, code) => {
     const res = await fx.client.get(`/repos/${fx.org}/do${encoded}cs/-/tree`);
     expect(res.status).toBe(404);
-    expect(res.body.code).toBe(code);
+    expect(errorOf(res).code).toBe(code);
   });
 
   it.each([
@@ -124,8 +125,8 @@ describe("text PostgreSQL cannot store", () => {
   ])("answers a %s name holding an encoded NUL with its own name rule's 400", async (_, url, field, code) => {
     const res = await fx.client.get(url("%00"));
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(code);
-    expect(res.body.error).toMatch(new RegExp(`^${field}: `));
+    expect(errorOf(res).code).toBe(code);
+    expect(errorOf(res).error).toMatch(new RegExp(`^${field}: `));
   });
 
   it.each([
@@ -135,15 +136,15 @@ describe("text PostgreSQL cannot store", () => {
   ])("refuses a query value holding %s with 400 naming it", async (encoded, message) => {
     const res = await fx.client.get(`${fx.base}/tree?branch=fea${encoded}ture`);
     expect(res.status).toBe(400);
-    expect(res.body.code).toMatch(/^(VALIDATION_FAILED|INVALID_NAME)$/);
-    expect(res.body.error).toMatch(/^query\.branch: /);
-    expect(res.body.error).toMatch(message);
+    expect(errorOf(res).code).toMatch(/^(VALIDATION_FAILED|INVALID_NAME)$/);
+    expect(errorOf(res).error).toMatch(/^query\.branch: /);
+    expect(errorOf(res).error).toMatch(message);
   });
 
   it("still reads a query as URLSearchParams does: '+' is a space, a stray '%' stays", async () => {
     const res = await fx.client.get(`${fx.base}/branches?status=50%25+off%zz`);
     expect(res.status).toBe(400); // not a status, but read as "50% off%zz"
-    expect(res.body.error).toContain("query.status");
+    expect(errorOf(res).error).toContain("query.status");
   });
 
   /** A path for a route's pattern, with plausible values for its parameters. */
@@ -184,7 +185,7 @@ describe("text PostgreSQL cannot store", () => {
         headers: { "content-type": "application/json" },
       });
       expect(res.status, JSON.stringify(res.body)).toBe(400);
-      expect(res.body.error).toMatch(new RegExp(`^body\\.${field}: `));
+      expect(errorOf(res).error).toMatch(new RegExp(`^body\\.${field}: `));
     }
   });
 });

@@ -1,11 +1,9 @@
 /**
- * The body of a reply read without a route's type. `any` only while call sites move to the typed
- * `api()` (test/support/api.ts); `unknown` once the last has (w10-typed).
+ * A response as the tests see it: status, parsed JSON body (or text), headers. A body read without
+ * a route's type is `unknown`: declared routes go through the typed `api()` (test/support/api.ts),
+ * error bodies through `expectError`/`errorOf`, anything else through a schema.
  */
-type Untyped = any;
-
-/** A response as the tests see it: status, parsed JSON body (or text), headers. */
-export interface Res<T = Untyped> {
+export interface Res<T = unknown> {
   status: number;
   body: T;
   headers: Headers;

@@ -1,5 +1,6 @@
 import type { BrowserContext } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { policies } from "../support/policies.ts";
 import { expectStatus, installPolicies, useFixture, world } from "../support/world.ts";
@@ -24,9 +25,18 @@ describe("reviewing and merging a proposal in the browser", () => {
     await installPolicies(repo, { require_review: policies.require_review });
     await repo.branch("feature", { files: { "notes.md": "# Notes\n\nA line to review.\n" } });
     const proposal = expectStatus(
-      await repo.client.post(`${repo.base}/proposals`, { branch: "feature", title: "Add the notes" }),
+      await api(repo.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: repo.repo },
+        body: { branch: "feature", title: "Add the notes" },
+      }),
       201,
     );
+    const featureStatus = async () =>
+      okBody(
+        await api(repo.client).get("/repos/:repo*/-/branch/:branch*", {
+          params: { repo: repo.repo, branch: "feature" },
+        }),
+      ).status;
     await repo.client.post(`${repo.base}/comment`, {
       branch: "feature",
       path: "notes.md",
@@ -46,7 +56,7 @@ describe("reviewing and merging a proposal in the browser", () => {
     const refused = owner.getByRole("alert");
     expect(await refused.textContent()).toContain("merge blocked by require_review");
     expect(await refused.textContent()).toContain("needs an approving review at the head");
-    expect((await repo.client.get(`${repo.base}/branch/feature`)).body.status).toBe("active");
+    expect(await featureStatus()).toBe("active");
 
     const reviewer = await (await contextAs(repo.people.reviewer)).newPage();
     await reviewer.goto(`/ui/repos/${repo.repo}/-/proposals/${proposal.id}`);
@@ -61,7 +71,7 @@ describe("reviewing and merging a proposal in the browser", () => {
     expect(await owner.locator("#mergeable").textContent()).toContain("Mergeable");
     await owner.getByRole("button", { name: "Merge into main" }).click();
     expect(await owner.locator(".state").textContent()).toBe("merged");
-    expect((await repo.client.get(`${repo.base}/branch/feature`)).body.status).toBe("merged");
+    expect(await featureStatus()).toBe("merged");
     expect(ownerErrors.filter((e) => !e.includes("403"))).toEqual([]);
     await screenshot(owner, "proposal-merged");
   });

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, okBody } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { type RepoHandle, world } from "../support/world.ts";
 import { screenshot, useBrowser } from "./browser.ts";
@@ -70,7 +71,10 @@ describe("signing in to the web interface", () => {
       // The browser asked for HTML, so the refusal is a page of the site naming the code.
       expect(forged.headers()["content-type"]).toBe("text/html; charset=utf-8");
       expect(await forged.text()).toContain("FORBIDDEN");
-      expect((await repo.client.get(`${repo.base}/branch/target`)).body.status).toBe("active");
+      const target = await api(repo.client).get("/repos/:repo*/-/branch/:branch*", {
+        params: { repo: repo.repo, branch: "target" },
+      });
+      expect(okBody(target).status).toBe("active");
 
       // Sign out; the same cookie replayed afterwards is refused.
       await page.goto("/ui/");
@@ -82,10 +86,10 @@ describe("signing in to the web interface", () => {
       });
       expect(replay.status).toBe(302);
       expect(replay.headers.get("location")).toMatch(/^\/auth\/login\?return_to=/);
-      const api = await fetch(`${app.url}/orgs`, {
+      const apiReply = await fetch(`${app.url}/orgs`, {
         headers: { cookie: `${session?.name}=${session?.value}` },
       });
-      expect(api.status).toBe(401);
+      expect(apiReply.status).toBe(401);
       await screenshot(page, "signed-out");
     } finally {
       await context.close();
