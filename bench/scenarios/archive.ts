@@ -75,11 +75,11 @@ export async function measureArchive(opts: ArchiveOptions = {}): Promise<Archive
   try {
     const q = quireClient(server.url);
     const org = `${ORG}-${randomBytes(3).toString("hex")}`;
-    await q.post("/orgs", { name: org });
+    await q.post("/orgs", { body: { name: org } });
     const trees: ArchiveTree[] = [];
     for (const files of opts.sizes ?? [1_000, 10_000]) {
       const repo = `${org}/tree-${files}`;
-      await q.post("/repos", { owner: org, name: repo });
+      await q.post("/repos", { body: { owner: org, name: repo } });
       progress(`archive: writing ${files} files to ${repo}`);
       await writeFiles(q, repo, files, opts.fileBytes ?? 4096);
       // As autovacuum would within a minute, and as bench/run.ts does before its reads: without

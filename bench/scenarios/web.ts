@@ -57,7 +57,7 @@ export async function measureWeb(server: QuireProcess): Promise<string> {
     warmup: 20,
     ...BUDGET,
     send: async () => {
-      const body = await q.get<{ entries: unknown[] }>(`/repos/${repo}/-/tree?limit=${PAGE}`);
+      const body = await q.get("/repos/:repo*/-/tree", { params: { repo }, query: { limit: String(PAGE) } });
       if (body.entries.length !== PAGE) throw new Error(`expected ${PAGE} entries`);
     },
   });
