@@ -178,6 +178,8 @@ interface Fetched {
 /**
  * Downloads `path` (DEV_IDENTITY: no token needed), counting bytes without keeping them, while
  * sampling the server's memory. With `countEntries` it also gunzips and walks the tar stream.
+ * Raw node:http on purpose, not the typed client: the archive is a bytes stream measured as it
+ * arrives, which a client that buffers the reply would change.
  */
 async function fetchArchive(
   server: QuireProcess,

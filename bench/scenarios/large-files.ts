@@ -116,7 +116,10 @@ async function concurrentCommits(q: QuireClient, repo: string) {
   };
 }
 
-/** GETs `url` (the bench server runs with DEV_IDENTITY: no credentials) and discards the body. */
+/**
+ * GETs `url` (the bench server runs with DEV_IDENTITY: no credentials) and discards the body. Raw on
+ * purpose: the archive is a bytes stream, measured as it arrives rather than buffered by a client.
+ */
 function drain(url: string): Promise<void> {
   return new Promise((resolve, reject) => {
     http
