@@ -57,26 +57,26 @@ export async function commit(
     message,
     files: files.map((f) => ({ path: f.path, content: f.text === null ? null : base64(f.text) })),
   };
-  const res = await q.post<{ sequence: number }>(`/repos/${repo}/-/commit`, body);
+  const res = await q.post("/repos/:repo*/-/commit", { params: { repo }, body });
   return res.sequence;
 }
 
 export async function createOrg(q: QuireClient): Promise<void> {
-  await q.post("/orgs", { name: ORG });
+  await q.post("/orgs", { body: { name: ORG } });
 }
 
 export async function createRepo(q: QuireClient, name: string): Promise<string> {
   const full = `${ORG}/${name}`;
-  await q.post("/repos", { owner: ORG, name: full });
+  await q.post("/repos", { body: { owner: ORG, name: full } });
   return full;
 }
 
 export async function createBranch(q: QuireClient, repo: string, name: string): Promise<void> {
-  await q.post(`/repos/${repo}/-/branch`, { name });
+  await q.post("/repos/:repo*/-/branch", { params: { repo }, body: { name } });
 }
 
 export async function headOf(q: QuireClient, repo: string, branch = "main"): Promise<number> {
-  return (await q.get<{ head_sequence: number }>(`/repos/${repo}/-/branch/${branch}`)).head_sequence;
+  return (await q.get("/repos/:repo*/-/branch/:branch*", { params: { repo, branch } })).head_sequence;
 }
 
 /** Writes files 0..files-1 to main of `repo` in commits of BULK_FILES files; returns the commits made. */

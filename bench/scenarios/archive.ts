@@ -75,11 +75,11 @@ export async function measureArchive(opts: ArchiveOptions = {}): Promise<Archive
   try {
     const q = quireClient(server.url);
     const org = `${ORG}-${randomBytes(3).toString("hex")}`;
-    await q.post("/orgs", { name: org });
+    await q.post("/orgs", { body: { name: org } });
     const trees: ArchiveTree[] = [];
     for (const files of opts.sizes ?? [1_000, 10_000]) {
       const repo = `${org}/tree-${files}`;
-      await q.post("/repos", { owner: org, name: repo });
+      await q.post("/repos", { body: { owner: org, name: repo } });
       progress(`archive: writing ${files} files to ${repo}`);
       await writeFiles(q, repo, files, opts.fileBytes ?? 4096);
       // As autovacuum would within a minute, and as bench/run.ts does before its reads: without
@@ -178,6 +178,8 @@ interface Fetched {
 /**
  * Downloads `path` (DEV_IDENTITY: no token needed), counting bytes without keeping them, while
  * sampling the server's memory. With `countEntries` it also gunzips and walks the tar stream.
+ * Raw node:http on purpose, not the typed client: the archive is a bytes stream measured as it
+ * arrives, which a client that buffers the reply would change.
  */
 async function fetchArchive(
   server: QuireProcess,

@@ -177,6 +177,7 @@ async function measureUnpack(
     }));
     await commit(q, repo, "main", `data ${c}`, files);
   }
+  // Raw fetch on purpose: the archive is the bytes a worker downloads and unpacks as a stream.
   const archiveUrl = `${url}/repos/${repo}/-/archive?branch=main`;
   const file = path.join(work, "archive.tar.gz");
   await writeFile(file, Buffer.from(await (await fetch(archiveUrl)).arrayBuffer()));

@@ -21,7 +21,12 @@ export interface Answer {
 
 export type Claim = () => Promise<Answer>;
 
-/** A raw POST over keep-alive sockets: status, body text and arrival time; never throws on a status. */
+/**
+ * A raw POST over keep-alive sockets: status, body text and arrival time; never throws on a status.
+ * Raw on purpose, not the typed client: /claim and the signed /webhook deliveries are measured as a
+ * worker or a sender makes them, with their own headers (worker token, a signature over the exact
+ * body bytes) and every status answered, which the library's JSON calls don't carry.
+ */
 export function rawPoster(baseUrl: string) {
   const base = new URL(baseUrl);
   if (base.hostname !== "127.0.0.1")

@@ -198,7 +198,9 @@ async function queueRuns(q: QuireClient, repo: string, n: number, maxSeconds: nu
     maxRequests: n,
     maxSeconds,
     send: async () => {
-      ids.push((await q.post<{ run_id: string }>(`/repos/${repo}/-/ci/run`, { branch: "main" })).run_id);
+      ids.push(
+        (await q.post("/repos/:repo*/-/ci/run", { params: { repo }, body: { branch: "main" } })).run_id,
+      );
     },
   });
   return { ids, result };

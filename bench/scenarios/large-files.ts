@@ -43,9 +43,9 @@ const ORG = "large-files";
 export async function measureLargeFiles(server: QuireProcess): Promise<LargeFilesResult> {
   const q = quireClient(server.url);
   const org = `${ORG}-${randomBytes(3).toString("hex")}`;
-  await q.post("/orgs", { name: org });
+  await q.post("/orgs", { body: { name: org } });
   const repo = `${org}/big`;
-  await q.post("/repos", { owner: org, name: repo });
+  await q.post("/repos", { body: { owner: org, name: repo } });
 
   const pgInsert = await measurePgInsert(server.databaseUrl, LARGE_FILE_BYTES);
   progress(`large files: pg INSERT of 20 MiB in ${ms(pgInsert.seconds)}`);
@@ -56,7 +56,9 @@ export async function measureLargeFiles(server: QuireProcess): Promise<LargeFile
     `large files: commit of 20 MiB in ${ms(commit.seconds)}, longest pause ${commit.pause.maxMs.toFixed(0)} ms`,
   );
   const read = await paused(server, () =>
-    best(REPEATS, LARGE_FILE_BYTES, () => q.get(`/repos/${repo}/-/file/big/file.bin`)),
+    best(REPEATS, LARGE_FILE_BYTES, () =>
+      q.get("/repos/:repo*/-/file/:path*", { params: { repo, path: "big/file.bin" } }),
+    ),
   );
   const archive = await paused(server, () =>
     best(REPEATS, LARGE_FILE_BYTES, () => drain(`${server.url}/repos/${repo}/-/archive`)),
@@ -90,10 +92,13 @@ async function best(repeats: number, bytes: number, once: () => Promise<unknown>
 }
 
 async function commitFile(q: QuireClient, repo: string, path: string, data: Buffer): Promise<void> {
-  await q.post(`/repos/${repo}/-/commit`, {
-    branch: "main",
-    message: `${data.length} bytes`,
-    files: [{ path, content: data.toString("base64") }],
+  await q.post("/repos/:repo*/-/commit", {
+    params: { repo },
+    body: {
+      branch: "main",
+      message: `${data.length} bytes`,
+      files: [{ path, content: data.toString("base64") }],
+    },
   });
 }
 
@@ -111,7 +116,10 @@ async function concurrentCommits(q: QuireClient, repo: string) {
   };
 }
 
-/** GETs `url` (the bench server runs with DEV_IDENTITY: no credentials) and discards the body. */
+/**
+ * GETs `url` (the bench server runs with DEV_IDENTITY: no credentials) and discards the body. Raw on
+ * purpose: the archive is a bytes stream, measured as it arrives rather than buffered by a client.
+ */
 function drain(url: string): Promise<void> {
   return new Promise((resolve, reject) => {
     http

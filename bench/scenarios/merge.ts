@@ -50,7 +50,7 @@ export async function createMergeBranches(
 
 /** POST merge; resolves to the new head of main. */
 export async function mergeBranch(q: QuireClient, repo: string, branch: string): Promise<number> {
-  return (await q.post<{ sequence: number }>(`/repos/${repo}/-/merge`, { branch })).sequence;
+  return (await q.post("/repos/:repo*/-/merge", { params: { repo }, body: { branch } })).sequence;
 }
 
 /**

@@ -197,8 +197,8 @@ async function main(): Promise<void> {
     const second = await startQuire({ sharing: first, name: "quire-2" });
     const q = quireClient(first.url);
     const org = `ssebench${Date.now().toString(36)}`;
-    await q.post("/orgs", { name: org });
-    await q.post("/repos", { owner: org, name: `${org}/docs` });
+    await q.post("/orgs", { body: { name: org } });
+    await q.post("/repos", { body: { owner: org, name: `${org}/docs` } });
     const result = await measureSse([first.url, second.url], `${org}/docs`);
     console.log(JSON.stringify(result, null, 2));
   } finally {

@@ -1,3 +1,4 @@
+import type { ReplyOf } from "../../cli/client/index.ts";
 import { policies } from "../../test/support/policies.ts";
 import type { QuireClient } from "../client.ts";
 import { commit } from "../fixtures.ts";
@@ -17,11 +18,7 @@ export const STATUS_POLICIES: Record<string, string> = {
  */
 const EXPECTED_WITH_POLICIES = { ci_must_pass: true, require_review: false };
 
-interface StatusAnswer {
-  mergeable: boolean;
-  policies: { name: string; pass: boolean; reason: string }[];
-  conflicts: unknown[];
-}
+type StatusAnswer = ReplyOf<"GET", "/repos/:repo*/-/branch/:branch*/status">;
 
 /** Throws unless the answer has no conflicts and exactly the expected verdicts, by policy name. */
 function expectVerdicts(answer: StatusAnswer, expected: Record<string, boolean>): void {
@@ -36,7 +33,7 @@ function expectVerdicts(answer: StatusAnswer, expected: Record<string, boolean>)
 }
 
 const getStatus = (q: QuireClient, repo: string, branch: string) =>
-  q.get<StatusAnswer>(`/repos/${repo}/-/branch/${branch}/status`);
+  q.get("/repos/:repo*/-/branch/:branch*/status", { params: { repo, branch } });
 
 /** GET branch/{branch}/status, one client, one request at a time, checking every answer. */
 function statusLoop(
@@ -73,7 +70,10 @@ export async function installPolicies(q: QuireClient, repo: string, branch: stri
     text,
   }));
   await commit(q, repo, "main", "install merge policies", files);
-  await q.post(`/repos/${repo}/-/check`, { branch, check_name: "ci/bench", status: "passed" });
+  await q.post("/repos/:repo*/-/check", {
+    params: { repo },
+    body: { branch, check_name: "ci/bench", status: "passed" },
+  });
 }
 
 /** The first status after installPolicies, in ms: the server compiles both policies with opa. */

@@ -17,7 +17,11 @@ import { measureHttpFloor, PAGE } from "./reads.ts";
 const FILES = 2_000;
 const BUDGET: Budget = { maxRequests: 300, maxSeconds: 20 };
 
-/** GET of a page as a browser asks for it, on a keep-alive socket; the whole body is read. */
+/**
+ * GET of a page as a browser asks for it, on a keep-alive socket; the whole body is read. Raw on
+ * purpose, not the typed client: the UI routes answer HTML, and this measures the page's bytes as a
+ * browser's request (accept: text/html) gets them.
+ */
 function pageGetter(baseUrl: string) {
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -57,7 +61,7 @@ export async function measureWeb(server: QuireProcess): Promise<string> {
     warmup: 20,
     ...BUDGET,
     send: async () => {
-      const body = await q.get<{ entries: unknown[] }>(`/repos/${repo}/-/tree?limit=${PAGE}`);
+      const body = await q.get("/repos/:repo*/-/tree", { params: { repo }, query: { limit: String(PAGE) } });
       if (body.entries.length !== PAGE) throw new Error(`expected ${PAGE} entries`);
     },
   });

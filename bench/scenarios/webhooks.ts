@@ -188,11 +188,13 @@ export async function measureWebhooks(
   };
   try {
     for (let i = 0; i < plan.subscriptions; i++) {
-      const sub = await q.post<{ id: string }>("/subscriptions", {
-        repo,
-        event_types: ["com.svc.commit.created"],
-        backend: "webhook",
-        config: { url: `${receiver.url}/s/${i}`, secret: `secret-${i}` },
+      const sub = await q.post("/subscriptions", {
+        body: {
+          repo,
+          event_types: ["com.svc.commit.created"],
+          backend: "webhook",
+          config: { url: `${receiver.url}/s/${i}`, secret: `secret-${i}` },
+        },
       });
       ids.push(sub.id);
     }
@@ -211,7 +213,7 @@ export async function measureWebhooks(
       "webhooks: backlog drain (per delivery)",
       async () => {
         const started = performance.now();
-        await Promise.all(ids.map((id) => q.post(`/subscriptions/${id}/resume`, undefined)));
+        await Promise.all(ids.map((id) => q.post("/subscriptions/:id/resume", { params: { id }, body: {} })));
         await waitFor(() => receiver.count("backlog"), backlogWant, plan.deliverySeconds * 1000);
         const got = arrivalsOf("backlog");
         const end = got.reduce((last, a) => Math.max(last, a.at), started);
@@ -276,7 +278,7 @@ export async function measureWebhooks(
   } finally {
     // Undelivered outbox rows go with their subscriptions, so nothing is sent after this.
     for (const id of ids)
-      await q.delete(`/subscriptions/${id}`).catch((err: unknown) => {
+      await q.delete("/subscriptions/:id", { params: { id } }).catch((err: unknown) => {
         progress(`webhooks: could not delete subscription ${id}: ${String(err)}`);
       });
     await receiver.close();
@@ -292,8 +294,8 @@ async function main(): Promise<void> {
   try {
     const q = quireClient(server.url);
     const org = `hooks${Date.now().toString(36)}`;
-    await q.post("/orgs", { name: org });
-    await q.post("/repos", { owner: org, name: `${org}/docs` });
+    await q.post("/orgs", { body: { name: org } });
+    await q.post("/repos", { body: { owner: org, name: `${org}/docs` } });
     const result = await measureWebhooks(server, q, `${org}/docs`);
     console.log(JSON.stringify(result, null, 2));
   } finally {
