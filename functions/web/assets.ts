@@ -95,6 +95,23 @@ const js = `"use strict";
   };
   source.onerror = function () { say("Reconnecting"); };
 })();
+(function () {
+  var list = document.querySelector("datalist[data-branches-of]");
+  var input = list && document.querySelector('input[list="' + list.id + '"]');
+  if (!input) return;
+  var loaded = false;
+  input.addEventListener("focus", function () {
+    if (loaded) return;
+    loaded = true;
+    var path = list.getAttribute("data-branches-of").split("/").map(encodeURIComponent).join("/");
+    fetch("/repos/" + path + "/-/branches", { headers: { accept: "application/json" }, credentials: "same-origin" })
+      .then(function (res) { return res.ok ? res.json() : { branches: [] }; })
+      .then(function (body) {
+        (body.branches || []).forEach(function (b) { list.appendChild(new Option(b.name, b.name)); });
+      })
+      .catch(function () { loaded = false; });
+  });
+})();
 `;
 
 export const styles: Asset = asset("app.css", "text/css; charset=utf-8", css);

@@ -46,7 +46,10 @@ function crumbsNav(crumbs: [string, string][]): Html {
   )}</ol></nav>`;
 }
 
-/** The page shell: landmarks, a skip link, the stylesheet and, on live pages, the live script. */
+/**
+ * The page shell: landmarks, a skip link, the stylesheet and, on a repo's pages, the script (live
+ * updates where the page names a branch, the branch picker's suggestions).
+ */
 export function page(p: PageInput): Html {
   const live = p.repo && p.liveBranch !== undefined;
   return html`<!doctype html>
@@ -57,7 +60,7 @@ export function page(p: PageInput): Html {
 <title>${p.title} · Quire</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${styles.path}">
-${live ? html`<script src="${liveScript.path}" defer></script>` : ""}
+${p.repo ? html`<script src="${liveScript.path}" defer></script>` : ""}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

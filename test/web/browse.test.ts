@@ -20,6 +20,7 @@ describe("browsing a repo in the browser", () => {
       "data.json": '{"a":1,"b":[1,2]}',
     });
     await repo.commit("main", { "guide.md": "# Guide\n\nSecond version.\n", "later.txt": "added later\n" });
+    await repo.branch("drafts/one", { files: { "x.md": "x" } });
 
     context = await signedInContext(chrome.browser, app, repo.owner);
     const page = await context.newPage();
@@ -36,6 +37,13 @@ describe("browsing a repo in the browser", () => {
     expect(await page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
     expect(await page.getByLabel("Branch", { exact: true }).count()).toBe(1);
     expect(await page.getByLabel("At sequence", { exact: true }).count()).toBe(1);
+    // Using the branch field offers the repo's branches, read from the API only then.
+    await page.getByLabel("Branch", { exact: true }).focus();
+    await expect
+      .poll(() =>
+        page.locator("#pick-branches option").evaluateAll((os) => os.map((o) => o.getAttribute("value"))),
+      )
+      .toEqual(expect.arrayContaining(["main", "drafts/one"]));
     expect(await page.getByRole("main").count()).toBe(1);
 
     await page.getByRole("link", { name: "History" }).click();

@@ -24,19 +24,19 @@ const markdown = new MarkdownIt({ html: false, linkify: false });
 const when = (d: Date | string) =>
   html`<time datetime="${new Date(d).toISOString()}">${new Date(d).toISOString().replace("T", " ").slice(0, 16)} UTC</time>`;
 
-/** The branch and sequence picker of the tree and file pages: a GET form, usable without script. */
-function viewPicker(repo: string, branches: string[], branch: string, at: number, head: number): Html {
+/**
+ * The branch and sequence picker of the tree page: a GET form, usable without script. The branch
+ * is typed; the page's script offers the repo's branches (from the API) once the field is used,
+ * so rendering the page costs no branch-list query (docs/web.md, "Speed").
+ */
+function viewPicker(repo: string, branch: string, at: number, head: number): Html {
   return html`<form class="view" method="get" aria-label="Choose a branch and sequence">
-<label for="pick-branch">Branch</label> <select id="pick-branch" name="branch">${branches.map((b) => html`<option${b === branch ? trusted(" selected") : ""}>${b}</option>`)}</select>
+<label for="pick-branch">Branch</label> <input id="pick-branch" name="branch" value="${branch}" list="pick-branches" autocomplete="off" required>
+<datalist id="pick-branches" data-branches-of="${repo}"></datalist>
 <label for="pick-at">At sequence</label> <input id="pick-at" name="at" type="number" min="0" max="${head}" value="${at}">
 <button type="submit">Show</button>
 <span class="muted">head of ${branch} is ${head}; ${at === head ? "showing the head" : html`showing sequence ${at} (<a href="${u.treeUrl(repo, { branch })}">go to head</a>)`}</span>
 </form>`;
-}
-
-async function branchNames(ctx: AppContext, access: RepoAccess): Promise<string[]> {
-  const rows = await listBranches(ctx.pool, access, { status: "active", draft: false, includeDraft: true });
-  return rows.map((b) => b.name);
 }
 
 export async function treePage(
@@ -47,13 +47,10 @@ export async function treePage(
 ): Promise<Html> {
   const name = access.repo.name;
   const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
-  const [entries, branches] = await Promise.all([
-    readTreeInView(ctx.pool, view, { after: q.after, limit: q.limit }),
-    branchNames(ctx, access),
-  ]);
+  const entries = await readTreeInView(ctx.pool, view, { after: q.after, limit: q.limit });
   const last = entries.at(-1);
   const body = html`<h1>${name}</h1>
-${viewPicker(name, branches, q.branch, view.at, view.branch.head_sequence)}
+${viewPicker(name, q.branch, view.at, view.branch.head_sequence)}
 <section aria-labelledby="files-h"><h2 id="files-h">Files</h2>
 ${
   entries.length === 0
