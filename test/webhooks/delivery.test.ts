@@ -1,7 +1,14 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { commit, createBranch, repoWithOwner, useFixture } from "../support/world.ts";
-import { ADMIN, outboxOf, startReceiver, startWebhookApp, subscribe } from "./support.ts";
+import {
+  ADMIN,
+  outboxOf,
+  startReceiver,
+  startWebhookApp,
+  subscribe,
+  WEBHOOK_TEST_TIMEOUT_MS,
+} from "./support.ts";
 
 /** What a receiver gets: the envelope, its headers and signature, the filters, and what counts as success. */
 
@@ -160,7 +167,7 @@ describe("what counts as success", () => {
     rx.set({ kind: "hang" });
     try {
       await commit(fx, "main", { "h.md": "1" });
-      await app.webhooks.drain(); // the test app's timeout is 500 ms
+      await app.webhooks.drain(); // after the test app's timeout
     } finally {
       rx.set({ kind: "ok" });
       rx.release();
@@ -170,7 +177,7 @@ describe("what counts as success", () => {
       attempts: 1,
       delivered_at: null,
       last_status: null,
-      last_error: "timed out after 500 ms",
+      last_error: `timed out after ${WEBHOOK_TEST_TIMEOUT_MS} ms`,
     });
     await app.sql("DELETE FROM subscriptions WHERE id = $1", [sub.id]);
   });

@@ -17,6 +17,9 @@ import { type Client, client } from "../support/client.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { expectStatus } from "../support/world.ts";
 
+/** The send timeout of the webhook test apps. */
+export const WEBHOOK_TEST_TIMEOUT_MS = 3000;
+
 /** A Quire instance for webhook tests: a manual clock, a short attempt timeout, private URLs allowed. */
 export interface WebhookApp {
   url: string;
@@ -44,7 +47,7 @@ const quiet = () =>
 
 /**
  * Starts Quire with the server function `npm start` uses, on a fresh database (or `sharing`'s),
- * with a manual clock (tests move time, never sleep for it) and a 500 ms attempt timeout.
+ * with a manual clock (tests move time, never sleep for it) and a 3 s attempt timeout (WEBHOOK_TEST_TIMEOUT_MS).
  * SVC_WEBHOOK_ALLOW_PRIVATE=true because every receiver runs on 127.0.0.1.
  */
 export async function startWebhookApp(opts: WebhookAppOptions = {}): Promise<WebhookApp> {
@@ -63,7 +66,13 @@ export async function startWebhookApp(opts: WebhookAppOptions = {}): Promise<Web
     },
     {
       logTo: quiet(),
-      context: { clock, ...opts.context, webhooks: { timeoutMs: 500, ...opts.context?.webhooks } },
+      // Long enough that a send to a local receiver never times out on a busy 2-core machine
+      // (a timeout is a failed attempt, retried only when the manual clock moves): 500 ms did.
+      context: {
+        clock,
+        ...opts.context,
+        webhooks: { timeoutMs: WEBHOOK_TEST_TIMEOUT_MS, ...opts.context?.webhooks },
+      },
     },
   );
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
