@@ -5,8 +5,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer } from "../../functions/server.ts";
-import { ADMIN, type TestApp } from "../support/app.ts";
-import { client } from "../support/client.ts";
+import { ADMIN, appAccess, type TestApp } from "../support/app.ts";
 import { databaseUrl } from "../support/global-setup.ts";
 import { startTestIdp } from "../support/idp.ts";
 import { expectOk } from "../support/world.ts";
@@ -44,9 +43,7 @@ beforeAll(async () => {
     server,
     idp,
     databaseUrl: url,
-    as: (email) => client(server.url, () => idp.token(email)),
-    anonymous: client(server.url, async () => null),
-    sql: async (text, values) => (await pool.query(text, values)).rows,
+    ...appAccess(server.url, idp, pool),
     async close() {
       await pool.end();
       await server.close();

@@ -4,6 +4,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import type { RunningServer } from "../../functions/server.ts";
 import { ADMIN, startSecondInstance, type TestApp } from "../support/app.ts";
+import { untilListening } from "../support/child.ts";
 import { freePort } from "../support/ports.ts";
 
 const _quiet = () => new Writable({ write: (_c, _e, done) => done() });
@@ -37,31 +38,12 @@ export async function childInstance(app: TestApp, env: Record<string, string> = 
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  let output = "";
   const url = `http://127.0.0.1:${port}`;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child server did not start: ${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("quire is listening")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`child server exited (${code}): ${output}`));
-    });
-  });
+  await untilListening(child);
   return {
     url,
     child,
     async close() {
-      process.off("exit", killOnExit);
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");
       await once(child, "exit");

@@ -29,6 +29,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** What every test app offers over its server: clients signed in as anyone or no one, and SQL. */
+export function appAccess(
+  url: string,
+  idp: TestIdp,
+  pool: pg.Pool,
+): Pick<TestApp, "as" | "anonymous" | "sql"> {
+  return {
+    as: (email) => client(url, () => idp.token(email)),
+    anonymous: client(url, async () => null),
+    sql: async (text, values) => (await pool.query(text, values)).rows,
+  };
+}
+
 /** Test apps log into the void unless QUIRE_TEST_LOGS=1, so expected errors do not clutter the run. */
 function quietLog(): NodeJS.WritableStream {
   if (process.env["QUIRE_TEST_LOGS"] === "1") return process.stdout;
@@ -87,9 +100,7 @@ export async function startTestApp(
     server,
     idp,
     databaseUrl: dbUrl,
-    as: (email) => client(server.url, () => idp.token(email)),
-    anonymous: client(server.url, async () => null),
-    sql: async (text, values) => (await pool.query(text, values)).rows,
+    ...appAccess(server.url, idp, pool),
     async close() {
       await pool.end();
       await server.close();

@@ -6,6 +6,7 @@ import { ManualClock } from "../../shared/clock.ts";
 import { leaseDue } from "../../shared/webhooks/outbox.ts";
 import { envelopeBody, sendWebhook } from "../../shared/webhooks/send.ts";
 import { ADMIN, freshDatabase } from "../support/app.ts";
+import { untilListening } from "../support/child.ts";
 import { client } from "../support/client.ts";
 import { startTestIdp } from "../support/idp.ts";
 import { freePort } from "../support/ports.ts";
@@ -133,23 +134,7 @@ async function childServer(env: Record<string, string>): Promise<{ url: string; 
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  child.once("exit", () => process.off("exit", killOnExit));
-  let output = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("quire is listening")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`child exited (${code}): ${output}`)));
-  });
+  await untilListening(child, "child");
   return { url: `http://127.0.0.1:${port}`, child };
 }
 

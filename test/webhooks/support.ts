@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { type RunningServer, startServer } from "../../functions/server.ts";
+import { startServer } from "../../functions/server.ts";
 import { ManualClock } from "../../shared/clock.ts";
 import type { ContextOptions } from "../../shared/context.ts";
 import type { WebhookDelivery } from "../../shared/webhooks/delivery.ts";
@@ -12,26 +12,18 @@ import { api, type Options } from "../support/api.ts";
 
 type EventTypes = Options<"POST", "/subscriptions">["body"]["event_types"];
 
-import { ADMIN, freshDatabase } from "../support/app.ts";
-import { type Client, client } from "../support/client.ts";
-import { startTestIdp, type TestIdp } from "../support/idp.ts";
+import { ADMIN, appAccess, freshDatabase, type TestApp } from "../support/app.ts";
+import type { Client } from "../support/client.ts";
+import { startTestIdp } from "../support/idp.ts";
 import { expectStatus } from "../support/world.ts";
 
 /** The send timeout of the webhook test apps. */
 export const WEBHOOK_TEST_TIMEOUT_MS = 3000;
 
 /** A Quire instance for webhook tests: a manual clock, a short attempt timeout, private URLs allowed. */
-export interface WebhookApp {
-  url: string;
-  server: RunningServer;
-  idp: TestIdp;
-  databaseUrl: string;
+export interface WebhookApp extends TestApp {
   clock: ManualClock;
   webhooks: WebhookDelivery;
-  as(email: string): Client;
-  anonymous: Client;
-  sql<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
-  close(): Promise<void>;
 }
 
 export interface WebhookAppOptions {
@@ -83,9 +75,7 @@ export async function startWebhookApp(opts: WebhookAppOptions = {}): Promise<Web
     databaseUrl,
     clock,
     webhooks: server.ctx.webhooks,
-    as: (email) => client(server.url, () => idp.token(email)),
-    anonymous: client(server.url, async () => null),
-    sql: async (text, values) => (await pool.query(text, values)).rows,
+    ...appAccess(server.url, idp, pool),
     async close() {
       await pool.end();
       await server.close();
