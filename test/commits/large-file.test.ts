@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { archiveOf, downloadAs, filesOf } from "../archives/fixtures.ts";
 import { api } from "../support/api.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { startTestApp } from "../support/app.ts";
 import { b64 } from "../support/client.ts";
-import { errorOf, expectOk } from "../support/world.ts";
-import { commit, createBranch, type RepoFixture, repoWithOwner, sha256hex } from "./fixtures.ts";
+import { errorOf, expectOk, useFixture } from "../support/world.ts";
+import { commit, createBranch, repoWithOwner, sha256hex } from "./fixtures.ts";
 
 // Files as large as the default body limit (32 MiB) lets through: committed, read back and
 // archived byte for byte. Functional only; how long they take and how long they hold the event
@@ -17,13 +17,8 @@ const LARGEST_FILE = Math.floor((BODY_LIMIT - 1024) / 4) * 3;
 /** Moving ~100 MB through the test client and the server takes a while on a busy machine. */
 const BIG_TEST_TIMEOUT_MS = 180_000;
 
-let app: TestApp;
-let fx: RepoFixture;
-beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 
 async function readBack(path: string, branch = "main"): Promise<{ bytes: Buffer; versionId: string }> {
   const res = await api(fx.client).get("/repos/:repo*/-/file/:path*", {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, type RepoFixture, repoWithOwner, snapshot } from "../commits/fixtures.ts";
-import { startTestApp, type TestApp } from "../support/app.ts";
+import { describe, expect, it } from "vitest";
+import { expectError, repoWithOwner, snapshot } from "../commits/fixtures.ts";
+import { startTestApp } from "../support/app.ts";
 import { b64, type Res } from "../support/client.ts";
-import { errorOf } from "../support/world.ts";
+import { errorOf, useFixture } from "../support/world.ts";
 
 // Strings of several MB in fields whose patterns used to recurse or backtrack per character or
 // per group (a stack overflow, so a 500): each is refused with a 400 that does not echo the
@@ -12,13 +12,8 @@ const MB = 1024 * 1024;
 /** "a/a/a/…": a valid branch shape, many segments long. */
 const manySegments = "a/".repeat(3 * MB) + "a";
 
-let app: TestApp;
-let fx: RepoFixture;
-beforeAll(async () => {
-  app = await startTestApp();
-  fx = await repoWithOwner(app);
-});
-afterAll(() => app.close());
+const app = useFixture(startTestApp);
+const fx = useFixture(() => repoWithOwner(app));
 
 /** The refusal is short: the message names the field, not the megabytes sent. */
 function expectShort400(res: Res, code: string, field: string): void {

@@ -4,16 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AddressKind, classifyAddress } from "../../shared/webhooks/addresses.ts";
 import { type Resolver, systemResolver } from "../../shared/webhooks/guard.ts";
 import { sendWebhook } from "../../shared/webhooks/send.ts";
-import { commit, type RepoFixture, repoWithOwner } from "../support/world.ts";
-import {
-  ADMIN,
-  outboxOf,
-  type Receiver,
-  startReceiver,
-  startWebhookApp,
-  subscribe,
-  type WebhookApp,
-} from "./support.ts";
+import { commit } from "../support/world.ts";
+import { ADMIN, outboxOf, type Receiver, startReceiver, subscribe, useGuardedWebhookApp } from "./support.ts";
 
 /**
  * The SSRF guard at send time: the host is resolved when sending and refused if any address is
@@ -129,21 +121,7 @@ describe("the connection goes to the vetted address", () => {
 });
 
 describe("in the running service", () => {
-  let app: WebhookApp;
-  let rx: Receiver;
-  let fx: RepoFixture;
-  beforeAll(async () => {
-    app = await startWebhookApp({
-      env: { SVC_WEBHOOK_ALLOW_PRIVATE: "false" },
-      context: { webhooks: { resolve } },
-    });
-    rx = await startReceiver();
-    fx = await repoWithOwner(app as never);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await rx?.close();
-  });
+  const { app, rx, fx } = useGuardedWebhookApp(resolve);
 
   it("a name that resolved publicly at creation and privately at send time is refused then", async () => {
     names["rebind.quire.test"] = ["203.0.113.10"];

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Resolver } from "../../shared/webhooks/guard.ts";
 import { api, okBody } from "../support/api.ts";
-import { errorOf, expectError, expectOk, type RepoFixture, repoWithOwner } from "../support/world.ts";
-import { ADMIN, type Receiver, startReceiver, startWebhookApp, type WebhookApp } from "./support.ts";
+import { errorOf, expectError, expectOk } from "../support/world.ts";
+import { ADMIN, startWebhookApp, useGuardedWebhookApp } from "./support.ts";
 
 /**
  * Who may do what (spec: repo-scoped needs reader or higher; global needs a global admin; list
  * shows one's own, or all to a global admin; delete and resume need the creator or a global admin),
  * and which URLs are refused at creation. This app runs with SVC_WEBHOOK_ALLOW_PRIVATE unset.
  */
-
-let app: WebhookApp;
-let rx: Receiver;
-let fx: RepoFixture;
 
 // Names for the SSRF cases; anything else goes to the system resolver.
 const names: Record<string, string[]> = {
@@ -33,18 +29,7 @@ const resolve: Resolver = async (host) => {
   return fixed.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 };
 
-beforeAll(async () => {
-  app = await startWebhookApp({
-    env: { SVC_WEBHOOK_ALLOW_PRIVATE: "false" },
-    context: { webhooks: { resolve } },
-  });
-  rx = await startReceiver();
-  fx = await repoWithOwner(app as never);
-});
-afterAll(async () => {
-  await app?.close();
-  await rx?.close();
-});
+const { app, rx, fx } = useGuardedWebhookApp(resolve);
 
 const count = async () =>
   (await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions"))[0]!.n;

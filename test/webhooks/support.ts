@@ -8,6 +8,7 @@ import { startServer } from "../../functions/server.ts";
 import { ManualClock } from "../../shared/clock.ts";
 import type { ContextOptions } from "../../shared/context.ts";
 import type { WebhookDelivery } from "../../shared/webhooks/delivery.ts";
+import type { Resolver } from "../../shared/webhooks/guard.ts";
 import { api, type Options } from "../support/api.ts";
 
 type EventTypes = Options<"POST", "/subscriptions">["body"]["event_types"];
@@ -15,7 +16,7 @@ type EventTypes = Options<"POST", "/subscriptions">["body"]["event_types"];
 import { ADMIN, appAccess, freshDatabase, type TestApp } from "../support/app.ts";
 import type { Client } from "../support/client.ts";
 import { startTestIdp } from "../support/idp.ts";
-import { expectStatus } from "../support/world.ts";
+import { expectStatus, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 
 /** The send timeout of the webhook test apps. */
 export const WEBHOOK_TEST_TIMEOUT_MS = 3000;
@@ -220,3 +221,16 @@ export async function subscriptionRow(app: WebhookApp, id: string) {
 }
 
 export { ADMIN };
+
+/**
+ * For a file (or a describe block): a webhook app that refuses private addresses (the SSRF guard
+ * on, names answered by `resolve`), a receiver and a repo, started before its tests.
+ */
+export function useGuardedWebhookApp(resolve: Resolver): { app: WebhookApp; rx: Receiver; fx: RepoFixture } {
+  const app = useFixture(() =>
+    startWebhookApp({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: "false" }, context: { webhooks: { resolve } } }),
+  );
+  const rx = useFixture(startReceiver);
+  const fx = useFixture(() => repoWithOwner(app as never));
+  return { app, rx, fx };
+}
