@@ -11,26 +11,23 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+/** A commit of `a.md` that expects the branch head at `expected`. */
+const expecting = <E>(branch: string, expected: E, text: string) => ({
+  branch,
+  message: `expecting ${String(expected)}`,
+  expected_head_sequence: expected,
+  files: [{ path: "a.md", content: b64(text) }],
+});
 const post = (fx: RepoFixture, branch: string, expected: number, text = "x") =>
   api(fx.client).post("/repos/:repo*/-/commit", {
     params: { repo: fx.repo },
-    body: {
-      branch,
-      message: `expecting ${String(expected)}`,
-      expected_head_sequence: expected,
-      files: [{ path: "a.md", content: b64(text) }],
-    },
+    body: expecting(branch, expected, text),
   });
 /** The same request with an `expected_head_sequence` the route does not accept. */
 const postBad = (fx: RepoFixture, branch: string, expected: unknown, text = "x") =>
   unchecked(fx.client).post("/repos/:repo*/-/commit", {
     params: { repo: fx.repo },
-    body: {
-      branch,
-      message: `expecting ${String(expected)}`,
-      expected_head_sequence: expected,
-      files: [{ path: "a.md", content: b64(text) }],
-    },
+    body: expecting(branch, expected, text),
   });
 
 const counts = async (fx: RepoFixture) => {

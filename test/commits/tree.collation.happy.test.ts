@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer } from "../../functions/server.ts";
-import { ADMIN, appAccess, type TestApp } from "../support/app.ts";
+import { ADMIN, type TestApp, testAppOver } from "../support/app.ts";
 import { databaseUrl } from "../support/global-setup.ts";
 import { startTestIdp } from "../support/idp.ts";
 import { expectOk } from "../support/world.ts";
@@ -37,24 +37,12 @@ beforeAll(async () => {
     LOG_LEVEL: "error",
     SVC_BLOB_LOCAL_DIR: blobDir,
   });
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
-  app = {
-    url: server.url,
-    server,
-    idp,
-    databaseUrl: url,
-    ...appAccess(server.url, idp, pool),
-    async close() {
-      await pool.end();
-      await server.close();
-      await idp.close();
-      await rm(blobDir, { recursive: true, force: true });
-      const drop = new pg.Client({ connectionString: adminUrl });
-      await drop.connect();
-      await drop.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await drop.end();
-    },
-  };
+  app = testAppOver(server, idp, url, blobDir, async () => {
+    const drop = new pg.Client({ connectionString: adminUrl });
+    await drop.connect();
+    await drop.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await drop.end();
+  });
 });
 afterAll(() => app.close());
 

@@ -92,20 +92,36 @@ export async function startTestApp(
     },
     { logTo: opts.logTo ?? quietLog(), ...(opts.context ? { context: opts.context } : {}) },
   );
-  const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
+  return testAppOver(server, idp, dbUrl, blobDir);
+}
+
+/**
+ * A TestApp over a started server: its clients, SQL on its database, and a `close` that stops the
+ * server and the identity provider, removes the blob folder, then runs `onClose` (a test that
+ * made its own database drops it there).
+ */
+export function testAppOver(
+  server: RunningServer,
+  idp: TestIdp,
+  databaseUrl: string,
+  blobDir: string,
+  onClose: () => Promise<void> = async () => {},
+): TestApp {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   // A test that terminates the database's backends kills this pool's idle clients too: drop them quietly.
   pool.on("error", () => {});
   return {
     url: server.url,
     server,
     idp,
-    databaseUrl: dbUrl,
+    databaseUrl,
     ...appAccess(server.url, idp, pool),
     async close() {
       await pool.end();
       await server.close();
       await idp.close();
       await rm(blobDir, { recursive: true, force: true });
+      await onClose();
     },
   };
 }
