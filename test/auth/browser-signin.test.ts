@@ -78,6 +78,15 @@ function attributes(setCookie: string): Record<string, string> {
   );
 }
 
+/** A form another site's page posts with the victim's cookie, as a browser would send it. */
+const crossSiteForm = (url: string, cookie: string, body: string) =>
+  fetch(url, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" },
+    body,
+  });
+
 describe("the sign-in round trip", () => {
   it("sends the browser to the provider with PKCE, state and nonce, and back with a session that works on the API", async () => {
     const steps = await signInSteps(app, "Ann@Example.com", { returnTo: "/orgs?limit=5" });
@@ -374,16 +383,7 @@ describe("sign-out and ended sessions", () => {
 
   it("refuses a cross-site sign-out form (the session lives on)", async () => {
     const session = await signIn(app, "stays@example.com");
-    const forged = await fetch(`${app.url}/auth/logout`, {
-      method: "POST",
-      redirect: "manual",
-      headers: {
-        cookie: session.cookie,
-        origin: "https://evil.example",
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      body: "",
-    });
+    const forged = await crossSiteForm(`${app.url}/auth/logout`, session.cookie, "");
     expect(forged.status).toBe(403);
     expect((await cookieClient(app.url, session).get("/orgs")).status).toBe(200);
   });
@@ -524,16 +524,7 @@ describe("CSRF: cookie mutations must come from this origin with the token; bear
   });
 
   it("a cross-site form post (urlencoded, the token field guessed) is refused", async () => {
-    const res = await fetch(`${app.url}/orgs`, {
-      method: "POST",
-      redirect: "manual",
-      headers: {
-        cookie: session.cookie,
-        origin: "https://evil.example",
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      body: "name=forged&csrf_token=guess",
-    });
+    const res = await crossSiteForm(`${app.url}/orgs`, session.cookie, "name=forged&csrf_token=guess");
     expect(res.status).toBe(403);
   });
 
