@@ -74,7 +74,8 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
   const work = await mkdtemp(path.join(os.tmpdir(), "quire-ci-local-"));
   try {
     const source = path.join(work, "src");
-    await cp(root, source, { recursive: true, filter: (from) => path.basename(from) !== META_DIR });
+    const meta = path.join(root, META_DIR);
+    await cp(root, source, { recursive: true, filter: (from) => from !== meta });
     const results = await runChecks(env, chosen, source, limits);
     const logDir = branch === null ? path.join(work, "logs") : path.join(root, META_DIR, "ci");
     const rows = await keepLogs(results, logDir);
@@ -83,7 +84,9 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
       rows.push({ check: c.name, status: "skipped", summary: `if: ${c.if}`, log: null });
     env.out.table(rows, COLUMNS);
     if (rows.some((r) => r.status === "failed"))
-      throw new CliError("some checks failed", { hint: "read the failed checks' logs above" });
+      throw new CliError("some checks failed", {
+        hint: "read the failed checks' logs: the table names each file",
+      });
   } finally {
     // Outside a working copy the logs stay in the temporary folder the table names.
     await rm(branch === null ? path.join(work, "src") : work, { recursive: true, force: true });
