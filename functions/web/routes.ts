@@ -16,7 +16,7 @@ import { listProposals } from "../../shared/proposals/proposals.ts";
 import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
 import { csrfField } from "./csrf.ts";
-import { type Html, html } from "./html.ts";
+import { html } from "./html.ts";
 import { page } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
@@ -45,11 +45,6 @@ function errorPage(actor: Actor | null, err: DomainError): Reply {
 
 const wantsHtml = (headers: IncomingHttpHeaders) =>
   /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
-
-/** Renders a page; a refusal on the way is the route's error page (`withErrorPages`). */
-async function rendered(render: () => Promise<Html>): Promise<Reply> {
-  return htmlReply(await render());
-}
 
 /**
  * Every web route shows a refusal to a browser as a page of the site, whether it arose in access
@@ -126,7 +121,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return rendered(() => treePage(ctx, actor, repo, query));
+      return htmlReply(await treePage(ctx, actor, repo, query));
     },
   }),
   route({
@@ -139,7 +134,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params, query } = call;
-      return rendered(() => filePage(ctx, actor, repo, { ...query, path: params.path }));
+      return htmlReply(await filePage(ctx, actor, repo, { ...query, path: params.path }));
     },
   }),
   route({
@@ -171,7 +166,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return rendered(() => historyPage(ctx, actor, repo, query));
+      return htmlReply(await historyPage(ctx, actor, repo, query));
     },
   }),
   route({
@@ -183,7 +178,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      return rendered(() => commitPage(ctx, actor, repo, params.sequence));
+      return htmlReply(await commitPage(ctx, actor, repo, params.sequence));
     },
   }),
   route({
@@ -195,7 +190,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return rendered(() => branchesPage(ctx, actor, repo));
+      return htmlReply(await branchesPage(ctx, actor, repo));
     },
   }),
   route({
@@ -207,7 +202,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      return rendered(() => branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
+      return htmlReply(await branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
     },
   }),
   route({
@@ -272,7 +267,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return rendered(() => proposalsPage(ctx, actor, repo, query.state));
+      return htmlReply(await proposalsPage(ctx, actor, repo, query.state));
     },
   }),
   route({
@@ -284,7 +279,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      return rendered(() => proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
+      return htmlReply(await proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
     },
   }),
   route({
@@ -296,7 +291,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return rendered(() => releasesPage(ctx, actor, repo));
+      return htmlReply(await releasesPage(ctx, actor, repo));
     },
   }),
   route({
@@ -308,7 +303,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return rendered(() => membersPage(ctx, actor, repo));
+      return htmlReply(await membersPage(ctx, actor, repo));
     },
   }),
 ];
@@ -330,7 +325,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor } = call;
-      return rendered(() => homePage(ctx, actor));
+      return htmlReply(await homePage(ctx, actor));
     },
   }),
   route({
@@ -342,7 +337,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, params } = call;
-      return rendered(() => orgPage(ctx, actor, params.org));
+      return htmlReply(await orgPage(ctx, actor, params.org));
     },
   }),
   route({
