@@ -1,13 +1,13 @@
 import { ConfigError, loadConfig } from "../shared/config.ts";
-import { grantStreamService } from "../shared/db/grants.ts";
+import { grantApplication, grantStreamService } from "../shared/db/grants.ts";
 import { migrate } from "../shared/db/migrate.ts";
 import { configuredDatabase } from "../shared/db/target.ts";
 
 /**
  * `npm run migrate`, and the migration step of a deployment (a Cloud Run job running this file):
  * applies every pending migration to the configured database (Cloud SQL through the connector, or
- * DATABASE_URL), grants the event stream service's users (SVC_DB_STREAM_USERS) their rights on the
- * tables, and exits, 0 when the schema is current. The functions themselves never migrate
+ * DATABASE_URL), grants the functions' users (SVC_DB_APP_USERS) and the event stream service's
+ * (SVC_DB_STREAM_USERS) their rights on the tables (shared/db/grants.ts), and exits, 0 when the schema is current. The functions themselves never migrate
  * (functions/index.ts refuses to serve on a schema that is behind); locally `npm start` still
  * migrates before it listens.
  */
@@ -20,13 +20,15 @@ try {
     );
   try {
     await migrate(db.target);
+    await grantApplication(db.target, config.SVC_DB_APP_USERS);
     await grantStreamService(db.target, config.SVC_DB_STREAM_USERS);
   } finally {
     db.close();
   }
-  const granted = config.SVC_DB_STREAM_USERS.join(", ");
+  const granted = (kind: string, users: string[]) =>
+    users.length ? `; ${kind} rights granted to ${users.join(", ")}` : "";
   console.log(
-    `quire: migrations applied; the schema is current${granted ? `; event stream service rights granted to ${granted}` : ""}`,
+    `quire: migrations applied; the schema is current${granted("functions'", config.SVC_DB_APP_USERS)}${granted("event stream service", config.SVC_DB_STREAM_USERS)}`,
   );
   process.exit(0);
 } catch (err) {

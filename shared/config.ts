@@ -227,9 +227,14 @@ export const envSchema = z
     SVC_CLOUD_SQL_IP_TYPE: z.enum(["PUBLIC", "PRIVATE", "PSC"]).default("PRIVATE"),
     SVC_CLOUD_SQL_ADMIN_ENDPOINT: baseUrl,
     SVC_DB_IAM_USER: optionalText,
+    // A built-in (password) user instead: the migration step's, which owns the schema (db/grants.ts).
+    SVC_DB_USER: optionalText,
+    SVC_DB_PASSWORD: optionalText,
     SVC_DB_NAME: z.string().trim().min(1).default("quire"),
     // The migration step grants these users what the event stream service needs (db/grants.ts).
     SVC_DB_STREAM_USERS: databaseUsers,
+    // ... and these (the functions') read and write every table, without changing the schema.
+    SVC_DB_APP_USERS: databaseUsers,
     PORT: integer(8080, 0, 65535),
     DEV_IDENTITY: identitySetting,
     BOOTSTRAP_ADMIN: identitySetting,
@@ -319,11 +324,26 @@ export const envSchema = z
         message: "is required when SVC_CI_LOG_STORE=gcs",
       });
     }
-    if (env.SVC_CLOUD_SQL_INSTANCE && !env.SVC_DB_IAM_USER) {
+    if (env.SVC_CLOUD_SQL_INSTANCE && !env.SVC_DB_IAM_USER && !env.SVC_DB_USER) {
       ctx.addIssue({
         code: "custom",
         path: ["SVC_DB_IAM_USER"],
-        message: "is required when SVC_CLOUD_SQL_INSTANCE is set",
+        message: "is required when SVC_CLOUD_SQL_INSTANCE is set (or SVC_DB_USER with SVC_DB_PASSWORD)",
+      });
+    }
+    if (env.SVC_DB_IAM_USER && env.SVC_DB_USER) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_DB_USER"],
+        message: "is refused together with SVC_DB_IAM_USER: log in either as an IAM user or with a password",
+      });
+    }
+    if (env.SVC_DB_USER && (!env.SVC_DB_PASSWORD || !env.SVC_CLOUD_SQL_INSTANCE)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_DB_USER"],
+        message:
+          "needs SVC_DB_PASSWORD and SVC_CLOUD_SQL_INSTANCE (with DATABASE_URL, put the user in the URL)",
       });
     }
     if (env.SVC_CLOUD_SQL_INSTANCE && env.DATABASE_URL) {

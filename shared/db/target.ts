@@ -24,7 +24,8 @@ export interface ConfiguredDatabase {
  * The database of the cloud functions and the migration step: Cloud SQL through the connector
  * when SVC_CLOUD_SQL_INSTANCE is set (IAM database authentication: the connector asks the Cloud
  * SQL Admin API for an ephemeral client certificate carrying the instance's service account's
- * OAuth token, so there is no password), else DATABASE_URL; undefined when neither is set.
+ * OAuth token, so there is no password; SVC_DB_USER logs in with SVC_DB_PASSWORD instead), else
+ * DATABASE_URL; undefined when neither is set.
  */
 export async function configuredDatabase(config: Env): Promise<ConfiguredDatabase | undefined> {
   const instance = config.SVC_CLOUD_SQL_INSTANCE;
@@ -37,13 +38,19 @@ export async function configuredDatabase(config: Env): Promise<ConfiguredDatabas
     config.SVC_CLOUD_SQL_ADMIN_ENDPOINT ? { sqlAdminAPIEndpoint: config.SVC_CLOUD_SQL_ADMIN_ENDPOINT } : {},
   );
   try {
+    // A built-in user (the migration step's, docs/deploy.md "Migrations") logs in with its
+    // password; everyone else as an IAM user on the token.
+    const builtIn = config.SVC_DB_USER !== undefined;
     const { stream } = await connector.getOptions({
       instanceConnectionName: instance,
       ipType: IpAddressTypes[config.SVC_CLOUD_SQL_IP_TYPE],
-      authType: AuthTypes.IAM,
+      authType: builtIn ? AuthTypes.PASSWORD : AuthTypes.IAM,
     });
+    const login = builtIn
+      ? { user: config.SVC_DB_USER, password: config.SVC_DB_PASSWORD }
+      : { user: config.SVC_DB_IAM_USER };
     return {
-      target: { stream, user: config.SVC_DB_IAM_USER, database: config.SVC_DB_NAME },
+      target: { stream, ...login, database: config.SVC_DB_NAME },
       close: () => connector.close(),
     };
   } catch (err) {

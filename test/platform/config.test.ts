@@ -47,6 +47,34 @@ describe("configuration", () => {
     ]);
   });
 
+  it("logs in to Cloud SQL either as an IAM user or as a built-in user with its password", () => {
+    const instance = { SVC_CLOUD_SQL_INSTANCE: "p:r:i" };
+    expect(() => loadConfig(instance)).toThrow(/SVC_DB_IAM_USER: is required/);
+    expect(
+      loadConfig({ ...instance, SVC_DB_USER: "quire_migrator", SVC_DB_PASSWORD: "pw" }).SVC_DB_USER,
+    ).toBe("quire_migrator");
+    expect(() => loadConfig({ ...instance, SVC_DB_USER: "quire_migrator" })).toThrow(
+      /SVC_DB_USER: needs SVC_DB_PASSWORD/,
+    );
+    expect(() => loadConfig({ SVC_DB_USER: "quire_migrator", SVC_DB_PASSWORD: "pw" })).toThrow(
+      /SVC_DB_USER: needs SVC_DB_PASSWORD and SVC_CLOUD_SQL_INSTANCE/,
+    );
+    expect(() =>
+      loadConfig({
+        ...instance,
+        SVC_DB_IAM_USER: "f@p.iam",
+        SVC_DB_USER: "quire_migrator",
+        SVC_DB_PASSWORD: "pw",
+      }),
+    ).toThrow(/SVC_DB_USER: is refused together with SVC_DB_IAM_USER/);
+    expect(loadConfig({ SVC_DB_APP_USERS: "quire-functions@p.iam" }).SVC_DB_APP_USERS).toEqual([
+      "quire-functions@p.iam",
+    ]);
+    expect(() => loadConfig({ SVC_DB_APP_USERS: "a; DROP" })).toThrow(
+      /SVC_DB_APP_USERS: must be database user names/,
+    );
+  });
+
   it("needs SVC_BLOB_BUCKET when the blob store is gcs", () => {
     expect(() => loadConfig({ SVC_BLOB_STORE: "gcs" })).toThrow(
       /SVC_BLOB_BUCKET: is required when SVC_BLOB_STORE=gcs/,

@@ -20,7 +20,9 @@ import tls from "node:tls";
  *   its access token on Cloud Run: the same token endpoint and `Metadata-Flavor` headers;
  * - the instance: a TLS 1.3 listener on port 3307 (the connector's fixed port) of a loopback
  *   address of its own, which requires a client certificate signed by the CA and then forwards
- *   the bytes to a real PostgreSQL server, answering its password request (see FakeBackend).
+ *   the bytes to a real PostgreSQL server, answering its password request for an IAM login (see
+ *   FakeBackend); a built-in user's connection (a certificate asked for without a token) sends
+ *   its own password, as with Cloud SQL.
  *
  * Certificates come from the `openssl` command line (Node cannot issue X.509 certificates).
  */
@@ -146,10 +148,13 @@ export async function startCloudSqlFake(postgres: FakeBackend): Promise<CloudSql
       minVersion: "TLSv1.3",
     },
     (client) => {
-      connections.push(String(client.getPeerCertificate().subject?.CN ?? ""));
+      const subject = String(client.getPeerCertificate().subject?.CN ?? "");
+      connections.push(subject);
       const upstream = net.connect(postgres.port, postgres.host);
       client.pipe(upstream);
-      answerPasswordRequest(upstream, client, postgres.login);
+      // A built-in user's certificate carries no token: that client answers with its own password.
+      if (subject === "iam-login") answerPasswordRequest(upstream, client, postgres.login);
+      else upstream.pipe(client);
       const drop = () => {
         client.destroy();
         upstream.destroy();
@@ -183,7 +188,11 @@ export async function startCloudSqlFake(postgres: FakeBackend): Promise<CloudSql
         region: REGION,
         databaseVersion: "POSTGRES_15",
         backendType: "SECOND_GEN",
-        ipAddresses: [{ type: "PRIMARY", ipAddress: ip }],
+        // Public and private: the connector dials the one SVC_CLOUD_SQL_IP_TYPE names.
+        ipAddresses: [
+          { type: "PRIMARY", ipAddress: ip },
+          { type: "PRIVATE", ipAddress: ip },
+        ],
         serverCaCert: { kind: "sql#sslCert", cert: ca.caCert, expirationTime: expiryOf(ca.caCert) },
       });
     if (req.method === "POST" && url === `${base}:generateEphemeralCert`) {
