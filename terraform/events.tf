@@ -16,19 +16,32 @@ resource "google_cloud_run_v2_service" "events" {
   template {
     service_account = google_service_account.events.email
     # A stream holds its request open: up to an hour, then the client resumes with Last-Event-ID.
-    timeout                          = "3600s"
+    timeout                          = "${var.sse_settings.timeout_seconds}s"
     max_instance_request_concurrency = 1000
 
     scaling {
       min_instance_count = 1
-      max_instance_count = local.events_max_instances
+      max_instance_count = var.sse_settings.max_instances
+    }
+
+    # The private path to Cloud SQL (network.tf): Direct VPC egress for private ranges only.
+    dynamic "vpc_access" {
+      for_each = local.private_db ? [var.subnetwork] : []
+      content {
+        egress = "PRIVATE_RANGES_ONLY"
+        network_interfaces {
+          network    = var.network
+          subnetwork = vpc_access.value
+        }
+      }
     }
 
     containers {
       image = var.container_image
 
       dynamic "env" {
-        # The same settings as the functions, as the SSE service's own database user.
+        # The same settings as the functions, as the SSE service's own database user. No secrets:
+        # the streams use none of them (functions/sse/context.ts).
         for_each = merge(local.common_env, { SVC_DB_IAM_USER = google_sql_user.events.name })
         content {
           name  = env.key
@@ -36,23 +49,10 @@ resource "google_cloud_run_v2_service" "events" {
         }
       }
 
-      dynamic "env" {
-        for_each = local.common_secrets
-        content {
-          name = env.key
-          value_source {
-            secret_key_ref {
-              secret  = env.value
-              version = "latest"
-            }
-          }
-        }
-      }
-
       resources {
         limits = {
           cpu    = "1"
-          memory = "512Mi"
+          memory = var.sse_settings.memory
         }
         # The relay and the retention sweep work between requests (docs/deploy.md).
         cpu_idle = false
@@ -60,7 +60,7 @@ resource "google_cloud_run_v2_service" "events" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.events]
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_cloud_run_v2_service_iam_member" "events_public" {

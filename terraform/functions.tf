@@ -29,7 +29,7 @@ locals {
     LOG_FORMAT                        = "json"
     GOOGLE_CLOUD_PROJECT              = var.project_id
     SVC_CLOUD_SQL_INSTANCE            = google_sql_database_instance.quire.connection_name
-    SVC_CLOUD_SQL_IP_TYPE             = "PUBLIC"
+    SVC_CLOUD_SQL_IP_TYPE             = var.db_ip_type
     SVC_DB_IAM_USER                   = google_sql_user.functions.name
     SVC_DB_NAME                       = google_sql_database.quire.name
     SVC_INTERNAL_INVOKERS             = google_service_account.invoker.email
@@ -73,6 +73,8 @@ resource "google_cloudfunctions2_function" "fn" {
   build_config {
     runtime     = "nodejs24"
     entry_point = each.key
+    # A build identity of our own (iam.tf) instead of the project's default compute account.
+    service_account = google_service_account.build.id
     source {
       storage_source {
         bucket = google_storage_bucket.sources.name
@@ -82,10 +84,10 @@ resource "google_cloudfunctions2_function" "fn" {
   }
 
   service_config {
-    max_instance_count               = each.value.max_instances
+    max_instance_count               = var.function_settings[each.key].max_instances
     min_instance_count               = 0
-    available_memory                 = each.value.memory
-    timeout_seconds                  = 60
+    available_memory                 = var.function_settings[each.key].memory
+    timeout_seconds                  = var.function_settings[each.key].timeout_seconds
     max_instance_request_concurrency = 20
     available_cpu                    = "1"
     service_account_email            = google_service_account.functions.email
@@ -94,6 +96,9 @@ resource "google_cloudfunctions2_function" "fn" {
     ingress_settings               = each.value.public ? "ALLOW_INTERNAL_AND_GCLB" : "ALLOW_INTERNAL_ONLY"
     all_traffic_on_latest_revision = true
     environment_variables          = local.common_env
+    # The private path to Cloud SQL (network.tf): only private ranges go through the connector.
+    vpc_connector                 = local.private_db ? google_vpc_access_connector.functions[0].id : null
+    vpc_connector_egress_settings = local.private_db ? "PRIVATE_RANGES_ONLY" : null
 
     dynamic "secret_environment_variables" {
       for_each = local.common_secrets
@@ -106,7 +111,7 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.functions]
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.functions, google_project_iam_member.build]
 }
 
 # The load balancer's serverless NEGs reach public functions as any caller: the functions do their

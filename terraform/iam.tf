@@ -2,7 +2,9 @@
 # - functions: the identity of every function (database user, buckets, queue, topic, KMS signer);
 # - events:    the SSE service (database user, the topic's relay and its own subscriptions);
 # - invoker:   what Cloud Tasks and Cloud Scheduler sign their OIDC tokens as; the only caller
-#              the internal functions accept.
+#              the internal functions accept;
+# - migrate:   the migration job (Cloud SQL client, the migrator's password);
+# - build:     what Cloud Build runs the functions' gen2 builds as.
 
 resource "google_service_account" "functions" {
   account_id   = "quire-functions"
@@ -12,6 +14,16 @@ resource "google_service_account" "functions" {
 resource "google_service_account" "events" {
   account_id   = "quire-events"
   display_name = "Quire SSE service"
+}
+
+resource "google_service_account" "migrate" {
+  account_id   = "quire-migrate"
+  display_name = "Quire migration job"
+}
+
+resource "google_service_account" "build" {
+  account_id   = "quire-build"
+  display_name = "Quire function builds"
 }
 
 resource "google_service_account" "invoker" {
@@ -55,6 +67,13 @@ resource "google_kms_crypto_key_iam_member" "jobs_viewer" {
   member        = google_service_account.functions.member
 }
 
+# The SSE service verifies CI job tokens too (functions/sse/context.ts): the key's public half.
+resource "google_kms_crypto_key_iam_member" "events_jobs_viewer" {
+  crypto_key_id = google_kms_crypto_key.jobs.id
+  role          = "roles/cloudkms.publicKeyViewer"
+  member        = google_service_account.events.member
+}
+
 # Webhook delivery: enqueue tasks that carry the invoker's OIDC token (which needs actAs on it).
 resource "google_cloud_tasks_queue_iam_member" "enqueuer" {
   name     = google_cloud_tasks_queue.webhooks.name
@@ -86,19 +105,12 @@ resource "google_project_iam_member" "events_pubsub" {
   member  = google_service_account.events.member
 }
 
-# Secrets: read by the functions and the SSE service, nothing else.
+# Secrets: the functions read theirs; the SSE service uses none.
 resource "google_secret_manager_secret_iam_member" "functions" {
   for_each  = local.common_secrets
   secret_id = each.value
   role      = "roles/secretmanager.secretAccessor"
   member    = google_service_account.functions.member
-}
-
-resource "google_secret_manager_secret_iam_member" "events" {
-  for_each  = local.common_secrets
-  secret_id = each.value
-  role      = "roles/secretmanager.secretAccessor"
-  member    = google_service_account.events.member
 }
 
 # The internal functions: only the invoker account may call them (no allUsers binding exists).
@@ -108,4 +120,34 @@ resource "google_cloud_run_service_iam_member" "internal_invoker" {
   service  = google_cloudfunctions2_function.fn[each.key].service_config[0].service
   role     = "roles/run.invoker"
   member   = google_service_account.invoker.member
+}
+
+# The migration job logs in as the built-in migrator with its password (database.tf): it needs the
+# connector's Admin API calls (cloudsql.client, not instanceUser) and that one secret.
+resource "google_project_iam_member" "migrate_sql_client" {
+  project = var.project_id
+  role    = "roles/cloudsql.client"
+  member  = google_service_account.migrate.member
+}
+
+resource "google_secret_manager_secret_iam_member" "migrate" {
+  secret_id = google_secret_manager_secret.db_migrator_password.secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.migrate.member
+}
+
+# Gen2 builds (functions.tf build_config.service_account): write logs, push the image to Artifact
+# Registry (gcf-artifacts), read the uploaded source. The operator who applies needs
+# iam.serviceAccountUser on this account (an owner has it).
+resource "google_project_iam_member" "build" {
+  for_each = toset(["roles/logging.logWriter", "roles/artifactregistry.writer"])
+  project  = var.project_id
+  role     = each.value
+  member   = google_service_account.build.member
+}
+
+resource "google_storage_bucket_iam_member" "build_sources" {
+  bucket = google_storage_bucket.sources.name
+  role   = "roles/storage.objectViewer"
+  member = google_service_account.build.member
 }

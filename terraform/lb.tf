@@ -200,3 +200,27 @@ resource "google_compute_global_forwarding_rule" "api" {
   port_range            = "443"
   load_balancing_scheme = "EXTERNAL_MANAGED"
 }
+
+# Plain HTTP on port 80 of the same address answers only a redirect to HTTPS (301 for GET/HEAD,
+# 308 for other methods, so a client does not resend a body over plain HTTP by accident).
+resource "google_compute_url_map" "http_redirect" {
+  name = "quire-http-redirect"
+  default_url_redirect {
+    https_redirect         = true
+    redirect_response_code = "MOVED_PERMANENTLY_DEFAULT"
+    strip_query            = false
+  }
+}
+
+resource "google_compute_target_http_proxy" "http_redirect" {
+  name    = "quire-http-redirect"
+  url_map = google_compute_url_map.http_redirect.id
+}
+
+resource "google_compute_global_forwarding_rule" "http_redirect" {
+  name                  = "quire-http-redirect"
+  target                = google_compute_target_http_proxy.http_redirect.id
+  ip_address            = google_compute_global_address.api.id
+  port_range            = "80"
+  load_balancing_scheme = "EXTERNAL_MANAGED"
+}

@@ -3,15 +3,22 @@
 # in front. docs/deploy.md explains the pieces; docs/routing.md the URL map.
 
 terraform {
-  required_version = ">= 1.5"
+  # Write-only arguments and ephemeral resources (the migrator's password, database.tf).
+  required_version = ">= 1.11"
+  # Exact versions: the ones terraform/schema/ and docs/deploy.md were checked against. The first
+  # `terraform init` where the registry is reachable writes .terraform.lock.hcl (commit it).
   required_providers {
     google = {
       source  = "hashicorp/google"
-      version = ">= 6.20, < 8.0"
+      version = "6.34.0"
     }
     archive = {
       source  = "hashicorp/archive"
-      version = ">= 2.4"
+      version = "2.7.1"
+    }
+    random = {
+      source  = "hashicorp/random"
+      version = "3.7.2"
     }
   }
 }
@@ -25,27 +32,32 @@ locals {
   # The deployment table of functions/groups.ts (cloudFunctions), one entry per function: the key
   # is the entry point. `public` functions sit behind the load balancer; the others are internal
   # (no route, internal ingress, invoked only by Cloud Tasks or Cloud Scheduler with OIDC tokens).
-  # Every instance holds one pool of `db_pool_size` connections, so the sum of max_instances times
-  # the pool size (plus the events service's) must stay under the database's max_connections
-  # (test/deploy/terraform.test.ts checks it).
+  # Their sizes (max instances, memory, timeout) are var.function_settings.
   functions = {
-    meta            = { service = "quire-meta", public = true, max_instances = 2, memory = "256Mi" }
-    repos           = { service = "quire-repos", public = true, max_instances = 12, memory = "512Mi" }
-    orgs            = { service = "quire-orgs", public = true, max_instances = 3, memory = "256Mi" }
-    subscriptions   = { service = "quire-subscriptions", public = true, max_instances = 2, memory = "256Mi" }
-    scheduler       = { service = "quire-scheduler", public = true, max_instances = 4, memory = "256Mi" }
-    identity        = { service = "quire-identity", public = true, max_instances = 2, memory = "256Mi" }
-    web             = { service = "quire-web", public = true, max_instances = 2, memory = "256Mi" }
-    webhookDelivery = { service = "quire-webhook-delivery", public = false, max_instances = 4, memory = "256Mi" }
-    ciCron          = { service = "quire-ci-cron", public = false, max_instances = 1, memory = "256Mi" }
-    ciReaper        = { service = "quire-ci-reaper", public = false, max_instances = 1, memory = "256Mi" }
+    meta            = { service = "quire-meta", public = true }
+    repos           = { service = "quire-repos", public = true }
+    orgs            = { service = "quire-orgs", public = true }
+    subscriptions   = { service = "quire-subscriptions", public = true }
+    scheduler       = { service = "quire-scheduler", public = true }
+    identity        = { service = "quire-identity", public = true }
+    web             = { service = "quire-web", public = true }
+    webhookDelivery = { service = "quire-webhook-delivery", public = false }
+    ciCron          = { service = "quire-ci-cron", public = false }
+    ciReaper        = { service = "quire-ci-reaper", public = false }
   }
   public_functions = { for name, f in local.functions : name => f if f.public }
 
-  # shared/db/pool.ts createPool's default `max`, which every instance uses (shared/context.ts).
-  db_pool_size = 10
-  # The SSE service (Cloud Run, events.tf).
-  events_max_instances = 5
+  # The connection budget (docs/deploy.md, "The connection budget"; test/fast/deploy/terraform.test.ts
+  # computes it): every function instance holds one pool of `db_pool_size` (shared/db/pool.ts
+  # createPool's default max); webhookDelivery's instances also the deliverers' pool
+  # (shared/webhooks/delivery.ts); each SSE instance its pool and one LISTEN connection (the relay);
+  # the migration job one connection at a time; and the server keeps slots for superusers and
+  # Cloud SQL's own agents. The total must leave 15% of var.db_max_connections free.
+  db_pool_size            = 10
+  webhook_pool_size       = 8
+  sse_listen_connections  = 1
+  migrate_connections     = 1
+  db_reserved_connections = 10
 
   # The address clients use: the API's base URL, and the job-token issuer (served by `identity`).
   public_url = "https://${var.domain}"
@@ -63,6 +75,9 @@ locals {
     "secretmanager.googleapis.com",
     "compute.googleapis.com",
     "iam.googleapis.com",
+    # The private path to Cloud SQL (network.tf).
+    "servicenetworking.googleapis.com",
+    "vpcaccess.googleapis.com",
   ]
 }
 

@@ -7,19 +7,23 @@
 # operator sees it, not leave a half-applied plan.
 
 locals {
-  # Only what functions/migrate.ts reads: where the database is and who logs in.
+  # Only what functions/migrate.ts reads: where the database is, who logs in, and whom it grants.
   migrate_env = {
     LOG_FORMAT             = "json"
     GOOGLE_CLOUD_PROJECT   = var.project_id
     SVC_CLOUD_SQL_INSTANCE = google_sql_database_instance.quire.connection_name
-    SVC_CLOUD_SQL_IP_TYPE  = "PUBLIC"
-    # The functions' database user: the schema's owner, so the tables it creates are the
-    # functions' own (docs/deploy.md, "Cloud SQL").
-    SVC_DB_IAM_USER = google_sql_user.functions.name
-    SVC_DB_NAME     = google_sql_database.quire.name
-    # The SSE service logs in as its own user: after migrating, the job grants it read access and
-    # the relay's and retention's writes (shared/db/grants.ts).
+    SVC_CLOUD_SQL_IP_TYPE  = var.db_ip_type
+    # The built-in user that owns the schema (database.tf); its password is the one secret.
+    SVC_DB_USER = google_sql_user.migrator.name
+    SVC_DB_NAME = google_sql_database.quire.name
+    # After migrating, the job grants the functions' IAM user DML on every table and the SSE
+    # service's its reads and the relay's and retention's writes (shared/db/grants.ts).
+    SVC_DB_APP_USERS    = google_sql_user.functions.name
     SVC_DB_STREAM_USERS = google_sql_user.events.name
+  }
+
+  migrate_secrets = {
+    SVC_DB_PASSWORD = google_secret_manager_secret.db_migrator_password.secret_id
   }
 }
 
@@ -34,11 +38,23 @@ resource "google_cloud_run_v2_job" "migrate" {
     parallelism = 1
 
     template {
-      # The functions' identity (Cloud SQL client and instance user): the job needs nothing more.
-      service_account = google_service_account.functions.email
-      timeout         = "600s"
+      # Its own identity: a Cloud SQL client that may read the migrator's password, nothing more.
+      service_account = google_service_account.migrate.email
+      timeout         = "${var.migrate_settings.timeout_seconds}s"
       # A failed migration is rolled back; retrying it unchanged would fail the same way.
       max_retries = 0
+
+      # The private path to Cloud SQL (network.tf): Direct VPC egress for private ranges only.
+      dynamic "vpc_access" {
+        for_each = local.private_db ? [var.subnetwork] : []
+        content {
+          egress = "PRIVATE_RANGES_ONLY"
+          network_interfaces {
+            network    = var.network
+            subnetwork = vpc_access.value
+          }
+        }
+      }
 
       containers {
         image   = var.container_image
@@ -52,15 +68,33 @@ resource "google_cloud_run_v2_job" "migrate" {
           }
         }
 
+        dynamic "env" {
+          for_each = local.migrate_secrets
+          content {
+            name = env.key
+            value_source {
+              secret_key_ref {
+                secret  = env.value
+                version = "latest"
+              }
+            }
+          }
+        }
+
         resources {
           limits = {
             cpu    = "1"
-            memory = "512Mi"
+            memory = var.migrate_settings.memory
           }
         }
       }
     }
   }
 
-  depends_on = [google_project_service.apis, google_project_iam_member.db]
+  depends_on = [
+    google_project_service.apis,
+    google_project_iam_member.migrate_sql_client,
+    google_secret_manager_secret_iam_member.migrate,
+    google_secret_manager_secret_version.db_migrator_password,
+  ]
 }

@@ -22,3 +22,48 @@ output "job_signing_key" {
   description = "The KMS key that signs job tokens."
   value       = google_kms_crypto_key.jobs.id
 }
+
+output "region" {
+  description = "The region of the functions, the SSE service, the migration job and Cloud SQL (`--region` of gcloud)."
+  value       = var.region
+}
+
+output "migration_job" {
+  description = "The migration job: `gcloud run jobs execute <this> --region <region> --wait`."
+  value       = google_cloud_run_v2_job.migrate.name
+}
+
+output "service_accounts" {
+  description = "The service accounts' emails, by role."
+  value = {
+    functions = google_service_account.functions.email
+    events    = google_service_account.events.email
+    invoker   = google_service_account.invoker.email
+    migrate   = google_service_account.migrate.email
+    build     = google_service_account.build.email
+  }
+}
+
+output "database_users" {
+  description = "The database users: the functions' and the SSE service's IAM users, and the built-in migrator that owns the schema (its password is in the Secret Manager secret `database_migrator_password_secret`)."
+  value = {
+    functions = google_sql_user.functions.name
+    events    = google_sql_user.events.name
+    migrator  = google_sql_user.migrator.name
+  }
+}
+
+output "database_migrator_password_secret" {
+  description = "The Secret Manager secret that holds the migrator's password."
+  value       = google_secret_manager_secret.db_migrator_password.secret_id
+}
+
+output "sse_service_url" {
+  description = "The SSE service's own run.app URL (ingress: the load balancer only; for `gcloud run services describe`, logs)."
+  value       = google_cloud_run_v2_service.events.uri
+}
+
+output "internal_function_urls" {
+  description = "The internal functions' URLs (Cloud Tasks and Cloud Scheduler call them with the invoker's OIDC tokens)."
+  value       = { for name, f in local.functions : name => local.function_url[name] if !f.public }
+}

@@ -60,7 +60,7 @@ variable "db_tier" {
 }
 
 variable "db_max_connections" {
-  description = "The max_connections flag of the PostgreSQL instance. The functions' pools times their max instances must stay under it (checked by test/deploy/terraform.test.ts)."
+  description = "The max_connections flag of the PostgreSQL instance. Every connection the deployment can open must leave 15% of it free (docs/deploy.md, \"The connection budget\"; checked by test/fast/deploy/terraform.test.ts)."
   type        = number
   default     = 400
 }
@@ -69,4 +69,78 @@ variable "deletion_protection" {
   description = "Protect the database instance and the buckets from `terraform destroy`."
   type        = bool
   default     = true
+}
+
+variable "db_ip_type" {
+  description = "How the functions, the SSE service and the migration job reach Cloud SQL (SVC_CLOUD_SQL_IP_TYPE). PUBLIC: the instance has a public IP, reached only through the connector. PRIVATE: no public IP (for an org policy that forbids them); the instance gets an address in var.network through private service access, the functions reach it through a Serverless VPC Access connector and the Cloud Run service and job through Direct VPC egress (network.tf)."
+  type        = string
+  default     = "PUBLIC"
+  validation {
+    condition     = contains(["PUBLIC", "PRIVATE"], var.db_ip_type)
+    error_message = "db_ip_type must be PUBLIC or PRIVATE."
+  }
+}
+
+variable "network" {
+  description = "The VPC network of the private path (db_ip_type = PRIVATE): its name in the project."
+  type        = string
+  default     = "default"
+}
+
+variable "subnetwork" {
+  description = "The subnet of var.network in var.region that the SSE service and the migration job send their private traffic through (Direct VPC egress; db_ip_type = PRIVATE)."
+  type        = string
+  default     = "default"
+}
+
+variable "vpc_connector_cidr" {
+  description = "An unused /28 range of var.network for the functions' Serverless VPC Access connector (db_ip_type = PRIVATE)."
+  type        = string
+  default     = "10.8.0.0/28"
+}
+
+variable "db_migrator_password_version" {
+  description = "Change (increase) to give the migrator's built-in database user a new generated password, written to the user and to Secret Manager in the same apply (database.tf)."
+  type        = number
+  default     = 1
+}
+
+variable "function_settings" {
+  description = "Per function (the keys of local.functions in main.tf): max instances, memory and request timeout in seconds. Every instance holds database connections: raising max_instances needs room in db_max_connections (docs/deploy.md, \"The connection budget\"). repos serves archives, which can take minutes."
+  type = map(object({
+    max_instances   = number
+    memory          = string
+    timeout_seconds = number
+  }))
+  default = {
+    meta            = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
+    repos           = { max_instances = 10, memory = "512Mi", timeout_seconds = 600 }
+    orgs            = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
+    subscriptions   = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
+    scheduler       = { max_instances = 3, memory = "256Mi", timeout_seconds = 60 }
+    identity        = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
+    web             = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
+    webhookDelivery = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
+    ciCron          = { max_instances = 1, memory = "256Mi", timeout_seconds = 60 }
+    ciReaper        = { max_instances = 1, memory = "256Mi", timeout_seconds = 60 }
+  }
+}
+
+variable "sse_settings" {
+  description = "The SSE service (events.tf): max instances (each holds its pool and a LISTEN connection), memory, and request timeout in seconds (a stream's longest life; clients resume with Last-Event-ID)."
+  type = object({
+    max_instances   = number
+    memory          = string
+    timeout_seconds = number
+  })
+  default = { max_instances = 3, memory = "512Mi", timeout_seconds = 3600 }
+}
+
+variable "migrate_settings" {
+  description = "The migration job (migrate.tf): memory and task timeout in seconds."
+  type = object({
+    memory          = string
+    timeout_seconds = number
+  })
+  default = { memory = "512Mi", timeout_seconds = 600 }
 }

@@ -15,6 +15,7 @@ import { type Body, expr, loadTerraform, resource, TERRAFORM_DIR, type Terraform
  */
 
 interface ProviderSchema {
+  described_by_hand?: Record<string, string>;
   resources: Record<string, BlockSchema>;
   data: Record<string, BlockSchema>;
 }
@@ -89,6 +90,7 @@ describe("terraform/ is well-formed", () => {
         "lb",
         "main",
         "migrate",
+        "network",
         "outputs",
         "storage",
         "variables",
@@ -123,8 +125,30 @@ describe("terraform/ is well-formed", () => {
     }
   });
 
-  it("outputs the API URL and the issuer URL", () => {
-    expect(Object.keys(tf.outputs)).toEqual(expect.arrayContaining(["api_url", "issuer_url"]));
+  it("outputs the API URL and the issuer URL, and what the runbook needs", () => {
+    expect(Object.keys(tf.outputs)).toEqual(
+      expect.arrayContaining([
+        "api_url",
+        "issuer_url",
+        "region",
+        "migration_job",
+        "service_accounts",
+        "database_users",
+        "sse_service_url",
+        "internal_function_urls",
+      ]),
+    );
+    expect(tf.outputs["migration_job"]?.["value"]).toBe(expr("google_cloud_run_v2_job.migrate.name"));
+    expect(tf.outputs["sse_service_url"]?.["value"]).toBe(expr("google_cloud_run_v2_service.events.uri"));
+    expect(tf.outputs["internal_function_urls"]?.["value"]).toBe(
+      expr("{ for name, f in local.functions : name => local.function_url[name] if !f.public }"),
+    );
+    const accounts = Object.keys(tf.resources["google_service_account"] ?? {}).sort();
+    expect(tf.outputs["service_accounts"]?.["value"]).toEqual(
+      Object.fromEntries(accounts.map((a) => [a, expr(`google_service_account.${a}.email`)])),
+    );
+    const users = Object.keys(tf.resources["google_sql_user"] ?? {}).sort();
+    expect(Object.keys(tf.outputs["database_users"]?.["value"]).sort()).toEqual(users);
   });
 });
 
@@ -200,29 +224,205 @@ describe("terraform/ matches the code it deploys", () => {
     expect(internal["member"]).toBe(expr("google_service_account.invoker.member"));
   });
 
-  it("fits every instance's connection pool under the database's max_connections", () => {
-    const poolSource = readFileSync(path.resolve(TERRAFORM_DIR, "../shared/db/pool.ts"), "utf8");
-    const poolMax = Number(/export function createPool\([^)]*max = (\d+)\)/.exec(poolSource)?.[1]);
+  it("keeps 15% of max_connections free when every instance holds all its connections", () => {
+    const source = (file: string) => readFileSync(path.resolve(TERRAFORM_DIR, "..", file), "utf8");
+    const poolMax = Number(
+      /export function createPool\([^)]*max = (\d+)\)/.exec(source("shared/db/pool.ts"))?.[1],
+    );
     expect(locals()["db_pool_size"], "db_pool_size is createPool's default max").toBe(poolMax);
-    const instances =
-      Object.values(functionsOf()).reduce((sum: number, f) => sum + (f["max_instances"] as number), 0) +
-      (locals()["events_max_instances"] as number);
+    const deliverers = Number(
+      /new pg\.Pool\(\{[^}]*?max: (\d+),/s.exec(source("shared/webhooks/delivery.ts"))?.[1],
+    );
+    expect(locals()["webhook_pool_size"], "webhook_pool_size is the deliverers' pool max").toBe(deliverers);
+    const settings = tf.variables["function_settings"]?.["default"] as Record<string, Body>;
+    const sse = tf.variables["sse_settings"]?.["default"] as Body;
+    // What the resources are sized by is what is counted here.
+    const service = resource(tf, "google_cloudfunctions2_function", "fn")["service_config"][0] as Body;
+    expect(service["max_instance_count"]).toBe(expr("var.function_settings[each.key].max_instances"));
+    const sseTemplate = resource(tf, "google_cloud_run_v2_service", "events")["template"][0] as Body;
+    expect(sseTemplate["scaling"][0].max_instance_count).toBe(expr("var.sse_settings.max_instances"));
     const flags = resource(tf, "google_sql_database_instance", "quire")["settings"][0]
       .database_flags as Body[];
-    const flag = flags.find((f) => f["name"] === "max_connections");
-    expect(flag?.["value"]).toBe(expr("tostring(var.db_max_connections)"));
+    expect(flags.find((f) => f["name"] === "max_connections")?.["value"]).toBe(
+      expr("tostring(var.db_max_connections)"),
+    );
+
+    const functionInstances = Object.values(settings).reduce(
+      (sum, f) => sum + (f["max_instances"] as number),
+      0,
+    );
+    const budget = {
+      functionPools: functionInstances * poolMax,
+      webhookDeliverers: (settings["webhookDelivery"]?.["max_instances"] as number) * deliverers,
+      sse: (sse["max_instances"] as number) * (poolMax + (locals()["sse_listen_connections"] as number)),
+      migrationJob: locals()["migrate_connections"] as number,
+      reserved: locals()["db_reserved_connections"] as number,
+    };
+    // The relay's one LISTEN connection per SSE instance; the migration step's clients one at a time.
+    expect(budget.sse).toBe((sse["max_instances"] as number) * (poolMax + 1));
+    expect(budget.migrationJob).toBeGreaterThanOrEqual(1);
+    const total = Object.values(budget).reduce((a, b) => a + b, 0);
     const maxConnections = tf.variables["db_max_connections"]?.["default"] as number;
-    // Cloud SQL keeps some connections for itself and for migrations run by hand.
-    const reserved = 10;
-    expect(instances * poolMax + reserved).toBeLessThanOrEqual(maxConnections);
+    // docs/deploy.md, "The connection budget", states these numbers.
+    expect({ ...budget, total, maxConnections }).toEqual({
+      functionPools: 270,
+      webhookDeliverers: 16,
+      sse: 33,
+      migrationJob: 1,
+      reserved: 10,
+      total: 330,
+      maxConnections: 400,
+    });
+    expect(total, "at least 15% headroom").toBeLessThanOrEqual(Math.floor(maxConnections * 0.85));
+    const docs = readFileSync(path.resolve(TERRAFORM_DIR, "../docs/deploy.md"), "utf8");
+    expect(docs).toContain(`= ${total}`);
   });
 
-  it("signs job tokens with an RSA PKCS#1 2048 KMS key and keeps IAM database users", () => {
+  it("sizes every function by a variable with one entry per function", () => {
+    const settings = tf.variables["function_settings"]?.["default"] as Record<string, Body>;
+    expect(Object.keys(settings).sort()).toEqual(Object.keys(functionsOf()).sort());
+    const service = resource(tf, "google_cloudfunctions2_function", "fn")["service_config"][0] as Body;
+    expect(service["available_memory"]).toBe(expr("var.function_settings[each.key].memory"));
+    expect(service["timeout_seconds"]).toBe(expr("var.function_settings[each.key].timeout_seconds"));
+    // An archive download (repos) must not be cut at 60 s; the LB's serverless backends have no
+    // timeout of their own, so the function's is the one that counts.
+    expect(settings["repos"]?.["timeout_seconds"]).toBeGreaterThanOrEqual(300);
+    expect(resource(tf, "google_compute_backend_service", "function")).not.toHaveProperty("timeout_sec");
+    const job = resource(tf, "google_cloud_run_v2_job", "migrate")["template"][0].template[0] as Body;
+    expect(job["timeout"]).toBe(`${expr("var.migrate_settings.timeout_seconds")}s`);
+    expect(job["containers"][0].resources[0].limits.memory).toBe(expr("var.migrate_settings.memory"));
+    const sse = resource(tf, "google_cloud_run_v2_service", "events")["template"][0] as Body;
+    expect(sse["containers"][0].resources[0].limits.memory).toBe(expr("var.sse_settings.memory"));
+  });
+
+  it("signs job tokens with an RSA PKCS#1 2048 KMS key; services log in as IAM users, only the migrator with a password", () => {
     const key = resource(tf, "google_kms_crypto_key", "jobs");
     expect(key["purpose"]).toBe("ASYMMETRIC_SIGN");
     expect(key["version_template"][0].algorithm).toBe("RSA_SIGN_PKCS1_2048_SHA256");
-    for (const user of Object.values(tf.resources["google_sql_user"] ?? {}))
-      expect(user["type"]).toBe("CLOUD_IAM_SERVICE_ACCOUNT");
+    const users = tf.resources["google_sql_user"] ?? {};
+    expect(
+      Object.entries(users)
+        .map(([name, u]) => `${name}:${u["type"]}`)
+        .sort(),
+    ).toEqual([
+      "events:CLOUD_IAM_SERVICE_ACCOUNT",
+      "functions:CLOUD_IAM_SERVICE_ACCOUNT",
+      "migrator:BUILT_IN",
+    ]);
+  });
+
+  it("keeps the migrator's password out of the state: generated, written only to the user and its secret", () => {
+    const migrator = resource(tf, "google_sql_user", "migrator");
+    const generated = expr("ephemeral.random_password.db_migrator.result");
+    expect(migrator["password_wo"]).toBe(generated);
+    expect(migrator).not.toHaveProperty("password");
+    expect(migrator["password_wo_version"]).toBe(expr("var.db_migrator_password_version"));
+    const version = resource(tf, "google_secret_manager_secret_version", "db_migrator_password");
+    expect(version["secret_data_wo"]).toBe(generated);
+    expect(version).not.toHaveProperty("secret_data");
+    expect(version["secret_data_wo_version"]).toBe(expr("var.db_migrator_password_version"));
+    expect(tf.files["database.tf"]?.["ephemeral"]?.["random_password"]?.["db_migrator"]).toBeDefined();
+    // Write-only arguments and ephemeral resources need Terraform 1.11.
+    expect(tf.files["main.tf"]?.["terraform"][0].required_version).toBe(">= 1.11");
+  });
+
+  it("pins every provider to an exact version", () => {
+    const providers = tf.files["main.tf"]?.["terraform"][0].required_providers[0] as Record<string, Body>;
+    expect(Object.keys(providers).sort()).toEqual(["archive", "google", "random"]);
+    for (const [name, p] of Object.entries(providers)) {
+      expect(p["source"], name).toBe(`hashicorp/${name}`);
+      expect(p["version"], name).toMatch(/^\d+\.\d+\.\d+$/);
+    }
+    // The hand-described schema entries were read from this provider version.
+    expect(schema.described_by_hand?.["google_cloud_run_v2_job"]).toContain(providers["google"]?.["version"]);
+  });
+});
+
+describe("the network path to Cloud SQL (terraform/network.tf)", () => {
+  it("takes the IP type from a variable, the same for the functions, the SSE service and the job", () => {
+    expect(tf.variables["db_ip_type"]?.["validation"][0].condition).toBe(
+      expr('contains(["PUBLIC", "PRIVATE"], var.db_ip_type)'),
+    );
+    expect(locals()["common_env"].SVC_CLOUD_SQL_IP_TYPE).toBe(expr("var.db_ip_type"));
+    expect(locals()["migrate_env"].SVC_CLOUD_SQL_IP_TYPE).toBe(expr("var.db_ip_type"));
+    expect(JSON.stringify(tf.files)).not.toMatch(/SVC_CLOUD_SQL_IP_TYPE"\s*:\s*"PUBLIC"/);
+    expect(locals()["private_db"]).toBe(expr('var.db_ip_type == "PRIVATE"'));
+  });
+
+  it("with PRIVATE: no public IP, private service access, a connector for the functions, Direct VPC egress for Cloud Run", () => {
+    const ip = resource(tf, "google_sql_database_instance", "quire")["settings"][0]
+      .ip_configuration[0] as Body;
+    expect(ip["ipv4_enabled"]).toBe(expr('var.db_ip_type == "PUBLIC"'));
+    expect(ip["private_network"]).toBe(expr("local.private_db ? local.vpc_network : null"));
+    expect(resource(tf, "google_sql_database_instance", "quire")["depends_on"]).toContain(
+      expr("google_service_networking_connection.sql"),
+    );
+    const range = resource(tf, "google_compute_global_address", "sql_private_range");
+    expect([range["count"], range["purpose"], range["address_type"]]).toEqual([
+      expr("local.private_db ? 1 : 0"),
+      "VPC_PEERING",
+      "INTERNAL",
+    ]);
+    const peering = resource(tf, "google_service_networking_connection", "sql");
+    expect(peering["service"]).toBe("servicenetworking.googleapis.com");
+    expect(peering["reserved_peering_ranges"]).toEqual([
+      expr("google_compute_global_address.sql_private_range[0].name"),
+    ]);
+    expect(resource(tf, "google_vpc_access_connector", "functions")["count"]).toBe(
+      expr("local.private_db ? 1 : 0"),
+    );
+    const service = resource(tf, "google_cloudfunctions2_function", "fn")["service_config"][0] as Body;
+    expect(service["vpc_connector"]).toBe(
+      expr("local.private_db ? google_vpc_access_connector.functions[0].id : null"),
+    );
+    expect(service["vpc_connector_egress_settings"]).toBe(
+      expr('local.private_db ? "PRIVATE_RANGES_ONLY" : null'),
+    );
+    const sse = resource(tf, "google_cloud_run_v2_service", "events")["template"][0] as Body;
+    const job = resource(tf, "google_cloud_run_v2_job", "migrate")["template"][0].template[0] as Body;
+    for (const template of [sse, job]) {
+      const egress = template["dynamic"]["vpc_access"][0] as Body;
+      expect(egress["for_each"]).toBe(expr("local.private_db ? [var.subnetwork] : []"));
+      expect(egress["content"][0].egress).toBe("PRIVATE_RANGES_ONLY");
+      expect(egress["content"][0].network_interfaces[0].network).toBe(expr("var.network"));
+    }
+    const apis = locals()["required_apis"] as string[];
+    expect(apis).toEqual(
+      expect.arrayContaining(["servicenetworking.googleapis.com", "vpcaccess.googleapis.com"]),
+    );
+  });
+});
+
+describe("the load balancer's plain HTTP and the builds", () => {
+  it("answers port 80 of the same address with a redirect to HTTPS", () => {
+    const map = resource(tf, "google_compute_url_map", "http_redirect");
+    expect(map["default_url_redirect"][0]).toMatchObject({ https_redirect: true, strip_query: false });
+    expect(map).not.toHaveProperty("default_service");
+    const proxy = resource(tf, "google_compute_target_http_proxy", "http_redirect");
+    expect(proxy["url_map"]).toBe(expr("google_compute_url_map.http_redirect.id"));
+    const rule = resource(tf, "google_compute_global_forwarding_rule", "http_redirect");
+    const https = resource(tf, "google_compute_global_forwarding_rule", "api");
+    expect(rule["target"]).toBe(expr("google_compute_target_http_proxy.http_redirect.id"));
+    expect(rule["port_range"]).toBe("80");
+    expect(rule["ip_address"]).toBe(https["ip_address"]);
+    expect(rule["load_balancing_scheme"]).toBe(https["load_balancing_scheme"]);
+  });
+
+  it("builds the functions as a build account of their own with the roles a gen2 build needs", () => {
+    const build = resource(tf, "google_cloudfunctions2_function", "fn")["build_config"][0] as Body;
+    expect(build["service_account"]).toBe(expr("google_service_account.build.id"));
+    expect(resource(tf, "google_project_iam_member", "build")["for_each"]).toBe(
+      expr('toset(["roles/logging.logWriter", "roles/artifactregistry.writer"])'),
+    );
+    const sources = resource(tf, "google_storage_bucket_iam_member", "build_sources");
+    expect([sources["bucket"], sources["role"], sources["member"]]).toEqual([
+      expr("google_storage_bucket.sources.name"),
+      "roles/storage.objectViewer",
+      expr("google_service_account.build.member"),
+    ]);
+    expect(resource(tf, "google_cloudfunctions2_function", "fn")["depends_on"]).toContain(
+      expr("google_project_iam_member.build"),
+    );
   });
 });
 
@@ -233,7 +433,18 @@ describe("the SSE service (terraform/events.tf)", () => {
     expect(template["containers"][0].command).toBeUndefined(); // the Dockerfile's CMD: node sse.js
     expect(template["containers"][0].resources[0].cpu_idle).toBe(false);
     expect(template["scaling"][0].min_instance_count).toBe(1);
-    expect(template["timeout"]).toBe("3600s");
+    expect(template["timeout"]).toBe(`${expr("var.sse_settings.timeout_seconds")}s`);
+    expect(tf.variables["sse_settings"]?.["default"].timeout_seconds).toBe(3600);
+  });
+
+  it("mounts no secret (the streams use none) and may read the job key's public half", () => {
+    const template = resource(tf, "google_cloud_run_v2_service", "events")["template"][0] as Body;
+    expect(JSON.stringify(template)).not.toMatch(/secret/);
+    expect(tf.resources["google_secret_manager_secret_iam_member"]?.["events"]).toBeUndefined();
+    const viewer = resource(tf, "google_kms_crypto_key_iam_member", "events_jobs_viewer");
+    expect(viewer["role"]).toBe("roles/cloudkms.publicKeyViewer");
+    expect(viewer["member"]).toBe(expr("google_service_account.events.member"));
+    expect(viewer["crypto_key_id"]).toBe(expr("google_kms_crypto_key.jobs.id"));
   });
 });
 
@@ -257,48 +468,75 @@ describe("the migration job (terraform/migrate.tf)", () => {
     expect(task()["max_retries"]).toBe(0);
   });
 
-  it("reaches Cloud SQL through the connector as the schema owner's IAM user, with settings the configuration accepts", () => {
+  it("reaches Cloud SQL through the connector as the built-in schema owner, with settings the configuration accepts", () => {
     const env = locals()["migrate_env"] as Record<string, string>;
+    const secrets = locals()["migrate_secrets"] as Record<string, string>;
     const accepted = new Set(Object.keys(envSchema.shape));
-    expect(Object.keys(env).filter((n) => !accepted.has(n))).toEqual([]);
+    expect([...Object.keys(env), ...Object.keys(secrets)].filter((n) => !accepted.has(n))).toEqual([]);
     expect(env["SVC_CLOUD_SQL_INSTANCE"]).toBe(expr("google_sql_database_instance.quire.connection_name"));
+    expect(env["SVC_CLOUD_SQL_IP_TYPE"]).toBe(expr("var.db_ip_type"));
     expect(env).not.toHaveProperty("DATABASE_URL");
-    // The same user as the functions (they use the tables it creates), logged in by the job's
-    // own identity: the service account whose database user that is.
-    expect(env["SVC_DB_IAM_USER"]).toBe(locals()["common_env"].SVC_DB_IAM_USER);
-    expect(env["SVC_DB_IAM_USER"]).toBe(expr("google_sql_user.functions.name"));
-    expect(resource(tf, "google_sql_user", "functions")["name"]).toContain(
-      "google_service_account.functions.email",
-    );
-    expect(task()["service_account"]).toBe(expr("google_service_account.functions.email"));
-    // The SSE service's own database user gets its rights from the job.
+    expect(env).not.toHaveProperty("SVC_DB_IAM_USER");
+    expect(env["SVC_DB_USER"]).toBe(expr("google_sql_user.migrator.name"));
+    expect(secrets).toEqual({
+      SVC_DB_PASSWORD: expr("google_secret_manager_secret.db_migrator_password.secret_id"),
+    });
+    // The services' own IAM users get their rights from the job.
+    expect(env["SVC_DB_APP_USERS"]).toBe(locals()["common_env"].SVC_DB_IAM_USER);
+    expect(env["SVC_DB_APP_USERS"]).toBe(expr("google_sql_user.functions.name"));
     expect(env["SVC_DB_STREAM_USERS"]).toBe(expr("google_sql_user.events.name"));
-    const envBlocks = container()["dynamic"]["env"][0];
-    expect(envBlocks.for_each).toBe(expr("local.migrate_env"));
+    const envBlocks = container()["dynamic"]["env"] as Body[];
+    expect(envBlocks.map((b) => b["for_each"])).toEqual([
+      expr("local.migrate_env"),
+      expr("local.migrate_secrets"),
+    ]);
+    expect(envBlocks[1]?.["content"][0].value_source[0].secret_key_ref[0].secret).toBe(expr("env.value"));
     // The loader refuses what is not set: every setting it must have is here.
-    const parsed = envSchema.safeParse(
-      Object.fromEntries(
+    const parsed = envSchema.safeParse({
+      ...Object.fromEntries(
         Object.entries(env).map(([k, v]) => [
           k,
-          v.startsWith("${") ? (k === "SVC_CLOUD_SQL_INSTANCE" ? "p:r:i" : "quire-x@p.iam") : v,
+          v.startsWith("${")
+            ? ({ SVC_CLOUD_SQL_INSTANCE: "p:r:i", SVC_CLOUD_SQL_IP_TYPE: "PRIVATE" }[k] ?? "quire-x@p.iam")
+            : v,
         ]),
       ),
-    );
+      SVC_DB_PASSWORD: "from-secret-manager",
+    });
     expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   });
 
-  it("has least privilege: no secrets, no IAM binding on the job (only the operator executes it), Cloud SQL roles on its identity", () => {
-    expect(container()["dynamic"]["env"]).toHaveLength(1);
-    expect(JSON.stringify(job())).not.toMatch(/secret/);
+  it("has least privilege: its own identity, one secret, no IAM binding on the job (only the operator executes it)", () => {
+    expect(task()["service_account"]).toBe(expr("google_service_account.migrate.email"));
     const onJob = Object.entries(tf.resources)
       .filter(([type]) => type.startsWith("google_cloud_run_v2_job_iam"))
       .flatMap(([, byName]) => Object.keys(byName));
     expect(onJob).toEqual([]);
-    // The Cloud SQL roles the job needs are granted to its identity.
-    const db = resource(tf, "google_project_iam_member", "db");
-    expect(db["for_each"]).toMatch(
-      /"roles\/cloudsql\.client", "roles\/cloudsql\.instanceUser"\], \[[^\]]*"functions"/,
+    // Password login needs the connector's Admin API calls, not IAM database login.
+    const sqlClient = resource(tf, "google_project_iam_member", "migrate_sql_client");
+    expect([sqlClient["role"], sqlClient["member"]]).toEqual([
+      "roles/cloudsql.client",
+      expr("google_service_account.migrate.member"),
+    ]);
+    const secret = resource(tf, "google_secret_manager_secret_iam_member", "migrate");
+    expect([secret["secret_id"], secret["role"], secret["member"]]).toEqual([
+      expr("google_secret_manager_secret.db_migrator_password.secret_id"),
+      "roles/secretmanager.secretAccessor",
+      expr("google_service_account.migrate.member"),
+    ]);
+    // Nobody else reads the migrator's password; the migrate account gets nothing else.
+    const mentions = Object.entries(tf.resources).flatMap(([type, byName]) =>
+      Object.entries(byName)
+        .filter(([, body]) => JSON.stringify(body).includes("google_service_account.migrate."))
+        .map(([name]) => `${type}.${name}`),
     );
-    expect(job()["depends_on"]).toContain(expr("google_project_iam_member.db"));
+    expect(mentions.sort()).toEqual([
+      "google_cloud_run_v2_job.migrate",
+      "google_project_iam_member.migrate_sql_client",
+      "google_secret_manager_secret_iam_member.migrate",
+    ]);
+    const functionSecrets = Object.values(locals()["common_secrets"] as Record<string, string>);
+    expect(functionSecrets.join()).not.toContain("db_migrator_password");
+    expect(job()["depends_on"]).toContain(expr("google_project_iam_member.migrate_sql_client"));
   });
 });
