@@ -95,8 +95,13 @@ export const internalFunctions = {
  * The deployment table, one entry per cloud function: function name (its entry point, and the
  * name terraform deploys) → the routes it serves. functions/index.ts registers each with the
  * functions framework; the build bundles each; terraform/ and its tests read the same names.
+ * Every group but `events`: the streams run on the SSE service (functions/sse.ts, the container
+ * image), so a function bundle of them would never be deployed.
  */
-export const cloudFunctions: Record<string, readonly AnyRoute[]> = { ...groups, ...internalFunctions };
+export const cloudFunctions: Record<string, readonly AnyRoute[]> = {
+  ...Object.fromEntries(Object.entries(groups).filter(([name]) => name !== "events")),
+  ...internalFunctions,
+};
 
 /**
  * The functions that compile Rego (the merge route, in `repos`; docs/policies.md): their bundles
