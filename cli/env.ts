@@ -114,7 +114,12 @@ async function resolveServer(
   const named = namedServer(o, flags);
   const copy = await copyServer(o.cwd);
   if (named) {
-    if (copy && normalizeServer(copy.server) !== named.url)
+    // A copy.json naming no URL at all differs too, and must not stop a run the user pointed.
+    let copyUrl: string | undefined;
+    try {
+      copyUrl = copy && normalizeServer(copy.server);
+    } catch {}
+    if (copy && copyUrl !== named.url)
       out.note(
         `warning: the working copy at ${copy.root} names server ${copy.server}; using ${named.url} from ${named.source}`,
       );
@@ -140,14 +145,13 @@ async function refuseUnnamed(
   const last = await store.lastServer();
   const trusted = [namedServer(o, flags)?.url, last === undefined ? undefined : normalizeServer(last)];
   if (trusted.includes(normalizeServer(server))) return;
-  const where = resolved.copyRoot ? `the working copy at ${resolved.copyRoot}` : "nothing you named";
-  throw new CliError(
-    `refusing to send QUIRE_TOKEN to ${server}: only ${where} names that server, not --server or QUIRE_SERVER`,
-    {
-      hint: `if you made this copy and trust ${server}, name it: --server ${server} or QUIRE_SERVER=${server}; a folder from an archive or someone else can name any server (docs/cli.md, "Which server")`,
-      exitCode: 2,
-    },
-  );
+  const why = resolved.copyRoot
+    ? `only the working copy at ${resolved.copyRoot} names that server, not --server or QUIRE_SERVER`
+    : "neither --server, QUIRE_SERVER nor your last login names that server";
+  throw new CliError(`refusing to send QUIRE_TOKEN to ${server}: ${why}`, {
+    hint: `if you made this copy and trust ${server}, name it: --server ${server} or QUIRE_SERVER=${server}; a folder from an archive or someone else can name any server (docs/cli.md, "Which server")`,
+    exitCode: 2,
+  });
 }
 
 export function createEnv(o: EnvOptions): CliEnv {
