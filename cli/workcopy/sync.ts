@@ -90,13 +90,31 @@ async function writeChecked(
     );
   const abs = safeTarget(root, rel);
   const dir = path.dirname(abs);
-  if (!made.has(dir)) {
-    await mkdir(dir, { recursive: true });
-    made.add(dir);
+  try {
+    if (!made.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      made.add(dir);
+    }
+    await writeFile(abs, bytes);
+  } catch (e) {
+    throw unwritable(rel, e);
   }
-  await writeFile(abs, bytes);
   const st = await stat(abs);
   return [sha, st.size, st.mtimeMs];
+}
+
+/** A write the file system refused, named by the repo's path rather than the disk's. */
+function unwritable(rel: string, e: unknown): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  // The server does not refuse a file `a` beside files under `a/` (git's trees cannot hold both).
+  if (code === "EISDIR" || code === "ENOTDIR" || code === "EEXIST")
+    return new CopyError(
+      `cannot write '${rel}': the repo holds a file and a folder at the same path (${code})`,
+      "delete or rename one of them in the repo, then clone again",
+    );
+  if (code === "ENAMETOOLONG" || code === "EILSEQ" || code === "EINVAL")
+    return new CopyError(`cannot write '${rel}': this file system refuses its name (${code})`);
+  return e;
 }
 
 /** Files written at once while the archive is read on: the disk works while gunzip and tar parse. */

@@ -188,6 +188,22 @@ describe("a clone that fails half-way leaves nothing behind", () => {
     }
   });
 
+  it("a file that cannot be written (a path that is also a folder): no folder", async () => {
+    const w = await copyWorld(app);
+    try {
+      await w.repo.commit("main", { "a.md": "a\n", x: "a file\n", "x/y.md": "under the file\n" });
+      const r = await w.run(["clone", w.repo.repo, "c"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("cannot write 'x");
+      expect(r.stderr).toContain("a file and a folder at the same path");
+      expect(r.stderr).not.toContain(".clone-");
+      expect(existsSync(path.join(w.dir, "c"))).toBe(false);
+      expect((await readdir(w.dir)).filter((n) => n.includes("clone"))).toEqual([]);
+    } finally {
+      await w.cleanup();
+    }
+  });
+
   it("into an empty folder the user made: the folder stays, empty", async () => {
     const w = await copyWorld(app);
     try {
