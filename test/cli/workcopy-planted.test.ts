@@ -56,7 +56,9 @@ describe("paths a working copy never writes: skipped with a warning naming them"
   it("clone, pull and archive --extract leave out .quire look-alikes and over-long segments", async () => {
     const w = await copyWorld(app);
     try {
-      await w.repo.commit("main", { "a.md": "a\n" });
+      // 70 files more: the clone takes them from one archive (64 or more), the pull file by file.
+      const filler = Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`fill/${i}.md`, `${i}\n`]));
+      await w.repo.commit("main", { "a.md": "a\n", ...filler });
       const evil = JSON.stringify({ server: "http://127.0.0.1:9", repo: "x/y", branch: "main", sequence: 0 });
       await plant(w.repo, {
         ".quire/copy.json": evil,
