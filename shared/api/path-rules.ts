@@ -32,13 +32,21 @@ export function isReservedSegment(segment: string): boolean {
   return folded === COPY_META_DIR || /^quire~\d+$/.test(folded);
 }
 
+/**
+ * Every reserved form holds a `q` or `Q`: a path without one is ruled out without splitting it.
+ * `status` asks this of every file (10,000 paths: about 1 ms this way, 12 to 60 ms splitting each).
+ */
+const mayBeReserved = (path: string) => /q/i.test(path);
+
 /** Whether any segment of `path` is reserved (isReservedSegment). */
 export function hasReservedSegment(path: string): boolean {
-  return path.split("/").some(isReservedSegment);
+  return mayBeReserved(path) && path.split("/").some(isReservedSegment);
 }
 
 /** Why `path` may not be written, or null when it may; the reason reads after the path. */
 export function unwritablePathProblem(path: string): string | null {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a short path has no segment over the limit.
+  if (path.length * 3 <= MAX_SEGMENT_BYTES && !mayBeReserved(path)) return null;
   for (const segment of path.split("/")) {
     const bytes = Buffer.byteLength(segment, "utf8");
     if (bytes > MAX_SEGMENT_BYTES)
