@@ -26,7 +26,13 @@ export interface CliEnv {
   flags: GlobalFlags;
   /** The server: --server, QUIRE_SERVER, the working copy's, or the last one signed in to. */
   server(): Promise<string>;
-  /** The bearer token for `server`: QUIRE_TOKEN, or the stored sign-in (refreshed when due). */
+  /** The server with where it came from; warns once when the copy's and a named one differ. */
+  resolveServer(): Promise<ResolvedServer>;
+  /**
+   * The bearer token for `server`: QUIRE_TOKEN, or the stored sign-in (refreshed when due).
+   * QUIRE_TOKEN is bound to no server, so it goes only to one the user named (--server,
+   * QUIRE_SERVER, the last login); asked for another (a working copy's), this throws.
+   */
   token(server: string): Promise<string | null>;
   /** A client of the resolved server with the resolved token. */
   client(): Promise<QuireClient>;
@@ -39,17 +45,30 @@ export interface EnvOptions {
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
-/** The server of the working copy around `cwd` (its `.quire/copy.json`), if any. */
-export async function copyServer(cwd: string): Promise<string | undefined> {
+/** The server the working copy around `cwd` names (its `.quire/copy.json`), if any, and its root. */
+export async function copyServer(cwd: string): Promise<{ server: string; root: string } | undefined> {
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
     try {
       const meta = JSON.parse(await readFile(path.join(dir, ".quire", "copy.json"), "utf8")) as {
         server?: unknown;
       };
-      if (typeof meta.server === "string") return meta.server;
+      if (typeof meta.server === "string") return { server: meta.server, root: dir };
     } catch {}
     if (path.dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * Where a run's server came from. Only a working copy's is not named by the user: anyone can
+ * hand them a folder (an archive, a repo holding `.quire/`) whose copy.json names any server.
+ */
+export type ServerSource = "--server" | "QUIRE_SERVER" | "working copy" | "last login";
+
+export interface ResolvedServer {
+  url: string;
+  source: ServerSource;
+  /** The working copy's root when `source` is "working copy". */
+  copyRoot?: string;
 }
 
 /** Normalizes what a user typed as a server: `quire.example.com` means https, no trailing slash. */
@@ -73,6 +92,68 @@ export function isTerminal(o: EnvOptions): boolean {
   return o.stdout.isTTY === true;
 }
 
+/** The user's own choice of server: --server, else QUIRE_SERVER. */
+function namedServer(o: EnvOptions, flags: GlobalFlags): ResolvedServer | undefined {
+  if (flags.server) return { url: normalizeServer(flags.server), source: "--server" };
+  const fromEnv = o.env["QUIRE_SERVER"]?.trim();
+  if (fromEnv) return { url: normalizeServer(fromEnv), source: "QUIRE_SERVER" };
+  return undefined;
+}
+
+/**
+ * --server, then QUIRE_SERVER, then the working copy's, then the last login. A named server wins
+ * over the copy's (the user said so), but not silently: a copy that names another server may be
+ * one the user did not make, and its commits would otherwise land on a server they did not mean.
+ */
+async function resolveServer(
+  o: EnvOptions,
+  flags: GlobalFlags,
+  store: CredentialStore,
+  out: Output,
+): Promise<ResolvedServer> {
+  const named = namedServer(o, flags);
+  const copy = await copyServer(o.cwd);
+  if (named) {
+    // A copy.json naming no URL at all differs too, and must not stop a run the user pointed.
+    let copyUrl: string | undefined;
+    try {
+      copyUrl = copy && normalizeServer(copy.server);
+    } catch {}
+    if (copy && copyUrl !== named.url)
+      out.note(
+        `warning: the working copy at ${copy.root} names server ${copy.server}; using ${named.url} from ${named.source}`,
+      );
+    return named;
+  }
+  if (copy) return { url: normalizeServer(copy.server), source: "working copy", copyRoot: copy.root };
+  const last = await store.lastServer();
+  if (last) return { url: normalizeServer(last), source: "last login" };
+  throw new CliError("no server to talk to", {
+    hint: "sign in with `quire login <server>`, or pass --server, or set QUIRE_SERVER",
+    exitCode: 2,
+  });
+}
+
+/** Throws unless the user named `server` (--server, QUIRE_SERVER or the last login). */
+async function refuseUnnamed(
+  o: EnvOptions,
+  flags: GlobalFlags,
+  store: CredentialStore,
+  server: string,
+  resolved: ResolvedServer,
+): Promise<void> {
+  const last = await store.lastServer();
+  const trusted = [namedServer(o, flags)?.url, last === undefined ? undefined : normalizeServer(last)];
+  if (trusted.includes(normalizeServer(server))) return;
+  const why = resolved.copyRoot
+    ? `only the working copy at ${resolved.copyRoot} names that server, not --server or QUIRE_SERVER`
+    : "neither --server, QUIRE_SERVER nor your last login names that server";
+  throw new CliError(`refusing to send QUIRE_TOKEN to ${server}: ${why}`, {
+    hint: `if you made this copy and trust ${server}, name it: --server ${server} or QUIRE_SERVER=${server}; a folder from an archive or someone else can name any server (docs/cli.md, "Which server")`,
+    exitCode: 2,
+  });
+}
+
 export function createEnv(o: EnvOptions): CliEnv {
   const flags: GlobalFlags = {};
   const tty = isTerminal(o);
@@ -87,6 +168,7 @@ export function createEnv(o: EnvOptions): CliEnv {
     color: () => flags.color !== false && !noColor && (forceColor || tty),
     json: () => flags.json === true,
   });
+  let resolved: Promise<ResolvedServer> | undefined;
   const env: CliEnv = {
     env: o.env,
     cwd: o.cwd,
@@ -94,18 +176,18 @@ export function createEnv(o: EnvOptions): CliEnv {
     store,
     flags,
     async server() {
-      const named =
-        flags.server ?? o.env["QUIRE_SERVER"] ?? (await copyServer(o.cwd)) ?? (await store.lastServer());
-      if (!named)
-        throw new CliError("no server to talk to", {
-          hint: "sign in with `quire login <server>`, or pass --server, or set QUIRE_SERVER",
-          exitCode: 2,
-        });
-      return normalizeServer(named);
+      return (await env.resolveServer()).url;
+    },
+    resolveServer() {
+      resolved ??= resolveServer(o, flags, store, out);
+      return resolved;
     },
     async token(server) {
       const fromEnv = o.env["QUIRE_TOKEN"]?.trim();
-      if (fromEnv) return fromEnv;
+      if (fromEnv) {
+        await refuseUnnamed(o, flags, store, server, await env.resolveServer());
+        return fromEnv;
+      }
       const s = await store.get(server);
       return s ? freshIdToken(store, server, s) : null;
     },

@@ -87,6 +87,9 @@ export class CredentialStore {
 
   private async write(data: CredentialsFile): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // mkdir's mode applies only to a folder it creates: one the user (or an older quire) made
+    // group- or world-writable would let others swap the file, so tighten what is there too.
+    await chmod(this.dir, 0o700);
     const tmp = `${this.file}.${process.pid}.tmp`;
     await writeFile(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
     await chmod(tmp, 0o600);

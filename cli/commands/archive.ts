@@ -7,6 +7,7 @@ import { createGunzip } from "node:zlib";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import tar from "tar-stream";
+import { unwritablePathProblem } from "../../shared/api/path-rules.ts";
 import type { CliEnv } from "../env.ts";
 import { CliError } from "../errors.ts";
 
@@ -29,9 +30,15 @@ function counter(onBytes: (n: number) => void): Transform {
 
 /**
  * Writes each file of the archive under `dir`, without the archive's top folder. Refuses any
- * entry that would land outside `dir` (the server never sends one; a proxy might).
+ * entry that would land outside `dir` (the server never sends one; a proxy might), and skips,
+ * telling `onSkip`, any path a working copy never writes (docs/names.md): a `.quire` segment
+ * would make every `quire` command under `dir` talk to the server its copy.json names.
  */
-async function extractInto(source: NodeJS.ReadableStream, dir: string): Promise<number> {
+async function extractInto(
+  source: NodeJS.ReadableStream,
+  dir: string,
+  onSkip: (path: string, why: string) => void,
+): Promise<number> {
   const root = path.resolve(dir);
   await mkdir(root, { recursive: true });
   const extract = tar.extract();
@@ -39,7 +46,9 @@ async function extractInto(source: NodeJS.ReadableStream, dir: string): Promise<
   extract.on("entry", (header, stream, next) => {
     const inside = header.name.split("/").slice(1).join("/");
     const target = path.resolve(root, inside);
-    if (header.type !== "file" || inside === "" || !target.startsWith(root + path.sep)) {
+    const problem = header.type === "file" ? unwritablePathProblem(inside) : null;
+    if (problem) onSkip(inside, problem);
+    if (header.type !== "file" || inside === "" || !target.startsWith(root + path.sep) || problem) {
       stream.resume();
       stream.on("end", next);
       return;
@@ -102,7 +111,9 @@ export function register(program: Command, env: CliEnv): void {
         const body = Readable.fromWeb(res.body as never);
         try {
           if (opts.extract) {
-            const files = await extractInto(body.pipe(count), opts.extract);
+            const files = await extractInto(body.pipe(count), opts.extract, (p, why) =>
+              out.note(`warning: not writing '${p}': the path ${why}`),
+            );
             if (showProgress) bar.stop();
             return out.done(`extracted ${files} files into ${opts.extract}`, {
               directory: opts.extract,

@@ -5,6 +5,20 @@ import { serverKey } from "../auth/store.ts";
 import { type CliEnv, normalizeServer } from "../env.ts";
 import { CliError } from "../errors.ts";
 
+/**
+ * The server `quire login` signs in to when none is given. Not one only a working copy names: the
+ * copy may come from anyone, and its server would pick the sign-in page the browser opens.
+ */
+async function loginServer(env: CliEnv): Promise<string> {
+  const r = await env.resolveServer();
+  if (r.source === "working copy")
+    throw new CliError(`the working copy at ${r.copyRoot} names ${r.url}, which you have not named`, {
+      hint: `if you trust it, name it: quire login ${r.url}`,
+      exitCode: 2,
+    });
+  return r.url;
+}
+
 /** `quire login`, `quire logout`, `quire whoami`. */
 export function register(program: Command, env: CliEnv): void {
   program
@@ -13,7 +27,7 @@ export function register(program: Command, env: CliEnv): void {
     .option("--no-browser", "print the URL to open instead of opening a browser")
     .action(async (serverArg: string | undefined, opts: { browser: boolean }) => {
       const out = env.out;
-      const server = serverArg ? normalizeServer(serverArg) : await env.server();
+      const server = serverArg ? normalizeServer(serverArg) : await loginServer(env);
       const session = await login({
         server,
         onUrl: async (url) => {

@@ -92,8 +92,11 @@ export function register(program: Command, env: CliEnv): void {
       },
     };
   };
+  /** A path of the repo the copy leaves out (cli/workcopy/sync.ts treeMap): a warning line. */
+  const onSkip = (p: string, why: string) => out().note(`warning: not writing '${p}': the path ${why}`);
   const here = async () => {
     const copy = await openCopy(env.cwd);
+    copy.onSkip = onSkip;
     const bar = progress();
     if (bar) copy.onProgress = bar.tick;
     return { copy, remote: await connect() };
@@ -116,6 +119,7 @@ export function register(program: Command, env: CliEnv): void {
         const bar = progress();
         const r = await clone(remote, {
           ...(bar ? { onProgress: bar.tick } : {}),
+          onSkip,
           repo,
           dir: path.resolve(env.cwd, dir ?? repo.split("/").pop() ?? repo),
           branch: o.branch,

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import {
   type CopyConfig,
@@ -13,7 +13,7 @@ import {
 } from "./meta.ts";
 import { type Remote, RemoteError } from "./remote.ts";
 import { type LocalChange, type ScanResult, scan } from "./scan.ts";
-import { applySync, planSync, refuseClashes, treeMap } from "./sync.ts";
+import { applySync, type OnSkip, planSync, refuseClashes, treeMap } from "./sync.ts";
 
 /**
  * Most file changes one commit may carry: MAX_COMMIT_FILES of shared/api/commits.ts, not
@@ -29,6 +29,8 @@ export interface Copy {
   index: CopyIndex;
   /** Told how many of the files to fetch are written, as a download goes (a progress bar). */
   onProgress?: (done: number, total: number) => void;
+  /** Told of each path of the repo the copy does not write (a warning). */
+  onSkip?: OnSkip;
 }
 
 export async function openCopy(dir: string): Promise<Copy> {
@@ -54,8 +56,8 @@ export interface CloneResult {
 
 /**
  * Clones `repo` at `branch` (its head, or `at`) into `dir`: one archive download, every body
- * checked against the tree's version ids, then `.quire/` written last so a failed clone is not
- * mistaken for a copy.
+ * checked against the tree's version ids, then `.quire/` written last. A clone that fails leaves
+ * nothing behind (cloneInto).
  */
 export async function clone(
   remote: Remote,
@@ -65,6 +67,7 @@ export async function clone(
     branch: string;
     at?: number;
     onProgress?: (done: number, total: number) => void;
+    onSkip?: OnSkip;
   },
 ): Promise<CloneResult> {
   const root = path.resolve(opts.dir);
@@ -81,23 +84,55 @@ export async function clone(
       `sequence ${at} is beyond the head of '${opts.branch}' (${head})`,
       `use --at ${head} or less`,
     );
-  const target = await treeMap(remote, opts.repo, opts.branch, at);
-  await mkdir(root, { recursive: true });
-  const copy: Copy = {
-    root,
-    config: { server: remote.server, repo: opts.repo, branch: opts.branch, sequence: at },
-    index: { writtenAtMs: 0, files: new Map() },
-  };
-  const files = await applySync(
-    root,
-    remote,
-    { repo: opts.repo, branch: opts.branch, at },
-    copy.index,
-    planSync(new Map(), target),
-    opts.onProgress,
-  );
-  await settle(copy, files, {});
+  const where = { repo: opts.repo, branch: opts.branch, at };
+  const target = await treeMap(remote, where, opts.onSkip);
+  const files = await cloneInto(root, existing !== null, async (into) => {
+    const copy: Copy = {
+      root: into,
+      config: { server: remote.server, repo: opts.repo, branch: opts.branch, sequence: at },
+      index: { writtenAtMs: 0, files: new Map() },
+    };
+    const written = await applySync(
+      into,
+      remote,
+      where,
+      copy.index,
+      planSync(new Map(), target),
+      opts.onProgress,
+    );
+    await settle(copy, written, {});
+    return written;
+  });
   return { root, repo: opts.repo, branch: opts.branch, sequence: at, files: files.size };
+}
+
+/**
+ * Runs `fill` on a folder that becomes `root` only when it succeeds, so a failed clone (a broken
+ * download, a file that cannot be written) leaves nothing a user must clean up. An absent `root`
+ * is filled as a hidden temporary sibling (same file system) and renamed into place at the end; an
+ * empty folder the user made is filled in place and emptied again on failure, never removed.
+ */
+async function cloneInto<T>(root: string, exists: boolean, fill: (dir: string) => Promise<T>): Promise<T> {
+  if (exists) {
+    try {
+      return await fill(root);
+    } catch (e) {
+      for (const entry of await readdir(root))
+        await rm(path.join(root, entry), { recursive: true, force: true });
+      throw e;
+    }
+  }
+  // The first parent folder mkdir had to make, if any: ours to remove too.
+  const madeParent = await mkdir(path.dirname(root), { recursive: true });
+  const temp = await mkdtemp(path.join(path.dirname(root), `.${path.basename(root)}.clone-`));
+  try {
+    const result = await fill(temp);
+    await rename(temp, root);
+    return result;
+  } catch (e) {
+    await rm(madeParent ?? temp, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 /** Local changes; rewrites the index when files were hashed that are now safely old (fast next time). */
@@ -180,7 +215,7 @@ export async function commit(
   await settle(copy, files, { sequence: at });
   if (!opts.force) return { sequence: at, branch, files: changes.length, broughtIn: 0 };
   // Forced: the branch may have moved, and its new head also holds the commits made meanwhile.
-  const target = await treeMap(remote, repo, branch, at);
+  const target = await treeMap(remote, { repo, branch, at }, copy.onSkip);
   const plan = planSync(copy.index.files, target);
   if (plan.write.size + plan.remove.length > 0)
     await settle(copy, await applySync(copy.root, remote, { repo, branch, at }, copy.index, plan), {});
@@ -208,7 +243,7 @@ export async function moveTo(
   what: string,
 ): Promise<MoveResult> {
   const { changes } = await scan(copy.root, copy.index);
-  const target = await treeMap(remote, copy.config.repo, branch, at);
+  const target = await treeMap(remote, { repo: copy.config.repo, branch, at }, copy.onSkip);
   const plan = planSync(copy.index.files, target);
   refuseClashes(plan, changes, what);
   // A new local file at a path the target adds is a clash too: planSync counts it as a write.

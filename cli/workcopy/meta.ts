@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { COPY_META_DIR } from "../../shared/api/path-rules.ts";
 
 /**
  * A working copy's own metadata: everything lives in one folder `.quire/` at the copy's root, and
@@ -12,7 +13,7 @@ import path from "node:path";
  *   changed.
  */
 
-export const META_DIR = ".quire";
+export const META_DIR = COPY_META_DIR;
 
 export interface CopyConfig {
   server: string;

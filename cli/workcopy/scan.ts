@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { lstatSync, readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
+import { hasReservedSegment } from "../../shared/api/path-rules.ts";
 import { byPathBytes } from "../../shared/commits/hash.ts";
-import { type CopyIndex, type IndexEntry, META_DIR } from "./meta.ts";
+import type { CopyIndex, IndexEntry } from "./meta.ts";
 
 /** One path whose local bytes differ from the copy's sequence. */
 export interface LocalChange {
@@ -33,14 +34,18 @@ const RACY_MS = 2000;
 
 export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-/** Relative POSIX paths of every regular file under `root`, `.quire/` excluded. */
+/**
+ * Relative POSIX paths of every regular file under `root`, without any under a `.quire` segment
+ * (the copy's own `.quire/`, and any look-alike anywhere: the server refuses to commit them, as git
+ * never tracks a `.git`).
+ */
 export async function listFiles(root: string): Promise<string[]> {
   const out: string[] = [];
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   for (const e of entries) {
     if (!e.isFile()) continue;
     const rel = path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join("/");
-    if (rel === META_DIR || rel.startsWith(`${META_DIR}/`)) continue;
+    if (hasReservedSegment(rel)) continue;
     out.push(rel);
   }
   return out;

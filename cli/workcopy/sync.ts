@@ -4,7 +4,8 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { extract } from "tar-stream";
-import { CopyError, type CopyIndex, type IndexEntry } from "./meta.ts";
+import { unwritablePathProblem } from "../../shared/api/path-rules.ts";
+import { CopyError, type CopyIndex, type IndexEntry, META_DIR } from "./meta.ts";
 import type { Remote } from "./remote.ts";
 import { eachLimit, type LocalChange, sha256Hex } from "./scan.ts";
 
@@ -47,15 +48,27 @@ export function refuseClashes(plan: SyncPlan, changes: LocalChange[], what: stri
   );
 }
 
-/** A path from the server, refused if it could leave the copy or touch its metadata. */
-function safeTarget(root: string, rel: string): string {
+/** A path from the server, refused if it could leave the copy or is the copy's own metadata. */
+function insideCopy(root: string, rel: string): string {
   const abs = path.resolve(root, rel);
   if (!abs.startsWith(root + path.sep) || rel.split("/").some((s) => s === ".." || s === "." || s === ""))
     throw new CopyError(`the server sent an unsafe path '${rel}'; nothing more was written`);
-  if (rel === ".quire" || rel.startsWith(".quire/"))
+  if (rel === META_DIR || rel.startsWith(`${META_DIR}/`))
     throw new CopyError(
-      `the repo has a file under .quire/ ('${rel}'), which a working copy keeps for itself`,
+      `the server sent '${rel}', inside the copy's own ${META_DIR}/; nothing more was written`,
     );
+  return abs;
+}
+
+/**
+ * A path to write: inside the copy, and none a working copy must never write (a `.quire`
+ * look-alike segment anywhere, a segment over 255 bytes). treeMap leaves those out; this is the
+ * last guard before the disk.
+ */
+function safeTarget(root: string, rel: string): string {
+  const abs = insideCopy(root, rel);
+  const problem = unwritablePathProblem(rel);
+  if (problem) throw new CopyError(`the server sent '${rel}', which ${problem}; nothing more was written`);
   return abs;
 }
 
@@ -77,13 +90,31 @@ async function writeChecked(
     );
   const abs = safeTarget(root, rel);
   const dir = path.dirname(abs);
-  if (!made.has(dir)) {
-    await mkdir(dir, { recursive: true });
-    made.add(dir);
+  try {
+    if (!made.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      made.add(dir);
+    }
+    await writeFile(abs, bytes);
+  } catch (e) {
+    throw unwritable(rel, e);
   }
-  await writeFile(abs, bytes);
   const st = await stat(abs);
   return [sha, st.size, st.mtimeMs];
+}
+
+/** A write the file system refused, named by the repo's path rather than the disk's. */
+function unwritable(rel: string, e: unknown): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  // The server does not refuse a file `a` beside files under `a/` (git's trees cannot hold both).
+  if (code === "EISDIR" || code === "ENOTDIR" || code === "EEXIST")
+    return new CopyError(
+      `cannot write '${rel}': the repo holds a file and a folder at the same path (${code})`,
+      "delete or rename one of them in the repo, then clone again",
+    );
+  if (code === "ENAMETOOLONG" || code === "EILSEQ" || code === "EINVAL")
+    return new CopyError(`cannot write '${rel}': this file system refuses its name (${code})`);
+  return e;
 }
 
 /** Files written at once while the archive is read on: the disk works while gunzip and tar parse. */
@@ -180,18 +211,32 @@ export async function applySync(
   }
   for (const [rel, entry] of written) files.set(rel, entry);
   for (const rel of plan.remove) {
-    await removeFile(root, safeTarget(root, rel));
+    // Not safeTarget: a file an older quire wrote at a path now refused is removed like any other.
+    await removeFile(root, insideCopy(root, rel));
     files.delete(rel);
   }
   return files;
 }
 
-/** The tree at (branch, at) as path → version id. */
+/** Told of each path of the tree a copy does not write, and why (the CLI prints a warning). */
+export type OnSkip = (path: string, why: string) => void;
+
+/**
+ * The tree at (branch, at) as path → version id, without the paths a working copy never writes
+ * (docs/names.md, "Paths that cannot be written"; an older server may hold some): a `.quire`
+ * segment would plant metadata naming any server, a segment over 255 bytes cannot be created.
+ * Each is told to `onSkip`; the copy then acts as if the repo did not have it.
+ */
 export async function treeMap(
   remote: Remote,
-  repo: string,
-  branch: string,
-  at: number,
+  where: { repo: string; branch: string; at: number },
+  onSkip?: OnSkip,
 ): Promise<Map<string, string>> {
-  return new Map((await remote.tree(repo, branch, at)).map((e) => [e.path, e.version_id]));
+  const target = new Map<string, string>();
+  for (const e of await remote.tree(where.repo, where.branch, where.at)) {
+    const problem = unwritablePathProblem(e.path);
+    if (problem) onSkip?.(e.path, problem);
+    else target.set(e.path, e.version_id);
+  }
+  return target;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { branchName, filePath } from "./names.ts";
+import { unwritablePathProblem } from "./path-rules.ts";
 
 /** Most file changes one commit may carry. */
 export const MAX_FILES_PER_COMMIT = 1000;
@@ -25,23 +26,38 @@ function isStandardBase64(s: string): boolean {
   return padding >= s.length - 2 && s.endsWith("=");
 }
 
-export const fileChange = z.strictObject({
-  path: filePath,
-  content: z
-    .string()
-    .refine(isStandardBase64, {
-      message: "must be standard base64 (A-Z, a-z, 0-9, '+', '/', '=' padding)",
-      params: { code: "INVALID_CONTENT" },
-    })
-    .nullable()
-    .optional(),
-  content_type: z
-    .string()
-    // abort: the pattern below runs only on a string of bounded length.
-    .max(MAX_CONTENT_TYPE_LENGTH, { abort: true })
-    .regex(/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+"-]+)*$/, "must be a MIME type such as 'text/markdown'")
-    .optional(),
-});
+export const fileChange = z
+  .strictObject({
+    path: filePath,
+    content: z
+      .string()
+      .refine(isStandardBase64, {
+        message: "must be standard base64 (A-Z, a-z, 0-9, '+', '/', '=' padding)",
+        params: { code: "INVALID_CONTENT" },
+      })
+      .nullable()
+      .optional(),
+    content_type: z
+      .string()
+      // abort: the pattern below runs only on a string of bounded length.
+      .max(MAX_CONTENT_TYPE_LENGTH, { abort: true })
+      .regex(
+        /^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+"-]+)*$/,
+        "must be a MIME type such as 'text/markdown'",
+      )
+      .optional(),
+  })
+  // Only a write: a path written before these rules can still be deleted.
+  .superRefine((change, ctx) => {
+    const problem = change.content == null ? null : unwritablePathProblem(change.path);
+    if (problem)
+      ctx.addIssue({
+        code: "custom",
+        path: ["path"],
+        message: `'${change.path.slice(0, 80)}' ${problem}`,
+        params: { code: "INVALID_PATH" },
+      });
+  });
 
 export const commitRequest = z.strictObject({
   branch: branchName,

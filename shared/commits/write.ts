@@ -1,6 +1,8 @@
+import { unwritablePathProblem } from "../api/path-rules.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import { firstRowOf, prepared } from "../db/pool.ts";
 import type { Tx } from "../db/tx.ts";
+import { fail } from "../errors.ts";
 import { wakeDeliverers } from "../events/notify.ts";
 import { cloudEvent, eventCtes, eventValues } from "../events/record.ts";
 import { commitHash } from "./hash.ts";
@@ -53,6 +55,21 @@ export async function allocateSequence(tx: Tx, repoId: number): Promise<Allocate
 }
 
 /**
+ * Refuses a write of a path the rules forbid (docs/names.md). The commit route refused it already;
+ * merge and rebase write paths committed before the rules existed, so every write checks here.
+ */
+function refuseUnwritable(changes: WrittenChange[]): void {
+  for (const c of changes) {
+    const problem = c.sha256 === null ? null : unwritablePathProblem(c.path);
+    if (problem)
+      fail(
+        "INVALID_PATH",
+        `'${c.path.slice(0, 80)}' ${problem}; delete it on the branch (a deletion is allowed) and try again`,
+      );
+  }
+}
+
+/**
  * Writes the rows of one commit at an allocated sequence onto a branch whose row the caller has
  * locked: the commit chained to the branch's previous hash, its file changes, the new head and
  * its `commit.created` event. A rebase passes `announce: false` for every replayed commit but the
@@ -66,6 +83,7 @@ export async function writeCommitRows(
   commit: { author: string; message: string; changes: WrittenChange[]; announce?: boolean },
   { sequence, created_at }: Allocated,
 ): Promise<number> {
+  refuseUnwritable(commit.changes);
   const hash = commitHash({
     prevHash: branch.head_hash,
     sequence,

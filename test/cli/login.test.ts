@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/app.ts";
@@ -155,5 +155,18 @@ describe("quire login", { timeout: 60_000 }, () => {
     );
     expect(anonymous.stderr).toContain("quire login");
     expectExit(await runQuire(["logout", app.url], home.dir), 1);
+  });
+
+  it("a config folder that already exists at 0777 is made 0700, the token file 0600", async () => {
+    const dir = path.dirname(credentialsFile());
+    await mkdir(dir, { recursive: true });
+    await chmod(dir, 0o777);
+    await writeFile(credentialsFile(), "{}", { mode: 0o666 });
+    await chmod(credentialsFile(), 0o666);
+    app.idp.signInAs(EMAIL);
+    const { cli } = await login((url) => fetch(url));
+    expectExit(cli, 0);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(credentialsFile())).mode & 0o777).toBe(0o600);
   });
 });

@@ -208,7 +208,9 @@ describe("getting a commit by sequence", () => {
 describe("paths", () => {
   it("accept a path of exactly 1,024 UTF-8 bytes, nested folders and unicode", async () => {
     const fx = await repoWithOwner(app);
-    const long = "é".repeat(512);
+    // Five segments of 204 bytes and four slashes: a segment may have at most 255 bytes.
+    const long = Array.from({ length: 5 }, () => "é".repeat(102)).join("/");
+    expect(Buffer.byteLength(long)).toBe(1024);
     const nested = "a/b/c/d/e/f/日本語 file (1).md";
     await commit(fx, "main", { [long]: "long", [nested]: "deep" });
     expect((await tree(fx)).map((e) => e.path).sort()).toEqual([long, nested].sort());
