@@ -1,3 +1,4 @@
+import { closeSync, openSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -93,5 +94,34 @@ describe("quire ci run --local", () => {
     const flag = await runQuire(["ci", "run", "--local", "--network", "maybe"], home, { cwd: ok, env });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--network must be none or on");
+  });
+
+  it("starts the steps with only stdin, stdout and stderr, not the descriptors the CLI inherited", async () => {
+    // A shell's `quire ci run --local 40<secret 41>>log`: descriptors without O_CLOEXEC.
+    const secret = path.join(home, "inherited-secret.txt");
+    const kept = path.join(home, "inherited-log.txt");
+    await writeFile(secret, "inherited-secret\n");
+    await writeFile(kept, "must-stay\n");
+    const yaml = `checks:\n  - name: fds\n    image: ${image}\n    steps:\n      - "echo fds:; ls /proc/$$/fd; echo :fds"\n      - "cat /proc/self/fd/40; echo read=$?"\n      - "(: > /proc/self/fd/41) 2>/dev/null; echo truncate=$?"\n`;
+    const dir = await folder("fds", yaml, {});
+    const read = openSync(secret, "r");
+    const write = openSync(kept, "a");
+    try {
+      const res = await runQuire(["ci", "run", "--local", "--json"], home, {
+        cwd: dir,
+        env,
+        inherit: { 40: read, 41: write },
+      });
+      expect(res.code, res.stderr).toBe(0);
+      const log = await readFile(res.json<Row[]>()[0]?.log ?? "", "utf8");
+      expect(log).toContain("fds:\n0\n1\n2\n:fds\n");
+      expect(log).toContain("read=1");
+      expect(log).toContain("truncate=1");
+      expect(log).not.toContain("inherited-secret");
+      expect(await readFile(kept, "utf8")).toBe("must-stay\n");
+    } finally {
+      closeSync(read);
+      closeSync(write);
+    }
   });
 });

@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { type StdioOptions, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -287,6 +288,44 @@ describe("isolation", () => {
     for (const digest of await readdir(images)) {
       await expect(stat(path.join(images, digest, "rootfs", "bin", "planted"))).rejects.toThrow();
     }
+  });
+
+  it("starts every step with only stdin, stdout and stderr, whatever descriptors the worker inherited", async () => {
+    // A worker process holding two host files open without O_CLOEXEC, as a shell's `40<file` or
+    // a supervisor leaves them (Node marks only its low inherited descriptors close-on-exec).
+    const readable = path.join(scratch, "inherited-readable.txt");
+    const writable = path.join(scratch, "inherited-writable.txt");
+    await writeFile(readable, "inherited-secret\n");
+    await writeFile(writable, "must-stay\n");
+    const runner = new URL("../../worker/check/runner.ts", import.meta.url).href;
+    const script = `
+      import { createCheckRunner } from ${JSON.stringify(runner)};
+      const run = createCheckRunner({ cacheDir: ${JSON.stringify(path.join(scratch, "cache"))}, insecureRegistries: [${JSON.stringify(registry.host)}] });
+      const result = await run({ check: { name: "fds", image: ${JSON.stringify(image)}, steps: [
+          "echo fds:; ls /proc/$$/fd; echo :fds",
+          "cat /proc/self/fd/40 2>/dev/null; echo read=$?",
+          "(: > /proc/self/fd/41) 2>/dev/null; echo truncate=$?"] },
+        sourceDir: ${JSON.stringify(sourceDir)}, jobToken: "t", secrets: [], limits: { timeoutMs: 20000, logCapBytes: 100000, network: "none" } });
+      process.stdout.write(result.log);`;
+    const read = openSync(readable, "r");
+    const write = openSync(writable, "a");
+    let log = "";
+    try {
+      const stdio: StdioOptions = ["ignore", "pipe", "inherit", ...Array(37).fill("ignore"), read, write];
+      const worker = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        stdio,
+      });
+      worker.stdout?.on("data", (chunk: Buffer) => (log += chunk.toString()));
+      await new Promise((resolve) => worker.on("close", resolve));
+    } finally {
+      closeSync(read);
+      closeSync(write);
+    }
+    expect(log).toContain("fds:\n0\n1\n2\n:fds\n");
+    expect(log).toContain("read=1");
+    expect(log).toContain("truncate=1");
+    expect(log).not.toContain("inherited-secret");
+    expect(await readFile(writable, "utf8")).toBe("must-stay\n");
   });
 
   it("reaches the network only when the operator turned it on", async () => {

@@ -8,8 +8,13 @@ export interface SandboxSpec {
   rootfs: string;
   workspace: Workspace;
   network: "none" | "on";
-  /** The whole environment of the step; nothing of the worker's leaks in. */
+  /** The whole environment of the step; nothing of the worker's leaks in (set with `--setenv`). */
   env: Record<string, string>;
+}
+
+/** The step's environment as bubblewrap options: bwrap itself starts with an empty one. */
+function environmentOptions(env: Record<string, string>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => ["--setenv", name, value]);
 }
 
 /**
@@ -60,6 +65,7 @@ export function bwrapOptions(spec: SandboxSpec): string[] {
     "--chdir",
     "/src",
     ...(SECCOMP_SUPPORTED ? ["--seccomp", String(SECCOMP_FD)] : []),
+    ...environmentOptions(spec.env),
   ];
 }
 
@@ -70,6 +76,18 @@ function stepCommand(command: string): string[] {
 
 const ARGS_FD = 3;
 const SECCOMP_FD = 4;
+
+/**
+ * bwrap is started through bash, which first closes every descriptor above bwrap's two pipes and
+ * then becomes bwrap (`exec`) with an empty environment (`-c`). Node (libuv) and bwrap hand a child
+ * every descriptor the parent holds without O_CLOEXEC: the ones the worker or `quire ci run --local`
+ * inherited from whatever started it (a shell's `5<file`, a supervisor's pipes). A step could read
+ * or truncate those host files through /proc/self/fd/N. bwrap closes its own pipes (3, 4) once read,
+ * so a step starts with only 0, 1 and 2. The closing has to happen before any code of the image runs
+ * (the image is the repo's choice, its /bin/sh too), hence on the host side; bash is used because a
+ * POSIX sh cannot name descriptors above 9, and Node cannot exec in place.
+ */
+const CLOSE_INHERITED_AND_EXEC_BWRAP = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${SECCOMP_FD})); then eval "exec $fd>&-"; fi; done; exec -c bwrap "$@"`;
 
 /** Writes a whole input to one of bubblewrap's extra pipes and closes it. */
 function feed(pipe: unknown, data: string | Buffer): void {
@@ -102,8 +120,10 @@ export function runSandboxedStep(
     let killed: StepOutcome["killed"];
     // The options go through a pipe (`--args 3`), so the sandbox's `ps` shows no host paths;
     // the seccomp program through another.
-    const child = spawn("bwrap", ["--args", String(ARGS_FD), "--", ...stepCommand(command)], {
-      env: spec.env,
+    const bwrapArgs = ["--args", String(ARGS_FD), "--", ...stepCommand(command)];
+    const child = spawn("bash", ["-c", CLOSE_INHERITED_AND_EXEC_BWRAP, "bwrap", ...bwrapArgs], {
+      // Only what bash needs to find bwrap; the step's environment goes in the options.
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
       detached: true,
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
     });
@@ -143,7 +163,7 @@ export function runSandboxedStep(
       resolve(outcome);
     };
     child.on("error", (error) => {
-      options.onOutput(Buffer.from(`quire: cannot start the sandbox (bwrap): ${error.message}\n`));
+      options.onOutput(Buffer.from(`quire: cannot start the sandbox (bash, then bwrap): ${error.message}\n`));
       finish(127);
     });
     child.on("close", (code, signal) => finish(code ?? (signal ? 128 : 1)));
