@@ -54,6 +54,7 @@ export async function runWorkerProcess(
   const runCheck = makeRunner({
     cacheDir: config.cacheDir,
     insecureRegistries: config.insecureRegistries,
+    imageLimits: config.image,
     ...(config.dockerConfigPath ? { dockerConfigPath: config.dockerConfigPath } : {}),
   });
   log.info(

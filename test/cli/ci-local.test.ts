@@ -94,6 +94,29 @@ describe("quire ci run --local", () => {
     const flag = await runQuire(["ci", "run", "--local", "--network", "maybe"], home, { cwd: ok, env });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--network must be none or on");
+
+    const limit = { ...env, SVC_CI_IMAGE_MAX_ENTRIES: "many" };
+    const badLimit = await runQuire(["ci", "run", "--local"], home, { cwd: ok, env: limit });
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toContain("SVC_CI_IMAGE_MAX_ENTRIES");
+  });
+
+  it("fails a check whose image unpacks past SVC_CI_IMAGE_MAX_ENTRIES, saying so in its log", async () => {
+    const dir = await folder("limited", ciYaml(image).split("  - name: fails")[0] ?? "", {
+      "notes.md": "not committed\n",
+    });
+    const limited = {
+      ...env,
+      SVC_CI_CACHE_DIR: path.join(home, "cache-limited"),
+      SVC_CI_IMAGE_MAX_ENTRIES: "10",
+    };
+    const res = await runQuire(["ci", "run", "--local", "--json"], home, { cwd: dir, env: limited });
+    expect(res.code, res.stderr).toBe(1);
+    const [row] = res.json<Row[]>();
+    expect(row?.summary).toBe(`image ${image} could not be pulled`);
+    expect(await readFile(row?.log ?? "", "utf8")).toContain(
+      "more than 10 entries (SVC_CI_IMAGE_MAX_ENTRIES)",
+    );
   });
 
   it("starts the steps with only stdin, stdout and stderr, not the descriptors the CLI inherited", async () => {

@@ -122,6 +122,26 @@ describe("steps", () => {
     expect(result.summary).toContain("could not be pulled");
     expect(text(result)).toContain("not found");
   });
+  it("fails the check with the limit in its log when the image unpacks to too much", async () => {
+    const runner = createCheckRunner({
+      cacheDir: path.join(scratch, "cache-limited"),
+      insecureRegistries: [registry.host],
+      imageLimits: { maxBytes: 1 << 30, maxEntries: 10 },
+    });
+    const result = await runner({
+      check: { name: "limited", image, steps: ["true"] },
+      sourceDir,
+      jobToken: TOKEN,
+      secrets: [TOKEN],
+      limits: { timeoutMs: 20_000, logCapBytes: 10_000, network: "none" },
+    });
+    expect(result.conclusion).toBe("failed");
+    expect(result.summary).toBe(`image ${image} could not be pulled`);
+    expect(text(result)).toMatch(
+      /^quire: cannot pull the image: .*: the image has more than 10 entries \(SVC_CI_IMAGE_MAX_ENTRIES\), at "[^"]+"$/m,
+    );
+  });
+
   it("counts the pull against the check's time", async () => {
     // A registry that accepts connections and never answers.
     const sockets: net.Socket[] = [];

@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import { createLogger, type Logger } from "../../shared/log.ts";
 import type { RunCheck } from "../../worker/check/types.ts";
 import type { WorkerConfig } from "../../worker/config.ts";
+import { DEFAULT_IMAGE_LIMITS } from "../../worker/image/layers.ts";
 import type { JobOutcome } from "../../worker/job.ts";
 import { runLoop } from "../../worker/loop.ts";
 import { type CiApp, startCiApp, WORKER_TOKEN } from "../ci/support.ts";
@@ -100,6 +101,7 @@ export function workerConfig(app: TestApp, overrides: Partial<WorkerConfig> = {}
     cacheDir: path.join(tmpdir(), "quire-worker-test-cache"),
     workDir: tmpdir(),
     archive: { maxBytes: 64 * 1024 * 1024, maxFiles: 10_000 },
+    image: DEFAULT_IMAGE_LIMITS,
     log: { format: "json", level: "error" },
     ...overrides,
   };

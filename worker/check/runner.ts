@@ -61,6 +61,7 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
         cacheDir: options.cacheDir,
         insecureRegistries: options.insecureRegistries,
         credentials,
+        ...(options.imageLimits ? { limits: options.imageLimits } : {}),
       }),
   );
   store.catch(() => {});

@@ -1,3 +1,5 @@
+import type { ImageLimits } from "../image/layers.ts";
+
 /** One check of `.svc/ci.yaml`, as the worker runs it. */
 export interface CheckSpec {
   name: string;
@@ -41,4 +43,6 @@ export interface RunnerOptions {
   insecureRegistries: string[];
   /** A Docker config file with registry credentials (`auths`), if any. */
   dockerConfigPath?: string;
+  /** What one image may unpack to (bytes, entries); the defaults of worker/image/layers.ts if absent. */
+  imageLimits?: ImageLimits;
 }
