@@ -55,6 +55,7 @@ export async function runWorkerProcess(
     cacheDir: config.cacheDir,
     insecureRegistries: config.insecureRegistries,
     imageLimits: config.image,
+    stagingDir: config.workDir,
     ...(config.dockerConfigPath ? { dockerConfigPath: config.dockerConfigPath } : {}),
   });
   log.info(

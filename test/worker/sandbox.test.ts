@@ -348,6 +348,43 @@ describe("isolation", () => {
     expect(await readFile(writable, "utf8")).toBe("must-stay\n");
   });
 
+  it("shows no host path of the job's folder in /proc/self/mountinfo: only the image cache's", async () => {
+    // As the worker lays it out: the job's source in a quire-job-* folder of the work directory.
+    const work = await mkdtemp(path.join(scratch, "work-"));
+    const jobDir = await mkdtemp(path.join(work, "quire-job-"));
+    await mkdirWith(path.join(jobDir, "src"), { "README.md": "hello\n" });
+    const cacheDir = path.join(scratch, "cache");
+    const runner = createCheckRunner({ cacheDir, insecureRegistries: [registry.host], stagingDir: work });
+    const result = await runner({
+      check: { name: "mounts", image, steps: ["cat /proc/self/mountinfo", "cat /src/README.md"] },
+      sourceDir: path.join(jobDir, "src"),
+      jobToken: TOKEN,
+      secrets: [TOKEN],
+      limits: { timeoutMs: 20_000, logCapBytes: 1 << 20, network: "none" },
+    });
+    const log = text(result);
+    expect(result.conclusion, log).toBe("passed");
+    expect(log).toContain("hello\n<== step 2 exited 0");
+    expect(log).not.toContain(jobDir);
+    expect(log).not.toMatch(/quire-job-|check-/);
+    // Each mount's source (the fourth field) by where it is mounted (the fifth).
+    const sources = new Map(
+      log
+        .split("\n")
+        .map((line) => line.split(" "))
+        .filter((fields) => fields.length > 5 && /^\d+$/.test(fields[0] ?? ""))
+        .map((fields) => [fields[4], fields[3]]),
+    );
+    expect(sources.get("/src")).toMatch(new RegExp(`^${work}/[A-Za-z0-9]{6}$`));
+    for (const file of ["/run/quire/token", "/etc/hosts", "/etc/resolv.conf"])
+      expect(sources.get(file)).toMatch(/^\/bindfile\w+\/\/deleted$/);
+    // The kernel shows a bind mount's source as its path on its file system, and nothing renames
+    // it: the root filesystem, mounted from the cache, is the one host path left (docs/ci-worker.md).
+    expect(sources.get("/")).toMatch(new RegExp(`^${cacheDir}/images/sha256-[0-9a-f]{64}/rootfs$`));
+    const underScratch = [...sources.values()].filter((source) => source?.startsWith(scratch));
+    expect(underScratch.sort()).toEqual([sources.get("/"), sources.get("/src")].sort());
+  });
+
   it("reaches the network only when the operator turned it on", async () => {
     const connections: string[] = [];
     // The listener closes only once it has the line: busybox nc quits at the server's end of stream,
