@@ -76,7 +76,10 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
   try {
     const source = path.join(work, "src");
     const meta = path.join(root, META_DIR);
-    await cp(root, source, { recursive: true, filter: (from) => from !== meta });
+    // Links stay as written (verbatim): without it, Node makes each relative target an absolute
+    // path of this machine, which inside the sandbox leads nowhere and tells a step where the
+    // folder is.
+    await cp(root, source, { recursive: true, verbatimSymlinks: true, filter: (from) => from !== meta });
     const results = await runChecks(env, chosen, source, limits);
     const logDir = branch === null ? path.join(work, "logs") : path.join(root, META_DIR, "ci");
     const rows = await keepLogs(results, logDir);

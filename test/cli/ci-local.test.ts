@@ -1,5 +1,5 @@
 import { closeSync, openSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,6 +117,18 @@ describe("quire ci run --local", () => {
     expect(await readFile(row?.log ?? "", "utf8")).toContain(
       "more than 10 entries (SVC_CI_IMAGE_MAX_ENTRIES)",
     );
+  });
+
+  it("copies the folder's symbolic links as written, so relative ones work and name no host path", async () => {
+    const yaml = `checks:\n  - name: links\n    image: ${image}\n    steps:\n      - "readlink /src/docs/link.md; cat /src/docs/link.md"\n`;
+    const dir = await folder("links", yaml, { "notes.md": "linked notes\n" });
+    await mkdir(path.join(dir, "docs"));
+    await symlink("../notes.md", path.join(dir, "docs", "link.md"));
+    const res = await runQuire(["ci", "run", "--local", "--json"], home, { cwd: dir, env });
+    const log = await readFile(res.json<Row[]>()[0]?.log ?? "", "utf8");
+    expect(res.code, log).toBe(0);
+    expect(log).toContain("../notes.md\nlinked notes\n");
+    expect(log).not.toContain(home);
   });
 
   it("starts the steps with only stdin, stdout and stderr, not the descriptors the CLI inherited", async () => {
