@@ -381,6 +381,12 @@ describe("image limits", () => {
     );
     expect(await readdir(path.join(cacheDir, "tmp"))).toEqual([]);
     await expect(readdir(path.join(cacheDir, "images"))).rejects.toThrow(/ENOENT/);
+    // Thousands of empty layers touch neither limit; their number is capped on its own.
+    const empty = await layerTar([]);
+    const layered = await pushImage(`${registry.host}/quire/layered:1`, Array(257).fill(empty));
+    await expect(store({ maxBytes: 1024 * 1024, maxEntries: 100 }).pull(layered.ref)).rejects.toThrow(
+      /the image has 257 layers, more than 256/,
+    );
     // Within the limits, the same image pulls.
     const pulled = await store({ maxBytes: 8 * 1024 * 1024, maxEntries: 100 }).pull(bombed.ref);
     expect((await lstat(path.join(pulled.rootfs, "big"))).size).toBe(4 * 1024 * 1024);

@@ -38,6 +38,13 @@ export interface ImageStoreOptions {
   limits?: ImageLimits;
 }
 
+/**
+ * Layers are downloaded all at once, each to a file of its own: a manifest of thousands of empty
+ * layers would open as many connections and files without touching the byte or entry limits.
+ * Docker itself stops at 127 layers.
+ */
+const MAX_LAYERS = 256;
+
 /** Manifests are small; anything bigger is a registry misbehaving. */
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
@@ -154,6 +161,8 @@ export class ImageStore {
       `${digest.slice(7, 19)}-${randomBytes(6).toString("hex")}`,
     );
     const rootfs = path.join(temporary, "rootfs");
+    if (manifest.layers.length > MAX_LAYERS)
+      throw new ManifestError(`the image has ${manifest.layers.length} layers, more than ${MAX_LAYERS}`);
     const budget = new UnpackBudget(this.#options.limits ?? DEFAULT_IMAGE_LIMITS);
     // Compressed layers are never larger than what they unpack to (give or take headers), so a
     // manifest announcing more than the limit is refused before a byte is downloaded.
