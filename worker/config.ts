@@ -2,6 +2,7 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { isLoopbackHost, secureUrlSetting } from "../shared/config.ts";
+import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from "./image/layers.ts";
 
 /**
  * The worker's settings, all from the environment (docs/ci-worker.md has the table). Validated
@@ -104,6 +105,8 @@ const workerEnvSchema = z.object({
   SVC_CI_WORK_DIR: z.string().trim().min(1).default(tmpdir()),
   SVC_CI_ARCHIVE_MAX_BYTES: integer(2048 * MIB, 1, Number.MAX_SAFE_INTEGER),
   SVC_CI_ARCHIVE_MAX_FILES: integer(200_000, 1, 10_000_000),
+  SVC_CI_IMAGE_MAX_BYTES: integer(DEFAULT_IMAGE_LIMITS.maxBytes, 1, Number.MAX_SAFE_INTEGER),
+  SVC_CI_IMAGE_MAX_ENTRIES: integer(DEFAULT_IMAGE_LIMITS.maxEntries, 1, 100_000_000),
   LOG_FORMAT: z.enum(["json", "text"]).default("json"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
@@ -125,6 +128,7 @@ export interface WorkerConfig {
   cacheDir: string;
   workDir: string;
   archive: { maxBytes: number; maxFiles: number };
+  image: ImageLimits;
   log: { format: "json" | "text"; level: string };
 }
 
@@ -154,6 +158,22 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     cacheDir: e.SVC_CI_CACHE_DIR,
     workDir: e.SVC_CI_WORK_DIR,
     archive: { maxBytes: e.SVC_CI_ARCHIVE_MAX_BYTES, maxFiles: e.SVC_CI_ARCHIVE_MAX_FILES },
+    image: { maxBytes: e.SVC_CI_IMAGE_MAX_BYTES, maxEntries: e.SVC_CI_IMAGE_MAX_ENTRIES },
     log: { format: e.LOG_FORMAT, level: e.LOG_LEVEL },
   };
+}
+
+/**
+ * The image limits alone, from the same variables: `quire ci run --local` runs checks with the
+ * worker's runner and none of its other settings. Throws with every bad variable named.
+ */
+export function imageLimitsFromEnv(env: Record<string, string | undefined>): ImageLimits {
+  const schema = workerEnvSchema.pick({ SVC_CI_IMAGE_MAX_BYTES: true, SVC_CI_IMAGE_MAX_ENTRIES: true });
+  const parsed = schema.safeParse({
+    SVC_CI_IMAGE_MAX_BYTES: env["SVC_CI_IMAGE_MAX_BYTES"],
+    SVC_CI_IMAGE_MAX_ENTRIES: env["SVC_CI_IMAGE_MAX_ENTRIES"],
+  });
+  if (!parsed.success)
+    throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; "));
+  return { maxBytes: parsed.data.SVC_CI_IMAGE_MAX_BYTES, maxEntries: parsed.data.SVC_CI_IMAGE_MAX_ENTRIES };
 }

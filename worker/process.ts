@@ -54,6 +54,8 @@ export async function runWorkerProcess(
   const runCheck = makeRunner({
     cacheDir: config.cacheDir,
     insecureRegistries: config.insecureRegistries,
+    imageLimits: config.image,
+    stagingDir: config.workDir,
     ...(config.dockerConfigPath ? { dockerConfigPath: config.dockerConfigPath } : {}),
   });
   log.info(

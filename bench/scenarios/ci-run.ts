@@ -11,6 +11,7 @@ import { unpackArchive } from "../../worker/archive/unpack.ts";
 import { createCheckRunner } from "../../worker/check/runner.ts";
 import type { RunCheck } from "../../worker/check/types.ts";
 import type { WorkerConfig } from "../../worker/config.ts";
+import { DEFAULT_IMAGE_LIMITS } from "../../worker/image/layers.ts";
 import { runLoop } from "../../worker/loop.ts";
 import { quireClient } from "../client.ts";
 import { commit, createOrg, createRepo, fillerText } from "../fixtures.ts";
@@ -92,6 +93,7 @@ export async function measureCiRun(server: QuireProcess): Promise<string> {
       cacheDir: path.join(work, "cache"),
       workDir: work,
       archive: { maxBytes: 1024 ** 3, maxFiles: 100_000 },
+      image: DEFAULT_IMAGE_LIMITS,
       log: { format: "json", level: "info" },
     };
     const runner = createCheckRunner({ cacheDir: config.cacheDir, insecureRegistries: [registry.host] });

@@ -2,6 +2,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { CheckResult } from "../../worker/check/types.ts";
+import type { ImageLimits } from "../../worker/image/layers.ts";
 import type { CliEnv } from "../env.ts";
 import { CliError, usageError } from "../errors.ts";
 import type { Column } from "../output.ts";
@@ -75,7 +76,10 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
   try {
     const source = path.join(work, "src");
     const meta = path.join(root, META_DIR);
-    await cp(root, source, { recursive: true, filter: (from) => from !== meta });
+    // Links stay as written (verbatim): without it, Node makes each relative target an absolute
+    // path of this machine, which inside the sandbox leads nowhere and tells a step where the
+    // folder is.
+    await cp(root, source, { recursive: true, verbatimSymlinks: true, filter: (from) => from !== meta });
     const results = await runChecks(env, chosen, source, limits);
     const logDir = branch === null ? path.join(work, "logs") : path.join(root, META_DIR, "ci");
     const rows = await keepLogs(results, logDir);
@@ -100,10 +104,18 @@ async function runChecks(
   limits: { network: "none" | "on"; timeoutMs: number },
 ): Promise<{ name: string; result: CheckResult }[]> {
   const { createCheckRunner } = await import("../../worker/check/runner.ts");
+  const { imageLimitsFromEnv } = await import("../../worker/config.ts");
+  let imageLimits: ImageLimits;
+  try {
+    imageLimits = imageLimitsFromEnv(env.env);
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
   const insecure = (env.env["SVC_CI_INSECURE_REGISTRIES"] ?? "").split(",").filter((s) => s.trim() !== "");
   const runCheck = createCheckRunner({
     cacheDir: env.env["SVC_CI_CACHE_DIR"] ?? path.join(os.homedir(), ".cache", "quire", "images"),
     insecureRegistries: insecure.map((s) => s.trim()),
+    imageLimits,
     ...(env.env["SVC_CI_DOCKER_CONFIG"] ? { dockerConfigPath: env.env["SVC_CI_DOCKER_CONFIG"] } : {}),
   });
   if (!env.out.json) env.out.note(`running ${checks.map((c) => c.name).join(", ") || "no checks"}`);

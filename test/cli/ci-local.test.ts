@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { closeSync, openSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -93,5 +94,69 @@ describe("quire ci run --local", () => {
     const flag = await runQuire(["ci", "run", "--local", "--network", "maybe"], home, { cwd: ok, env });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--network must be none or on");
+
+    const limit = { ...env, SVC_CI_IMAGE_MAX_ENTRIES: "many" };
+    const badLimit = await runQuire(["ci", "run", "--local"], home, { cwd: ok, env: limit });
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toContain("SVC_CI_IMAGE_MAX_ENTRIES");
+  });
+
+  it("fails a check whose image unpacks past SVC_CI_IMAGE_MAX_ENTRIES, saying so in its log", async () => {
+    const dir = await folder("limited", ciYaml(image).split("  - name: fails")[0] ?? "", {
+      "notes.md": "not committed\n",
+    });
+    const limited = {
+      ...env,
+      SVC_CI_CACHE_DIR: path.join(home, "cache-limited"),
+      SVC_CI_IMAGE_MAX_ENTRIES: "10",
+    };
+    const res = await runQuire(["ci", "run", "--local", "--json"], home, { cwd: dir, env: limited });
+    expect(res.code, res.stderr).toBe(1);
+    const [row] = res.json<Row[]>();
+    expect(row?.summary).toBe(`image ${image} could not be pulled`);
+    expect(await readFile(row?.log ?? "", "utf8")).toContain(
+      "more than 10 entries (SVC_CI_IMAGE_MAX_ENTRIES)",
+    );
+  });
+
+  it("copies the folder's symbolic links as written, so relative ones work and name no host path", async () => {
+    const yaml = `checks:\n  - name: links\n    image: ${image}\n    steps:\n      - "readlink /src/docs/link.md; cat /src/docs/link.md"\n`;
+    const dir = await folder("links", yaml, { "notes.md": "linked notes\n" });
+    await mkdir(path.join(dir, "docs"));
+    await symlink("../notes.md", path.join(dir, "docs", "link.md"));
+    const res = await runQuire(["ci", "run", "--local", "--json"], home, { cwd: dir, env });
+    const log = await readFile(res.json<Row[]>()[0]?.log ?? "", "utf8");
+    expect(res.code, log).toBe(0);
+    expect(log).toContain("../notes.md\nlinked notes\n");
+    expect(log).not.toContain(home);
+  });
+
+  it("starts the steps with only stdin, stdout and stderr, not the descriptors the CLI inherited", async () => {
+    // A shell's `quire ci run --local 40<secret 41>>log`: descriptors without O_CLOEXEC.
+    const secret = path.join(home, "inherited-secret.txt");
+    const kept = path.join(home, "inherited-log.txt");
+    await writeFile(secret, "inherited-secret\n");
+    await writeFile(kept, "must-stay\n");
+    const yaml = `checks:\n  - name: fds\n    image: ${image}\n    steps:\n      - "echo fds:; ls /proc/$$/fd; echo :fds"\n      - "cat /proc/self/fd/40; echo read=$?"\n      - "(: > /proc/self/fd/41) 2>/dev/null; echo truncate=$?"\n`;
+    const dir = await folder("fds", yaml, {});
+    const read = openSync(secret, "r");
+    const write = openSync(kept, "a");
+    try {
+      const res = await runQuire(["ci", "run", "--local", "--json"], home, {
+        cwd: dir,
+        env,
+        inherit: { 40: read, 41: write },
+      });
+      expect(res.code, res.stderr).toBe(0);
+      const log = await readFile(res.json<Row[]>()[0]?.log ?? "", "utf8");
+      expect(log).toContain("fds:\n0\n1\n2\n:fds\n");
+      expect(log).toContain("read=1");
+      expect(log).toContain("truncate=1");
+      expect(log).not.toContain("inherited-secret");
+      expect(await readFile(kept, "utf8")).toBe("must-stay\n");
+    } finally {
+      closeSync(read);
+      closeSync(write);
+    }
   });
 });

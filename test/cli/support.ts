@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type StdioOptions, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -34,6 +34,18 @@ export interface RunOptions {
   onStderr?(text: string, all: string): void;
   onStdout?(text: string, all: string): void;
   signal?: AbortSignal;
+  /** Open descriptors the CLI inherits, by their number in the CLI (above 2): `{40: fd}`. */
+  inherit?: Record<number, number>;
+}
+
+/** stdin ignored, stdout and stderr piped, and the `inherit` descriptors at their numbers. */
+function stdioWith(inherit: Record<number, number> = {}): StdioOptions {
+  const stdio: StdioOptions = ["ignore", "pipe", "pipe"];
+  for (const [at, fd] of Object.entries(inherit)) {
+    while (stdio.length < Number(at)) stdio.push("ignore");
+    stdio[Number(at)] = fd;
+  }
+  return stdio;
 }
 
 /** The environment of a CLI run: nothing of the developer's own (no HOME config, no colour). */
@@ -53,7 +65,7 @@ export async function runQuire(args: string[], home: string, o: RunOptions = {})
   );
   const bin = await cliBin();
   return collect(
-    spawn(process.execPath, [bin, ...args], { env, cwd: o.cwd ?? home, stdio: ["ignore", "pipe", "pipe"] }),
+    spawn(process.execPath, [bin, ...args], { env, cwd: o.cwd ?? home, stdio: stdioWith(o.inherit) }),
     o,
   );
 }

@@ -58,6 +58,53 @@ export const hostileArchives: {
     reason: /symbolic link to \.\.\/\.\.\/\.\., which points outside \/src/,
   },
   {
+    name: "symlink chain up (sub/up -> .., sub/up2 -> up/..)",
+    entries: () => [
+      ok,
+      { name: `${TOP}/sub/up`, type: "symlink", linkname: ".." },
+      { name: `${TOP}/sub/up2`, type: "symlink", linkname: "up/.." },
+    ],
+    reason: /"repo-main-1\/sub\/up2" is a symbolic link to up\/\.\., which points outside \/src/,
+  },
+  {
+    name: "symlink chain through several links",
+    entries: () => [
+      ok,
+      { name: `${TOP}/a/b/c/l1`, type: "symlink", linkname: ".." },
+      { name: `${TOP}/a/b/c/l2`, type: "symlink", linkname: "l1/.." },
+      { name: `${TOP}/a/b/c/l3`, type: "symlink", linkname: "l2/.." },
+      { name: `${TOP}/a/b/c/l4`, type: "symlink", linkname: "l3/../x" },
+    ],
+    reason: /"repo-main-1\/a\/b\/c\/l4" is a symbolic link to l3\/\.\.\/x, which points outside \/src/,
+  },
+  {
+    name: "symlink chain ending in an absolute link",
+    entries: () => [
+      ok,
+      { name: `${TOP}/sub/up`, type: "symlink", linkname: ".." },
+      { name: `${TOP}/sub/abs`, type: "symlink", linkname: "/" },
+    ],
+    reason: /"repo-main-1\/sub\/abs" is a symbolic link to the absolute path \/, outside \/src/,
+  },
+  {
+    name: "a later link that turns an earlier one outward",
+    entries: () => [
+      ok,
+      { name: `${TOP}/sub/x`, type: "symlink", linkname: "d/.." },
+      { name: `${TOP}/sub/d`, type: "symlink", linkname: ".." },
+    ],
+    reason: /"repo-main-1\/sub\/x" is a symbolic link to d\/\.\., which points outside \/src/,
+  },
+  {
+    name: "symlink loop",
+    entries: () => [
+      ok,
+      { name: `${TOP}/a`, type: "symlink", linkname: "b" },
+      { name: `${TOP}/b`, type: "symlink", linkname: "a/x" },
+    ],
+    reason: /"repo-main-1\/b" is a symbolic link to a\/x, which goes through more than 40 links \(a loop\)/,
+  },
+  {
     name: "write through a symlink",
     entries: () => [
       ok,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TOKEN_FILE, loadWorkerConfig, parseDuration } from "../../worker/config.ts";
+import {
+  DEFAULT_TOKEN_FILE,
+  imageLimitsFromEnv,
+  loadWorkerConfig,
+  parseDuration,
+} from "../../worker/config.ts";
 import { withJitter } from "../../worker/loop.ts";
 
 describe("the worker's configuration", () => {
@@ -15,6 +20,7 @@ describe("the worker's configuration", () => {
       logCapBytes: 10 * 1024 * 1024,
       pollIntervalMs: 10_000,
       heartbeatIntervalMs: 30_000,
+      image: { maxBytes: 8 * 1024 ** 3, maxEntries: 500_000 },
     });
   });
 
@@ -29,6 +35,8 @@ describe("the worker's configuration", () => {
       SVC_CI_POLL_INTERVAL: "500ms",
       SVC_CI_HEARTBEAT_INTERVAL: "1m",
       SVC_CI_ARCHIVE_MAX_FILES: "10",
+      SVC_CI_IMAGE_MAX_BYTES: "1048576",
+      SVC_CI_IMAGE_MAX_ENTRIES: "20",
     });
     expect(config).toMatchObject({
       schedulerUrl: "https://ci.example.com",
@@ -40,7 +48,13 @@ describe("the worker's configuration", () => {
       pollIntervalMs: 500,
       heartbeatIntervalMs: 60_000,
       archive: { maxFiles: 10 },
+      image: { maxBytes: 1048576, maxEntries: 20 },
     });
+    expect(imageLimitsFromEnv({ SVC_CI_IMAGE_MAX_ENTRIES: "7" })).toEqual({
+      maxBytes: 8 * 1024 ** 3,
+      maxEntries: 7,
+    });
+    expect(() => imageLimitsFromEnv({ SVC_CI_IMAGE_MAX_BYTES: "1GB" })).toThrow(/SVC_CI_IMAGE_MAX_BYTES/);
   });
 
   it("refuses wrong values, naming each variable", () => {
@@ -51,6 +65,8 @@ describe("the worker's configuration", () => {
       SVC_CI_CHECK_NETWORK: "host",
       SVC_CI_CHECK_TIMEOUT: "soon",
       SVC_CI_HEARTBEAT_INTERVAL: "5m",
+      SVC_CI_IMAGE_MAX_BYTES: "-1",
+      SVC_CI_IMAGE_MAX_ENTRIES: "0",
     };
     let message = "";
     try {

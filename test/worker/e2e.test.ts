@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { type AddressInfo, connect, createServer } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
@@ -96,6 +96,9 @@ checks:
       - 'if echo hello | nc -w 2 127.0.0.1 ${new URL(app.url).port}; then echo ESC""APED; exit 1; fi; echo loopback refused'
       - 'if echo pwned > ${probe}; then echo ESC""APED; exit 1; fi; echo write refused'
       - 'if echo pwned > /src/../${probe.slice(1)}; then echo ESC""APED; exit 1; fi; echo write refused again'
+      - 'echo fds:; ls /proc/$$/fd; echo :fds'
+      - 'if cat /proc/self/fd/40; then echo ESC""APED; exit 1; fi; echo inherited read refused'
+      - 'if (: > /proc/self/fd/41) 2>/dev/null; then echo ESC""APED; exit 1; fi; echo inherited truncate refused'
 `;
 }
 
@@ -124,12 +127,23 @@ async function queuedJob(sequence: number): Promise<string> {
   return row?.id ?? "";
 }
 
-/** Runs `worker --once` to its end and returns its output; it must exit 0. */
+/**
+ * Runs `worker --once` to its end and returns its output; it must exit 0. The worker holds the
+ * secret file open at 40 and the inherited log at 41 without O_CLOEXEC, as a shell's `40<file`
+ * would leave them: no step may see either.
+ */
 async function runWorkerOnce(env = workerEnv()): Promise<string> {
-  const worker = spawnWorker(env);
-  const { code } = await worker.exited;
-  expect(code, worker.output()).toBe(0);
-  return worker.output();
+  const read = openSync(path.join(scratch.dir, "secret.txt"), "r");
+  const write = openSync(path.join(scratch.dir, "inherited.log"), "a");
+  try {
+    const worker = spawnWorker(env, { inherit: { 40: read, 41: write } });
+    const { code } = await worker.exited;
+    expect(code, worker.output()).toBe(0);
+    return worker.output();
+  } finally {
+    closeSync(read);
+    closeSync(write);
+  }
 }
 
 describe("the CI worker, end to end: real server, registry, image and sandbox", () => {
@@ -145,6 +159,7 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     listener.reset();
     const secretFile = path.join(scratch.dir, "secret.txt");
     await writeFile(secretFile, SECRET);
+    await writeFile(path.join(scratch.dir, "inherited.log"), "kept\n");
     await installPolicies(fx, { ci_must_pass: policies.ci_must_pass });
     await commit(fx, "main", { ".svc/ci.yaml": ciYaml(image, secretFile) }, "add CI");
     await createBranch(fx, "feature");
@@ -193,7 +208,10 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     expect(timeout).toMatch(/timed out after 8/);
 
     const escaping = await log("e2e/escape");
+    expect(escaping).toContain("fds:\n0\n1\n2\n:fds\n");
     for (const line of [
+      "inherited read refused",
+      "inherited truncate refused",
       "read refused",
       "network refused",
       "loopback refused",
@@ -206,6 +224,7 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     expect(listener.connections).toBe(0);
     expect(escaping).not.toContain(SECRET);
     expect(await readFile(secretFile, "utf8")).toBe(SECRET);
+    expect(await readFile(path.join(scratch.dir, "inherited.log"), "utf8")).toBe("kept\n");
     expect(existsSync(probe)).toBe(false);
 
     // The failed checks at the head block the merge...

@@ -4,7 +4,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDockerCredentials } from "../../worker/image/credentials.ts";
-import { applyLayer } from "../../worker/image/layers.ts";
+import { applyLayer, UnpackBudget } from "../../worker/image/layers.ts";
 import { parseImageReference } from "../../worker/image/reference.ts";
 import { registryBaseUrl } from "../../worker/image/registry-client.ts";
 import { ImageStore } from "../../worker/image/store.ts";
@@ -329,5 +329,66 @@ describe("hostile layers", () => {
     expect((await lstat(path.join(linked, "hard"))).nlink).toBe(2);
     const root = await apply([{ path: "bin/tool", type: "file", content: "tool", mode: 0o4755 }]);
     expect((await lstat(path.join(root, "bin/tool"))).mode & 0o7777).toBe(0o755);
+  });
+});
+
+describe("image limits", () => {
+  /** A layer of one 4 MiB file of zeros: 4 kB gzipped, as a decompression bomb is. */
+  const bomb = async () =>
+    zlib.gzipSync(await layerTar([{ path: "big", type: "file", content: Buffer.alloc(4 * 1024 * 1024) }]));
+  const manyFiles = (n: number, prefix = "f") =>
+    Array.from({ length: n }, (_, i) => ({ path: `${prefix}${i}`, type: "file" as const, content: "x" }));
+
+  it("refuses a small gzip layer that unpacks past the byte limit, before writing the file", async () => {
+    const root = await mkdtemp(path.join(scratch, "root-"));
+    const blob = `${root}.tar.gz`;
+    await writeFile(blob, await bomb());
+    expect((await lstat(blob)).size).toBeLessThan(16 * 1024);
+    const budget = new UnpackBudget({ maxBytes: 1024 * 1024, maxEntries: 100 });
+    await expect(applyLayer(root, blob, budget)).rejects.toThrow(
+      'the image unpacks to more than 1048576 bytes (SVC_CI_IMAGE_MAX_BYTES), at "big"',
+    );
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it("refuses a layer with more entries than the limit, counting across the image's layers", async () => {
+    const root = await mkdtemp(path.join(scratch, "root-"));
+    await writeFile(`${root}-1.tar`, await layerTar(manyFiles(15, "a")));
+    await writeFile(`${root}-2.tar`, await layerTar(manyFiles(15, "b")));
+    const budget = new UnpackBudget({ maxBytes: 1024 * 1024, maxEntries: 20 });
+    await applyLayer(root, `${root}-1.tar`, budget);
+    await expect(applyLayer(root, `${root}-2.tar`, budget)).rejects.toThrow(
+      'the image has more than 20 entries (SVC_CI_IMAGE_MAX_ENTRIES), at "b5"',
+    );
+    expect((await readdir(root)).length).toBe(20);
+  });
+
+  it("fails the pull with the limit named and leaves nothing in the cache", async () => {
+    const bombed = await pushImage(`${registry.host}/quire/bomb:1`, [await bomb()]);
+    const crowded = await pushImage(`${registry.host}/quire/crowded:1`, [await layerTar(manyFiles(50))]);
+    const cacheDir = path.join(scratch, "cache-limits");
+    const store = (limits: { maxBytes: number; maxEntries: number }) =>
+      new ImageStore({ cacheDir, insecureRegistries: [registry.host], credentials: () => undefined, limits });
+    await expect(store({ maxBytes: 1024 * 1024, maxEntries: 100 }).pull(bombed.ref)).rejects.toThrow(
+      /quire\/bomb:1: the image unpacks to more than 1048576 bytes \(SVC_CI_IMAGE_MAX_BYTES\), at "big"/,
+    );
+    await expect(store({ maxBytes: 1024 * 1024, maxEntries: 40 }).pull(crowded.ref)).rejects.toThrow(
+      /more than 40 entries \(SVC_CI_IMAGE_MAX_ENTRIES\)/,
+    );
+    // A manifest announcing more than the limit in layers is refused before any download.
+    await expect(store({ maxBytes: 100, maxEntries: 100 }).pull(bombed.ref)).rejects.toThrow(
+      /the image's layers are \d+ bytes, over the limit of 100 \(SVC_CI_IMAGE_MAX_BYTES\)/,
+    );
+    expect(await readdir(path.join(cacheDir, "tmp"))).toEqual([]);
+    await expect(readdir(path.join(cacheDir, "images"))).rejects.toThrow(/ENOENT/);
+    // Thousands of empty layers touch neither limit; their number is capped on its own.
+    const empty = await layerTar([]);
+    const layered = await pushImage(`${registry.host}/quire/layered:1`, Array(257).fill(empty));
+    await expect(store({ maxBytes: 1024 * 1024, maxEntries: 100 }).pull(layered.ref)).rejects.toThrow(
+      /the image has 257 layers, more than 256/,
+    );
+    // Within the limits, the same image pulls.
+    const pulled = await store({ maxBytes: 8 * 1024 * 1024, maxEntries: 100 }).pull(bombed.ref);
+    expect((await lstat(path.join(pulled.rootfs, "big"))).size).toBe(4 * 1024 * 1024);
   });
 });

@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { type StdioOptions, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -121,6 +122,26 @@ describe("steps", () => {
     expect(result.summary).toContain("could not be pulled");
     expect(text(result)).toContain("not found");
   });
+  it("fails the check with the limit in its log when the image unpacks to too much", async () => {
+    const runner = createCheckRunner({
+      cacheDir: path.join(scratch, "cache-limited"),
+      insecureRegistries: [registry.host],
+      imageLimits: { maxBytes: 1 << 30, maxEntries: 10 },
+    });
+    const result = await runner({
+      check: { name: "limited", image, steps: ["true"] },
+      sourceDir,
+      jobToken: TOKEN,
+      secrets: [TOKEN],
+      limits: { timeoutMs: 20_000, logCapBytes: 10_000, network: "none" },
+    });
+    expect(result.conclusion).toBe("failed");
+    expect(result.summary).toBe(`image ${image} could not be pulled`);
+    expect(text(result)).toMatch(
+      /^quire: cannot pull the image: .*: the image has more than 10 entries \(SVC_CI_IMAGE_MAX_ENTRIES\), at "[^"]+"$/m,
+    );
+  });
+
   it("counts the pull against the check's time", async () => {
     // A registry that accepts connections and never answers.
     const sockets: net.Socket[] = [];
@@ -287,6 +308,81 @@ describe("isolation", () => {
     for (const digest of await readdir(images)) {
       await expect(stat(path.join(images, digest, "rootfs", "bin", "planted"))).rejects.toThrow();
     }
+  });
+
+  it("starts every step with only stdin, stdout and stderr, whatever descriptors the worker inherited", async () => {
+    // A worker process holding two host files open without O_CLOEXEC, as a shell's `40<file` or
+    // a supervisor leaves them (Node marks only its low inherited descriptors close-on-exec).
+    const readable = path.join(scratch, "inherited-readable.txt");
+    const writable = path.join(scratch, "inherited-writable.txt");
+    await writeFile(readable, "inherited-secret\n");
+    await writeFile(writable, "must-stay\n");
+    const runner = new URL("../../worker/check/runner.ts", import.meta.url).href;
+    const script = `
+      import { createCheckRunner } from ${JSON.stringify(runner)};
+      const run = createCheckRunner({ cacheDir: ${JSON.stringify(path.join(scratch, "cache"))}, insecureRegistries: [${JSON.stringify(registry.host)}] });
+      const result = await run({ check: { name: "fds", image: ${JSON.stringify(image)}, steps: [
+          "echo fds:; ls /proc/$$/fd; echo :fds",
+          "cat /proc/self/fd/40 2>/dev/null; echo read=$?",
+          "(: > /proc/self/fd/41) 2>/dev/null; echo truncate=$?"] },
+        sourceDir: ${JSON.stringify(sourceDir)}, jobToken: "t", secrets: [], limits: { timeoutMs: 20000, logCapBytes: 100000, network: "none" } });
+      process.stdout.write(result.log);`;
+    const read = openSync(readable, "r");
+    const write = openSync(writable, "a");
+    let log = "";
+    try {
+      const stdio: StdioOptions = ["ignore", "pipe", "inherit", ...Array(37).fill("ignore"), read, write];
+      const worker = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        stdio,
+      });
+      worker.stdout?.on("data", (chunk: Buffer) => (log += chunk.toString()));
+      await new Promise((resolve) => worker.on("close", resolve));
+    } finally {
+      closeSync(read);
+      closeSync(write);
+    }
+    expect(log).toContain("fds:\n0\n1\n2\n:fds\n");
+    expect(log).toContain("read=1");
+    expect(log).toContain("truncate=1");
+    expect(log).not.toContain("inherited-secret");
+    expect(await readFile(writable, "utf8")).toBe("must-stay\n");
+  });
+
+  it("shows no host path of the job's folder in /proc/self/mountinfo: only the image cache's", async () => {
+    // As the worker lays it out: the job's source in a quire-job-* folder of the work directory.
+    const work = await mkdtemp(path.join(scratch, "work-"));
+    const jobDir = await mkdtemp(path.join(work, "quire-job-"));
+    await mkdirWith(path.join(jobDir, "src"), { "README.md": "hello\n" });
+    const cacheDir = path.join(scratch, "cache");
+    const runner = createCheckRunner({ cacheDir, insecureRegistries: [registry.host], stagingDir: work });
+    const result = await runner({
+      check: { name: "mounts", image, steps: ["cat /proc/self/mountinfo", "cat /src/README.md"] },
+      sourceDir: path.join(jobDir, "src"),
+      jobToken: TOKEN,
+      secrets: [TOKEN],
+      limits: { timeoutMs: 20_000, logCapBytes: 1 << 20, network: "none" },
+    });
+    const log = text(result);
+    expect(result.conclusion, log).toBe("passed");
+    expect(log).toContain("hello\n<== step 2 exited 0");
+    expect(log).not.toContain(jobDir);
+    expect(log).not.toMatch(/quire-job-|check-/);
+    // Each mount's source (the fourth field) by where it is mounted (the fifth).
+    const sources = new Map(
+      log
+        .split("\n")
+        .map((line) => line.split(" "))
+        .filter((fields) => fields.length > 5 && /^\d+$/.test(fields[0] ?? ""))
+        .map((fields) => [fields[4], fields[3]]),
+    );
+    expect(sources.get("/src")).toMatch(new RegExp(`^${work}/[A-Za-z0-9]{6}$`));
+    for (const file of ["/run/quire/token", "/etc/hosts", "/etc/resolv.conf"])
+      expect(sources.get(file)).toMatch(/^\/bindfile\w+\/\/deleted$/);
+    // The kernel shows a bind mount's source as its path on its file system, and nothing renames
+    // it: the root filesystem, mounted from the cache, is the one host path left (docs/ci-worker.md).
+    expect(sources.get("/")).toMatch(new RegExp(`^${cacheDir}/images/sha256-[0-9a-f]{64}/rootfs$`));
+    const underScratch = [...sources.values()].filter((source) => source?.startsWith(scratch));
+    expect(underScratch.sort()).toEqual([sources.get("/"), sources.get("/src")].sort());
   });
 
   it("reaches the network only when the operator turned it on", async () => {

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import { createLogger, type Logger } from "../../shared/log.ts";
 import type { RunCheck } from "../../worker/check/types.ts";
 import type { WorkerConfig } from "../../worker/config.ts";
+import { DEFAULT_IMAGE_LIMITS } from "../../worker/image/layers.ts";
 import type { JobOutcome } from "../../worker/job.ts";
 import { runLoop } from "../../worker/loop.ts";
 import { type CiApp, startCiApp, WORKER_TOKEN } from "../ci/support.ts";
@@ -100,6 +101,7 @@ export function workerConfig(app: TestApp, overrides: Partial<WorkerConfig> = {}
     cacheDir: path.join(tmpdir(), "quire-worker-test-cache"),
     workDir: tmpdir(),
     archive: { maxBytes: 64 * 1024 * 1024, maxFiles: 10_000 },
+    image: DEFAULT_IMAGE_LIMITS,
     log: { format: "json", level: "error" },
     ...overrides,
   };
@@ -178,14 +180,28 @@ export interface WorkerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** stdin ignored, stdout and stderr piped, and the `inherit` descriptors at their numbers. */
+function stdioWith(inherit: Record<number, number> = {}): StdioOptions {
+  const stdio: StdioOptions = ["ignore", "pipe", "pipe"];
+  for (const [at, fd] of Object.entries(inherit)) {
+    while (stdio.length < Number(at)) stdio.push("ignore");
+    stdio[Number(at)] = fd;
+  }
+  return stdio;
+}
+
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * Starts `worker/main.ts --once` exactly as `npm run worker -- --once` runs it, in one process
  * (not through the tsx CLI, which would put a second process in between: a SIGKILL must reach the
- * worker itself). `env` is its whole configuration, on top of PATH and HOME.
+ * worker itself). `env` is its whole configuration, on top of PATH and HOME; `inherit` puts open
+ * descriptors at the given numbers in the worker (`{40: fd}`), as a shell's `40<file` would.
  */
-export function spawnWorker(env: Record<string, string>): WorkerProcess {
+export function spawnWorker(
+  env: Record<string, string>,
+  opts: { inherit?: Record<number, number> } = {},
+): WorkerProcess {
   let out = "";
   const child = spawn(process.execPath, ["--import", "tsx", "worker/main.ts", "--once"], {
     cwd: ROOT,
@@ -196,7 +212,7 @@ export function spawnWorker(env: Record<string, string>): WorkerProcess {
       LOG_LEVEL: "debug",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: stdioWith(opts.inherit),
   });
   const keep = (chunk: Buffer) => {
     out += chunk.toString();

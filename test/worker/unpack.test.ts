@@ -33,6 +33,22 @@ describe("unpacking a source archive", () => {
     expect((await lstat(path.join(dest, "docs/hard.md"))).nlink).toBe(2);
   });
 
+  it("keeps chains of links that stay inside, and links to what is not there yet", async () => {
+    const { dest } = await freshDir();
+    const top = "repo-main-1";
+    const entries = [
+      { name: `${top}/docs/a.md`, body: "a\n" },
+      { name: `${top}/sub/up`, type: "symlink" as const, linkname: ".." },
+      { name: `${top}/sub/docs`, type: "symlink" as const, linkname: "up/docs" },
+      { name: `${top}/sub/back`, type: "symlink" as const, linkname: "docs/../sub/up/sub" },
+      { name: `${top}/later`, type: "symlink" as const, linkname: "made-later/.." },
+      { name: `${top}/made-later/file`, body: "x" },
+    ];
+    await unpackArchive(Readable.from(await tarGz(entries)), dest, limits);
+    expect(await readFile(path.join(dest, "sub/docs/a.md"), "utf8")).toBe("a\n");
+    expect(await readlink(path.join(dest, "sub/back"))).toBe("docs/../sub/up/sub");
+  });
+
   for (const hostile of hostileArchives) {
     it(`refuses: ${hostile.name}`, async () => {
       const { root, dest } = await freshDir();

@@ -12,8 +12,9 @@ import { extract, type Header as Headers } from "tar-stream";
  *
  * Refused, each with an ArchiveRefused naming the entry and the reason:
  * - absolute names and names with a `..` segment, or outside the one top folder;
- * - symbolic links whose target is absolute or leaves the source folder, hard links to anything
- *   but a regular file unpacked earlier;
+ * - symbolic links whose target is absolute, or leaves the source folder when followed through the
+ *   other links of the archive (as realpath would), or loops; hard links to anything but a regular
+ *   file unpacked earlier;
  * - any entry under a symbolic link unpacked earlier, or one that would replace an existing path
  *   (both are ways to write through a link to outside);
  * - devices, fifos and every other special type;
@@ -40,6 +41,8 @@ export class ArchiveRefused extends Error {
 }
 
 const MAX_PATH_LENGTH = 4096;
+/** As the kernel's limit on links followed in one lookup (ELOOP). */
+const MAX_LINK_HOPS = 40;
 
 /** Unpacks the gzipped tar `source` into `dest` (an empty directory that exists). */
 export async function unpackArchive(
@@ -59,6 +62,7 @@ export async function unpackArchive(
         entry.resume();
       }
     }
+    state.verifyLinks();
   })().catch((err: unknown) => {
     // Stop reading at once: the rest of a refused archive is not wanted.
     tar.destroy();
@@ -79,8 +83,8 @@ class Unpacker {
   files = 0;
   bytes = 0;
   #top: string | undefined;
-  /** Paths (relative, posix) of the symbolic links made so far. */
-  #links = new Set<string>();
+  /** The symbolic links made so far: path (relative, posix) → target and entry name. */
+  #links = new Map<string, { to: string; name: string }>();
   readonly #dest: string;
   readonly #limits: UnpackLimits;
 
@@ -189,9 +193,9 @@ class Unpacker {
     if (to === "") throw refuse(header.name, "is a symbolic link with no target");
     if (to.startsWith("/"))
       throw refuse(header.name, `is a symbolic link to the absolute path ${to}, outside /src`);
-    const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), to));
-    if (resolved === ".." || resolved.startsWith("../"))
-      throw refuse(header.name, `is a symbolic link to ${to}, which points outside /src`);
+    // Counted before it is checked, so a link that reaches itself is seen as the loop it is.
+    this.#links.set(rel, { to, name: header.name });
+    this.#checkLink(rel);
     await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
     try {
       await symlink(to, target);
@@ -200,7 +204,57 @@ class Unpacker {
         throw refuse(header.name, "appears twice in the archive");
       throw err;
     }
-    this.#links.add(rel);
+  }
+
+  /**
+   * Refuses a link that, followed as the kernel would (through the links unpacked so far, `..`
+   * taken after each link is replaced by its target), leaves the root or never ends. The lexical
+   * rule is not enough: with `sub/up -> ..`, the link `sub/up2 -> up/..` reads as `sub` but leads
+   * to the root's parent.
+   */
+  #checkLink(rel: string): void {
+    const link = this.#links.get(rel);
+    if (!link) return;
+    const outcome = this.#resolve(rel.split("/").slice(0, -1), link.to);
+    if (outcome === "outside")
+      throw refuse(link.name, `is a symbolic link to ${link.to}, which points outside /src`);
+    if (outcome === "loop")
+      throw refuse(
+        link.name,
+        `is a symbolic link to ${link.to}, which goes through more than ${MAX_LINK_HOPS} links (a loop)`,
+      );
+  }
+
+  /** Where `target`, read in the folder `from`, leads: its path from the root, or why it leads nowhere. */
+  #resolve(from: string[], target: string): string[] | "outside" | "loop" {
+    const resolved = [...from];
+    const queue = target.split("/");
+    let hops = 0;
+    while (queue.length > 0) {
+      const part = queue.shift() as string;
+      if (part === "" || part === ".") continue;
+      if (part === "..") {
+        if (resolved.length === 0) return "outside";
+        resolved.pop();
+        continue;
+      }
+      resolved.push(part);
+      const link = this.#links.get(resolved.join("/"));
+      if (!link) continue;
+      if (++hops > MAX_LINK_HOPS) return "loop";
+      // Targets are relative (absolute ones were refused), read in the link's own folder.
+      resolved.pop();
+      queue.unshift(...link.to.split("/"));
+    }
+    return resolved;
+  }
+
+  /**
+   * Checks every link again once all are unpacked: a later link can change where an earlier one
+   * leads (`sub/x -> d/..` is `sub` until `sub/d -> ..` arrives, then it is the root's parent).
+   */
+  verifyLinks(): void {
+    for (const rel of this.#links.keys()) this.#checkLink(rel);
   }
 
   async #hardlink(header: Headers, target: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { loadDockerCredentials } from "../image/credentials.ts";
 import { ImageStore, type PulledImage } from "../image/store.ts";
 import { runSandboxedStep, type SandboxSpec } from "../sandbox/bwrap.ts";
@@ -61,6 +62,7 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
         cacheDir: options.cacheDir,
         insecureRegistries: options.insecureRegistries,
         credentials,
+        ...(options.imageLimits ? { limits: options.imageLimits } : {}),
       }),
   );
   store.catch(() => {});
@@ -91,6 +93,7 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
     try {
       workspace = await createWorkspace({
         sourceDir: input.sourceDir,
+        stagingDir: options.stagingDir ?? tmpdir(),
         jobToken: input.jobToken,
         network: input.limits.network,
       });

@@ -1,3 +1,5 @@
+import type { ImageLimits } from "../image/layers.ts";
+
 /** One check of `.svc/ci.yaml`, as the worker runs it. */
 export interface CheckSpec {
   name: string;
@@ -41,4 +43,11 @@ export interface RunnerOptions {
   insecureRegistries: string[];
   /** A Docker config file with registry credentials (`auths`), if any. */
   dockerConfigPath?: string;
+  /**
+   * Where each check's copy of the source is made, under a random name (the worker's work
+   * directory); the system's temporary directory when absent. It must be writable.
+   */
+  stagingDir?: string;
+  /** What one image may unpack to (bytes, entries); the defaults of worker/image/layers.ts if absent. */
+  imageLimits?: ImageLimits;
 }

@@ -12,6 +12,44 @@ export class LayerError extends Error {
   override name = "LayerError";
 }
 
+/** What one image may unpack to, over all its layers (`SVC_CI_IMAGE_MAX_BYTES`, `…_MAX_ENTRIES`). */
+export interface ImageLimits {
+  maxBytes: number;
+  maxEntries: number;
+}
+
+/**
+ * 8 GiB and 500,000 entries: well above the big toolchain images (a CUDA or full TeX image is
+ * 5 to 7 GB and 200,000 files), far below what fills a node's disk. Gzip expands a thousandfold
+ * and zstd more, so a layer's download size says nothing about what it unpacks to.
+ */
+export const DEFAULT_IMAGE_LIMITS: ImageLimits = { maxBytes: 8 * 1024 ** 3, maxEntries: 500_000 };
+
+/** One image's unpacking so far, against its limits; shared by all its layers, in order. */
+export class UnpackBudget {
+  readonly limits: ImageLimits;
+  bytes = 0;
+  entries = 0;
+
+  constructor(limits: ImageLimits) {
+    this.limits = limits;
+  }
+
+  /** Counts one tar entry and its content before anything of it is written. */
+  take(name: string, contentBytes: number): void {
+    this.entries += 1;
+    if (this.entries > this.limits.maxEntries)
+      throw new LayerError(
+        `the image has more than ${this.limits.maxEntries} entries (SVC_CI_IMAGE_MAX_ENTRIES), at "${name}"`,
+      );
+    this.bytes += contentBytes;
+    if (this.bytes > this.limits.maxBytes)
+      throw new LayerError(
+        `the image unpacks to more than ${this.limits.maxBytes} bytes (SVC_CI_IMAGE_MAX_BYTES), at "${name}"`,
+      );
+  }
+}
+
 const OPAQUE = ".wh..wh..opq";
 const WHITEOUT = ".wh.";
 const MAX_LINKS = 40;
@@ -84,6 +122,7 @@ interface LayerState {
   root: string;
   /** Paths (relative to the root) this layer wrote, and their ancestors: an opaque whiteout keeps them. */
   written: Set<string>;
+  budget: UnpackBudget;
 }
 
 /**
@@ -91,10 +130,15 @@ interface LayerState {
  * with the OCI whiteouts: `.wh.<name>` deletes `<name>` from the layers below, `.wh..wh..opq`
  * empties its directory of what the layers below put there. Device files and FIFOs are skipped
  * (the sandbox mounts its own /dev); ownership is not kept (everything belongs to the worker's
- * user, which is root inside the sandbox) and setuid/setgid bits are dropped.
+ * user, which is root inside the sandbox) and setuid/setgid bits are dropped. Every entry and its
+ * content are counted against `budget` before they are written.
  */
-export async function applyLayer(root: string, blobPath: string): Promise<void> {
-  const state: LayerState = { root, written: new Set() };
+export async function applyLayer(
+  root: string,
+  blobPath: string,
+  budget = new UnpackBudget(DEFAULT_IMAGE_LIMITS),
+): Promise<void> {
+  const state: LayerState = { root, written: new Set(), budget };
   const decompressor = await decompressorFor(blobPath);
   const source = createReadStream(blobPath);
   const extractor = extract();
@@ -113,6 +157,8 @@ export async function applyLayer(root: string, blobPath: string): Promise<void> 
 }
 
 async function applyEntry(state: LayerState, header: Header, body: EntryBody): Promise<void> {
+  const isFile = header.type === "file" || header.type === "contiguous-file";
+  state.budget.take(header.name, isFile ? (header.size ?? 0) : 0);
   const parts = entryParts(header.name);
   const leaf = parts.pop();
   if (!leaf) return void body.resume(); // the root itself

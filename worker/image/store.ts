@@ -5,7 +5,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { CredentialLookup } from "./credentials.ts";
-import { applyLayer } from "./layers.ts";
+import { applyLayer, DEFAULT_IMAGE_LIMITS, type ImageLimits, UnpackBudget } from "./layers.ts";
 import {
   type Descriptor,
   type ImageConfig,
@@ -34,7 +34,16 @@ export interface ImageStoreOptions {
   cacheDir: string;
   insecureRegistries: string[];
   credentials: CredentialLookup;
+  /** What one image may unpack to; DEFAULT_IMAGE_LIMITS when not given. */
+  limits?: ImageLimits;
 }
+
+/**
+ * Layers are downloaded all at once, each to a file of its own: a manifest of thousands of empty
+ * layers would open as many connections and files without touching the byte or entry limits.
+ * Docker itself stops at 127 layers.
+ */
+const MAX_LAYERS = 256;
 
 /** Manifests are small; anything bigger is a registry misbehaving. */
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -152,6 +161,16 @@ export class ImageStore {
       `${digest.slice(7, 19)}-${randomBytes(6).toString("hex")}`,
     );
     const rootfs = path.join(temporary, "rootfs");
+    if (manifest.layers.length > MAX_LAYERS)
+      throw new ManifestError(`the image has ${manifest.layers.length} layers, more than ${MAX_LAYERS}`);
+    const budget = new UnpackBudget(this.#options.limits ?? DEFAULT_IMAGE_LIMITS);
+    // Compressed layers are never larger than what they unpack to (give or take headers), so a
+    // manifest announcing more than the limit is refused before a byte is downloaded.
+    const announced = manifest.layers.reduce((sum, layer) => sum + layer.size, 0);
+    if (announced > budget.limits.maxBytes)
+      throw new ManifestError(
+        `the image's layers are ${announced} bytes, over the limit of ${budget.limits.maxBytes} (SVC_CI_IMAGE_MAX_BYTES)`,
+      );
     await mkdir(rootfs, { recursive: true, mode: 0o755 });
     try {
       const config = parseImageConfig(await this.#fetchBlobBytes(client, manifest.config));
@@ -164,7 +183,7 @@ export class ImageStore {
       });
       for (const download of downloads) {
         const file = await download;
-        await applyLayer(rootfs, file);
+        await applyLayer(rootfs, file, budget);
         await rm(file);
       }
       await prepareMountPoints(rootfs);

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { SECCOMP_SUPPORTED, seccompProgram } from "./seccomp.ts";
-import { TOKEN_DIRECTORY, type Workspace } from "./workspace.ts";
+import { TOKEN_DIRECTORY, TOKEN_PATH, type Workspace } from "./workspace.ts";
 
 /** What one sandboxed process is given. */
 export interface SandboxSpec {
@@ -8,8 +8,13 @@ export interface SandboxSpec {
   rootfs: string;
   workspace: Workspace;
   network: "none" | "on";
-  /** The whole environment of the step; nothing of the worker's leaks in. */
+  /** The whole environment of the step; nothing of the worker's leaks in (set with `--setenv`). */
   env: Record<string, string>;
+}
+
+/** The step's environment as bubblewrap options: bwrap itself starts with an empty one. */
+function environmentOptions(env: Record<string, string>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => ["--setenv", name, value]);
 }
 
 /**
@@ -42,14 +47,25 @@ export function bwrapOptions(spec: SandboxSpec): string[] {
     "--bind",
     workspace.src,
     "/src",
-    "--ro-bind",
-    workspace.tokenDirectory,
+    // The token, hosts and resolv.conf from pipes into bwrap's own tmpfs: no host path behind them.
+    "--tmpfs",
     TOKEN_DIRECTORY,
-    "--ro-bind",
-    workspace.hosts,
+    "--perms",
+    "0444",
+    "--ro-bind-data",
+    String(TOKEN_FD),
+    TOKEN_PATH,
+    "--remount-ro",
+    TOKEN_DIRECTORY,
+    "--perms",
+    "0444",
+    "--ro-bind-data",
+    String(HOSTS_FD),
     "/etc/hosts",
-    "--ro-bind",
-    workspace.resolvConf,
+    "--perms",
+    "0444",
+    "--ro-bind-data",
+    String(RESOLV_CONF_FD),
     "/etc/resolv.conf",
     "--tmpfs",
     "/tmp",
@@ -60,6 +76,7 @@ export function bwrapOptions(spec: SandboxSpec): string[] {
     "--chdir",
     "/src",
     ...(SECCOMP_SUPPORTED ? ["--seccomp", String(SECCOMP_FD)] : []),
+    ...environmentOptions(spec.env),
   ];
 }
 
@@ -68,8 +85,25 @@ function stepCommand(command: string): string[] {
   return ["/bin/sh", "-c", 'exec 2>&1; exec /bin/sh -c "$1"', "sh", command];
 }
 
+/** bubblewrap's inputs, each a pipe of its own; bwrap closes each once read. */
 const ARGS_FD = 3;
 const SECCOMP_FD = 4;
+const TOKEN_FD = 5;
+const HOSTS_FD = 6;
+const RESOLV_CONF_FD = 7;
+const LAST_BWRAP_FD = RESOLV_CONF_FD;
+
+/**
+ * bwrap is started through bash, which first closes every descriptor above bwrap's own pipes and
+ * then becomes bwrap (`exec`) with an empty environment (`-c`). Node (libuv) and bwrap hand a child
+ * every descriptor the parent holds without O_CLOEXEC: the ones the worker or `quire ci run --local`
+ * inherited from whatever started it (a shell's `5<file`, a supervisor's pipes). A step could read
+ * or truncate those host files through /proc/self/fd/N. bwrap closes its own pipes (3 to 7) once read,
+ * so a step starts with only 0, 1 and 2. The closing has to happen before any code of the image runs
+ * (the image is the repo's choice, its /bin/sh too), hence on the host side; bash is used because a
+ * POSIX sh cannot name descriptors above 9, and Node cannot exec in place.
+ */
+const CLOSE_INHERITED_AND_EXEC_BWRAP = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${LAST_BWRAP_FD})); then eval "exec $fd>&-"; fi; done; exec -c bwrap "$@"`;
 
 /** Writes a whole input to one of bubblewrap's extra pipes and closes it. */
 function feed(pipe: unknown, data: string | Buffer): void {
@@ -102,18 +136,25 @@ export function runSandboxedStep(
     let killed: StepOutcome["killed"];
     // The options go through a pipe (`--args 3`), so the sandbox's `ps` shows no host paths;
     // the seccomp program through another.
-    const child = spawn("bwrap", ["--args", String(ARGS_FD), "--", ...stepCommand(command)], {
-      env: spec.env,
+    const bwrapArgs = ["--args", String(ARGS_FD), "--", ...stepCommand(command)];
+    const child = spawn("bash", ["-c", CLOSE_INHERITED_AND_EXEC_BWRAP, "bwrap", ...bwrapArgs], {
+      // Only what bash needs to find bwrap; the step's environment goes in the options.
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
     });
+    // Node types `stdio` as a tuple of five; there are eight.
+    const inputs: readonly unknown[] = child.stdio;
     feed(
-      child.stdio[ARGS_FD],
+      inputs[ARGS_FD],
       bwrapOptions(spec)
         .map((arg) => `${arg}\0`)
         .join(""),
     );
-    feed(child.stdio[SECCOMP_FD], SECCOMP_SUPPORTED ? seccompProgram() : "");
+    feed(inputs[SECCOMP_FD], SECCOMP_SUPPORTED ? seccompProgram() : "");
+    feed(inputs[TOKEN_FD], spec.workspace.token);
+    feed(inputs[HOSTS_FD], spec.workspace.hosts);
+    feed(inputs[RESOLV_CONF_FD], spec.workspace.resolvConf);
     const kill = (why: NonNullable<StepOutcome["killed"]>) => {
       killed ??= why;
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
@@ -143,7 +184,7 @@ export function runSandboxedStep(
       resolve(outcome);
     };
     child.on("error", (error) => {
-      options.onOutput(Buffer.from(`quire: cannot start the sandbox (bwrap): ${error.message}\n`));
+      options.onOutput(Buffer.from(`quire: cannot start the sandbox (bash, then bwrap): ${error.message}\n`));
       finish(127);
     });
     child.on("close", (code, signal) => finish(code ?? (signal ? 128 : 1)));
