@@ -22,3 +22,13 @@ output "job_signing_key" {
   description = "The KMS key that signs job tokens."
   value       = google_kms_crypto_key.jobs.id
 }
+
+output "ci_worker" {
+  description = "What the worker's Kubernetes manifests (worker/deploy/) need: the scheduler URL (SVC_CI_SCHEDULER_URL), the namespace and token audience, and the Google identity the RBAC of scheduler-rbac.yaml names as its User."
+  value = {
+    scheduler_url      = local.public_url
+    namespace          = var.ci_k8s_namespace
+    audience           = var.ci_k8s_audience
+    scheduler_identity = google_service_account.functions.email
+  }
+}
