@@ -33,6 +33,7 @@ import { measureBaseline } from "./scenarios/baseline.ts";
 import { measureBundles } from "./scenarios/bundles.ts";
 import { createCiRepo, measureCi } from "./scenarios/ci.ts";
 import { measureCiRun } from "./scenarios/ci-run.ts";
+import { measureCloudWebhooks } from "./scenarios/cloud-webhooks.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
@@ -45,6 +46,8 @@ const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
   "large-files": async (server) => markdownTable(largeFileRows(await measureLargeFiles(server))),
   // The deployed functions (`npm run build`): size and cold start against a hello world.
   bundles: (server) => measureBundles(server.databaseUrl),
+  // The deployed functions with terraform's environment: commit to first webhook delivery.
+  "cloud-webhooks": (server) => measureCloudWebhooks(server.databaseUrl),
   // The web interface's first paint against the HTTP floor and one query (docs/web.md).
   web: measureWeb,
   // The CI worker, real runner and registry: commit to check passed, and archive unpacking.

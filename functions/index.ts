@@ -89,7 +89,10 @@ function functionHandler(routes: Parameters<typeof nodeHandler>[1]) {
       writeReply(res, errorReply(err instanceof SchemaBehind ? err : NOT_READY, "-"));
       return;
     }
-    handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES));
+    // The webhook tasks of the request's commits are created before it answers (docs/events.md).
+    handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES), () =>
+      ctx.webhooks.settle(),
+    );
     await handler(req, res);
   };
 }

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { build, type Metafile, type Plugin } from "esbuild";
 import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
 import { buildCli } from "./build-cli.ts";
+import { lockFor, lockText, readRootLock } from "./lockfile.ts";
 
 /**
  * `npm run build [-- --out <dir>]` (default `dist`), see docs/build.md:
@@ -76,6 +77,7 @@ export async function buildFunctions(outDir: string, entry = ENTRY): Promise<Bui
     { in: POLICY_WORKER, out: "shared/policy/worker" },
   ]);
   const dependencies = await runtimeDependencies(metafile);
+  const rootLock = await readRootLock();
   const built: BuiltFunction[] = [];
   for (const target of Object.keys(cloudFunctions)) {
     const dir = path.join(outDir, target);
@@ -83,7 +85,9 @@ export async function buildFunctions(outDir: string, entry = ENTRY): Promise<Bui
     await cp(staging, dir, { recursive: true });
     await cp(path.join(ROOT, "migrations"), path.join(dir, "migrations"), { recursive: true });
     if (withOpa) await copyOpa(dir);
-    await writeFile(path.join(dir, "package.json"), packageJson(target, dependencies));
+    const manifest = packageManifest(target, dependencies);
+    await writeFile(path.join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFile(path.join(dir, "package-lock.json"), lockText(lockFor(rootLock, manifest)));
     built.push({ target, dir, dependencies, withOpa });
   }
   await rm(staging, { recursive: true, force: true });
@@ -121,6 +125,7 @@ export async function buildContainer(outDir: string): Promise<BuiltContainer> {
     dependencies,
   };
   await writeFile(path.join(outDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  await writeFile(path.join(outDir, "package-lock.json"), lockText(lockFor(await readRootLock(), manifest)));
   return { dir: outDir, entries: Object.keys(CONTAINER_ENTRIES).map((e) => `${e}.js`), dependencies };
 }
 
@@ -238,8 +243,8 @@ async function copyOpa(dir: string): Promise<void> {
   }
 }
 
-function packageJson(target: string, dependencies: Record<string, string>): string {
-  const manifest = {
+function packageManifest(target: string, dependencies: Record<string, string>) {
+  return {
     name: `quire-${target.toLowerCase()}`,
     private: true,
     type: "module",
@@ -248,7 +253,6 @@ function packageJson(target: string, dependencies: Record<string, string>): stri
     scripts: { start: `functions-framework --target=${target}` },
     dependencies,
   };
-  return `${JSON.stringify(manifest, null, 2)}\n`;
 }
 
 async function main(): Promise<void> {

@@ -35,13 +35,17 @@ export async function linkDependencies(dir: string, packages: Iterable<string>):
   }
 }
 
-/** Starts `target` from the folder `dir` on a free port; resolves once the process is spawned. */
+/**
+ * Starts `target` from the folder `dir` on `port` (a free one by default); resolves once the
+ * process is spawned.
+ */
 export async function startBundle(
   dir: string,
   target: string,
   env: Record<string, string>,
+  port?: number,
 ): Promise<BundleProcess> {
-  const port = await freePort();
+  port ??= await freePort();
   const { NODE_OPTIONS: _loaders, ...inherited } = process.env; // no tsx or vitest hooks
   const child = spawn(
     process.execPath,

@@ -75,3 +75,42 @@ resource "google_cloud_scheduler_job" "timers" {
 
   depends_on = [google_project_service.apis]
 }
+
+# The scheduler's side of worker identity (docs/ci-worker-identity.md): POST /claim is served by
+# `scheduler` only, so only it gets the Kubernetes settings, the cluster CA and the static token.
+locals {
+  # The scheduler's /webhook through the load balancer (lb.tf routes it to `scheduler`), unless
+  # another runner is named.
+  runner_url = var.runner_url != "" ? var.runner_url : local.public_url
+  k8s_ca_dir = "/etc/quire-k8s"
+
+  # Set only with a cluster; a CA file only with a CA (the configuration checks the file at start).
+  ci_worker_env = {
+    for k, v in {
+      SVC_CI_K8S_API_URL   = var.ci_k8s_api_url
+      SVC_CI_K8S_NAMESPACE = var.ci_k8s_namespace
+      SVC_CI_K8S_AUDIENCE  = var.ci_k8s_audience
+      SVC_CI_K8S_CA_FILE   = var.ci_k8s_ca_pem != "" ? "${local.k8s_ca_dir}/ca.pem" : ""
+    } : k => v if var.ci_k8s_api_url != "" && v != ""
+  }
+  ci_worker_secrets = {
+    for k, v in { SVC_CI_WORKER_TOKEN = google_secret_manager_secret.ci_worker_token.secret_id } :
+    k => v if var.ci_static_worker_token
+  }
+  ci_worker_files = {
+    for k, v in { ca = { mount_path = local.k8s_ca_dir, path = "ca.pem", secret = google_secret_manager_secret.ci_k8s_ca.secret_id } } :
+    k => v if var.ci_k8s_api_url != "" && var.ci_k8s_ca_pem != ""
+  }
+
+  # Per function (main.tf's table): the shared settings, and the scheduler's own (for-expressions
+  # rather than conditionals, so each side keeps its type).
+  function_env = {
+    for name, f in local.functions : name => merge(local.common_env, { for k, v in local.ci_worker_env : k => v if name == "scheduler" })
+  }
+  function_secrets = {
+    for name, f in local.functions : name => merge(local.common_secrets, { for k, v in local.ci_worker_secrets : k => v if name == "scheduler" })
+  }
+  function_secret_files = {
+    for name, f in local.functions : name => { for k, v in local.ci_worker_files : k => v if name == "scheduler" }
+  }
+}

@@ -24,7 +24,9 @@ locals {
   }
 
   # The configuration every function and the SSE service share (shared/config.ts reads each name;
-  # test/deploy/terraform.test.ts checks them against its schema).
+  # test/deploy/terraform.test.ts checks them against its schema). SVC_CLI_CLIENT_* serve
+  # `quire login` (GET /auth/cli on `identity`), and every function accepts the CLI's ID tokens.
+  # RUNNER_URL is where the CI webhook goes (ci.tf).
   common_env = {
     LOG_FORMAT                        = "json"
     GOOGLE_CLOUD_PROJECT              = var.project_id
@@ -37,6 +39,8 @@ locals {
     GLOBAL_ADMINS                     = var.global_admins
     OIDC_ISSUER                       = var.oidc_issuer
     OIDC_CLIENT_ID                    = var.oidc_client_id
+    SVC_CLI_CLIENT_ID                 = var.cli_client_id
+    SVC_CLI_CLIENT_SECRET             = var.cli_client_secret
     SVC_PUBLIC_URL                    = local.public_url
     SVC_OIDC_ISSUER_URL               = local.public_url
     SVC_BLOB_STORE                    = "gcs"
@@ -51,7 +55,7 @@ locals {
     SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT = google_service_account.invoker.email
     SVC_JOB_SIGNER                    = "kms"
     SVC_JOB_KMS_KEY_VERSION           = "${google_kms_crypto_key.jobs.id}/cryptoKeyVersions/1"
-    RUNNER_URL                        = var.runner_url
+    RUNNER_URL                        = local.runner_url
     # Cloud Scheduler drives the cron and the reaper (ci.tf); no timers in the instances.
     SVC_CI_TIMERS = "false"
   }
@@ -95,13 +99,13 @@ resource "google_cloudfunctions2_function" "fn" {
     # inside Google Cloud (Cloud Tasks, Cloud Scheduler), and their IAM invoker check still applies.
     ingress_settings               = each.value.public ? "ALLOW_INTERNAL_AND_GCLB" : "ALLOW_INTERNAL_ONLY"
     all_traffic_on_latest_revision = true
-    environment_variables          = local.common_env
+    environment_variables          = local.function_env[each.key]
     # The private path to Cloud SQL (network.tf): only private ranges go through the connector.
     vpc_connector                 = local.private_db ? google_vpc_access_connector.functions[0].id : null
     vpc_connector_egress_settings = local.private_db ? "PRIVATE_RANGES_ONLY" : null
 
     dynamic "secret_environment_variables" {
-      for_each = local.common_secrets
+      for_each = local.function_secrets[each.key]
       content {
         key        = secret_environment_variables.key
         project_id = var.project_id
@@ -109,9 +113,36 @@ resource "google_cloudfunctions2_function" "fn" {
         version    = "latest"
       }
     }
+
+    # The cluster CA, a file in the scheduler only (SVC_CI_K8S_CA_FILE; ci.tf).
+    dynamic "secret_volumes" {
+      for_each = local.function_secret_files[each.key]
+      content {
+        mount_path = secret_volumes.value.mount_path
+        project_id = var.project_id
+        secret     = secret_volumes.value.secret
+        versions {
+          path    = secret_volumes.value.path
+          version = "latest"
+        }
+      }
+    }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.functions, google_project_iam_member.build]
+  lifecycle {
+    precondition {
+      condition     = !(var.ci_k8s_api_url != "" && var.ci_static_worker_token)
+      error_message = "ci_static_worker_token is refused together with ci_k8s_api_url: workers prove who they are with TokenReview (docs/ci-worker-identity.md)."
+    }
+  }
+
+  depends_on = [
+    google_project_service.apis,
+    google_secret_manager_secret_iam_member.functions,
+    google_project_iam_member.build,
+    google_secret_manager_secret_iam_member.ci_worker,
+    google_secret_manager_secret_version.ci_k8s_ca,
+  ]
 }
 
 # The load balancer's serverless NEGs reach public functions as any caller: the functions do their

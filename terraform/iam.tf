@@ -151,3 +151,24 @@ resource "google_storage_bucket_iam_member" "build_sources" {
   role   = "roles/storage.objectViewer"
   member = google_service_account.build.member
 }
+
+# The scheduler's worker-identity secrets (ci.tf): read by the functions' account.
+resource "google_secret_manager_secret_iam_member" "ci_worker" {
+  for_each = {
+    worker_token = google_secret_manager_secret.ci_worker_token.secret_id
+    k8s_ca       = google_secret_manager_secret.ci_k8s_ca.secret_id
+  }
+  secret_id = each.value
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.functions.member
+}
+
+# TokenReview: the scheduler calls the cluster's API server with the functions' account's Google
+# access token. This role lets that identity reach the cluster; what it may do there is RBAC's
+# (worker/deploy/scheduler-rbac.yaml: system:auth-delegator, and get on pods, jobs, cronjobs).
+resource "google_project_iam_member" "ci_cluster_viewer" {
+  count   = var.ci_k8s_api_url != "" ? 1 : 0
+  project = var.ci_k8s_project_id != "" ? var.ci_k8s_project_id : var.project_id
+  role    = "roles/container.clusterViewer"
+  member  = google_service_account.functions.member
+}

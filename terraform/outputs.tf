@@ -67,3 +67,13 @@ output "internal_function_urls" {
   description = "The internal functions' URLs (Cloud Tasks and Cloud Scheduler call them with the invoker's OIDC tokens)."
   value       = { for name, f in local.functions : name => local.function_url[name] if !f.public }
 }
+
+output "ci_worker" {
+  description = "What the worker's Kubernetes manifests (worker/deploy/) need: the scheduler URL (SVC_CI_SCHEDULER_URL), the namespace and token audience, and the Google identity the RBAC of scheduler-rbac.yaml names as its User."
+  value = {
+    scheduler_url      = local.public_url
+    namespace          = var.ci_k8s_namespace
+    audience           = var.ci_k8s_audience
+    scheduler_identity = google_service_account.functions.email
+  }
+}

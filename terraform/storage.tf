@@ -60,3 +60,28 @@ resource "google_secret_manager_secret" "oidc_client" {
   }
   depends_on = [google_project_service.apis]
 }
+
+# The static worker token (SVC_CI_WORKER_TOKEN), mounted only with ci_static_worker_token.
+resource "google_secret_manager_secret" "ci_worker_token" {
+  secret_id = "quire-ci-worker-token"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.apis]
+}
+
+# The GKE cluster's CA, mounted as a file into the scheduler (SVC_CI_K8S_CA_FILE). Public data, so
+# terraform writes its value (the other secrets' values are added by hand).
+resource "google_secret_manager_secret" "ci_k8s_ca" {
+  secret_id = "quire-ci-k8s-ca"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_secret_manager_secret_version" "ci_k8s_ca" {
+  count       = var.ci_k8s_ca_pem != "" ? 1 : 0
+  secret      = google_secret_manager_secret.ci_k8s_ca.id
+  secret_data = var.ci_k8s_ca_pem
+}

@@ -48,7 +48,7 @@ variable "oidc_client_id" {
 }
 
 variable "runner_url" {
-  description = "Base URL of the CI runner that Quire registers its webhook with (RUNNER_URL). Empty to leave CI unregistered."
+  description = "Base URL of the CI runner that Quire registers its webhook with (RUNNER_URL): it receives `<runner_url>/webhook`. Empty (the default): Quire's own CI scheduler, the `scheduler` function behind the load balancer (https://<domain>, whose /webhook the URL map routes to it)."
   type        = string
   default     = ""
 }
@@ -143,4 +143,52 @@ variable "migrate_settings" {
     timeout_seconds = number
   })
   default = { memory = "512Mi", timeout_seconds = 600 }
+}
+
+variable "cli_client_id" {
+  description = "The OAuth client `quire login` signs in with (SVC_CLI_CLIENT_ID): a desktop-app client of oidc_issuer, which allows any loopback redirect port. Served at GET /auth/cli and accepted as an ID token audience. Empty: CLI sign-in answers 404 and the CLI needs QUIRE_TOKEN (docs/cli.md)."
+  type        = string
+  default     = ""
+}
+
+variable "cli_client_secret" {
+  description = "That client's secret (SVC_CLI_CLIENT_SECRET), where the provider requires one even of desktop clients (Google does). It is not a secret: GET /auth/cli hands it to every CLI, as a desktop app ships it to every user, so it is a plain variable, not a Secret Manager secret. Empty for none."
+  type        = string
+  default     = ""
+}
+
+variable "ci_k8s_api_url" {
+  description = "The API server of the GKE cluster the CI workers run in (SVC_CI_K8S_API_URL), e.g. https://<cluster endpoint>. Set: the scheduler checks each claim with TokenReview (docs/ci-worker-identity.md). Empty: no Kubernetes; see ci_static_worker_token."
+  type        = string
+  default     = ""
+}
+
+variable "ci_k8s_ca_pem" {
+  description = "PEM of the cluster's CA (masterAuth.clusterCaCertificate, base64-decoded). Stored as a Secret Manager secret version and mounted into the scheduler as SVC_CI_K8S_CA_FILE; it is public, so it may sit in the state. Empty: the system roots."
+  type        = string
+  default     = ""
+}
+
+variable "ci_k8s_namespace" {
+  description = "The CI namespace of the worker pods, their Jobs and the ci-worker CronJob (SVC_CI_K8S_NAMESPACE; worker/deploy/)."
+  type        = string
+  default     = "ci"
+}
+
+variable "ci_k8s_audience" {
+  description = "The audience of the workers' projected tokens (SVC_CI_K8S_AUDIENCE): the CronJob's serviceAccountToken audience must equal it."
+  type        = string
+  default     = "quire-ci"
+}
+
+variable "ci_k8s_project_id" {
+  description = "The project of the GKE cluster, where the functions' service account gets roles/container.clusterViewer to reach its API server. Empty: project_id."
+  type        = string
+  default     = ""
+}
+
+variable "ci_static_worker_token" {
+  description = "Without a cluster: mount the Secret Manager secret quire-ci-worker-token into the scheduler as SVC_CI_WORKER_TOKEN, the shared bearer token of every worker (at least 16 characters; add its value with gcloud, docs/deploy.md). Refused together with ci_k8s_api_url."
+  type        = bool
+  default     = false
 }

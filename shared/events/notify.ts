@@ -4,6 +4,25 @@ import type { CommitHook } from "../db/tx.ts";
 /** The channel on which a committed transaction that recorded events wakes the deliverers. */
 export const EVENTS_CHANNEL = "quire_events";
 
+/**
+ * What a process runs right after each commit that recorded events on a pool, besides the NOTIFY:
+ * a function instance, which runs no deliverer of its own, creates the commit's webhook tasks
+ * (shared/webhooks/delivery.ts). Called synchronously by the commit's hook, so the request that
+ * committed can still wait for the work before it answers.
+ */
+const commitListeners = new WeakMap<pg.Pool, Set<() => void>>();
+
+/** Runs `listener` after every commit on `pool` that recorded events; returns the unsubscribe. */
+export function onEventsCommitted(pool: pg.Pool, listener: () => void): () => void {
+  let listeners = commitListeners.get(pool);
+  if (!listeners) {
+    listeners = new Set();
+    commitListeners.set(pool, listeners);
+  }
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
 /** Pools with a wake-up already on its way: the commits that land meanwhile share it. */
 const wakePending = new WeakSet<pg.Pool>();
 const WAKE_COALESCE_MS = 2;
@@ -16,6 +35,7 @@ const WAKE_COALESCE_MS = 2;
  * delays delivery until the deliverers' next sweep: they read the log, not the message.
  */
 export const wakeDeliverers: CommitHook = (pool) => {
+  for (const listener of commitListeners.get(pool) ?? []) listener();
   if (wakePending.has(pool)) return;
   wakePending.add(pool);
   setTimeout(() => {

@@ -64,12 +64,14 @@ function logRequest(ctx: AppContext, req: IncomingMessage, outcome: Outcome, sta
 /**
  * A node `(req, res)` handler for a route table. `bodyOf` supplies the raw body: the local server
  * reads the stream itself (with the body limit); the functions framework has already read it into
- * `req.rawBody`.
+ * `req.rawBody`. `beforeReply` runs after the operation, before the reply is written (a function
+ * finishes its after-commit work there, while the platform still gives it CPU).
  */
 export function nodeHandler(
   ctx: AppContext,
   routes: readonly AnyRoute[],
   bodyOf: (req: IncomingMessage) => Promise<Buffer | undefined>,
+  beforeReply?: () => Promise<void>,
 ) {
   const dispatch = createDispatcher(ctx, routes);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -93,6 +95,7 @@ export function nodeHandler(
       };
       if (domain.code === "PAYLOAD_TOO_LARGE") res.setHeader("connection", "close");
     }
+    await beforeReply?.();
     logRequest(ctx, req, outcome, started);
     writeReply(res, outcome.reply);
     // A streamed reply (an archive, an SSE stream) may last long after its request line: log its end too.

@@ -117,7 +117,8 @@ export function taskId(r: { id: number; lease: number }): string {
 
 /** How long a reserved row waits for its task, past the scheduled time, before a new task is made. */
 const RESERVATION_GRACE_SECONDS = 120;
-const BATCH = 100;
+/** Rows one pump pass reserves; a full pass means more may be waiting. */
+export const TASK_BATCH = 100;
 
 /**
  * Webhook delivery through Cloud Tasks: one task per attempt.
@@ -153,7 +154,7 @@ export class CloudTasksWebhookDelivery {
       name: "quire-webhook-tasks",
       log: this.deps.log,
       sweepMs: this.tuning.pollMs,
-      step: async () => ((await this.runOnce()) >= BATCH ? "more" : "idle"),
+      step: async () => ((await this.runOnce()) >= TASK_BATCH ? "more" : "idle"),
     });
     await this.loop.start();
     this.cleanupTimer = cleanupEvery(this.tuning.cleanupMs, () => this.cleanup(), this.deps.log);
@@ -187,7 +188,7 @@ export class CloudTasksWebhookDelivery {
   async runOnce(): Promise<number> {
     const reserved = await reserveForTasks(this.deps.pool, {
       now: this.deps.clock.now(),
-      batch: BATCH,
+      batch: TASK_BATCH,
       graceSeconds: RESERVATION_GRACE_SECONDS,
     });
     await this.enqueue(reserved);

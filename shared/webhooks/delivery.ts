@@ -5,10 +5,10 @@ import type { Clock } from "../clock.ts";
 import { type Env, requiredSetting } from "../config.ts";
 import { clientConfig, type DatabaseTarget } from "../db/target.ts";
 import { fail } from "../errors.ts";
-import { EVENTS_CHANNEL } from "../events/notify.ts";
+import { EVENTS_CHANNEL, onEventsCommitted } from "../events/notify.ts";
 import type { Logger } from "../log.ts";
 import type { AttemptDeps } from "./attempt.ts";
-import { CloudTasksWebhookDelivery, cloudTasksQueue, type TaskQueue } from "./cloudtasks.ts";
+import { CloudTasksWebhookDelivery, cloudTasksQueue, TASK_BATCH, type TaskQueue } from "./cloudtasks.ts";
 import { parseWebhookUrl, type Resolver, systemResolver, vetTarget, WebhookUrlError } from "./guard.ts";
 import { ATTEMPT_TIMEOUT_MS } from "./send.ts";
 import { defaultTuning, PostgresWebhookWorker, type WorkerTuning } from "./worker.ts";
@@ -43,6 +43,12 @@ export interface WebhookDelivery {
   drain(): Promise<void>;
   /** Deletes delivered rows older than 7 days (by the clock); returns how many. */
   cleanup(): Promise<number>;
+  /**
+   * Waits for the webhook tasks of this instance's commits so far to be created (Cloud Tasks mode,
+   * in a function; at most SETTLE_MS). A function calls it before it answers: once the response is
+   * sent the platform may take the instance's CPU away, and the tasks would wait for the sweep.
+   */
+  settle(): Promise<void>;
   /** Cloud Tasks mode: the delivery function's work for one task. */
   deliverTask(task: { outbox_id: number; lease: number }): Promise<"delivered" | "failed" | "stale">;
   close(): Promise<void>;
@@ -100,6 +106,15 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
       : undefined;
   const deliverer = cloud ?? new PostgresWebhookWorker(attemptDeps, { ...defaultTuning, ...opts.tuning });
   let started = false;
+  // A function instance runs no pump (start() is never called there): each commit that records
+  // events creates its tasks at once, so the first attempt does not wait for the minute's sweep.
+  // Reserving a row takes its lease, so two instances never create a task for the same attempt.
+  const afterCommit = cloud ? passesOnDemand(() => cloud.runOnce(), TASK_BATCH, attemptDeps.log) : undefined;
+  const unlisten = afterCommit
+    ? onEventsCommitted(deps.pool, () => {
+        if (!started) afterCommit.kick();
+      })
+    : undefined;
 
   return {
     mode: deps.config.SVC_WEBHOOK_DELIVERY,
@@ -127,6 +142,7 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
       if (cloud && !started)
         await cloud.runOnce().catch((err) => attemptDeps.log.warn({ err }, "webhook pump failed"));
     },
+    settle: async () => afterCommit?.settle(SETTLE_MS),
     runOnce: () => deliverer.runOnce(),
     drain: () => deliverer.drain(),
     cleanup: () => deliverer.cleanup(),
@@ -135,10 +151,55 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
       return cloud.deliver(task);
     },
     async close() {
+      unlisten?.();
+      await afterCommit?.settle(SETTLE_MS);
       await deliverer.close();
       await pool.end();
       agents.http.destroy();
       agents.https.destroy();
+    },
+  };
+}
+
+/** The most a function's response waits for its commit's tasks; the sweep creates any left over. */
+const SETTLE_MS = 5_000;
+
+/**
+ * Runs `pass` when kicked, one at a time: a kick during a pass runs one more pass after it (the
+ * running one may have looked before the kicking commit), however many kicks came meanwhile.
+ */
+function passesOnDemand(pass: () => Promise<number>, batch: number, log: Logger) {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const loop = async () => {
+    do {
+      again = false;
+      try {
+        if ((await pass()) >= batch) again = true;
+      } catch (err) {
+        log.warn({ err }, "could not create webhook tasks after a commit; the sweep will");
+      }
+    } while (again);
+  };
+  return {
+    kick(): void {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = loop().finally(() => {
+        running = undefined;
+      });
+    },
+    async settle(ms: number): Promise<void> {
+      if (!running) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+        timer.unref();
+      });
+      await Promise.race([running, late]);
+      clearTimeout(timer);
     },
   };
 }

@@ -75,10 +75,11 @@ describe("the container image (SSE service and migration job)", () => {
     expect(emitted.filter((name) => !copied.has(name)).sort()).toEqual(["Dockerfile"]);
     expect(built.entries.every((e) => copied.has(e))).toBe(true);
     expect(copied.has("migrations")).toBe(true);
-    // The dependencies are installed from the copied package.json before the code is copied.
+    // The dependencies are installed from the copied package.json and its lock (npm ci: the
+    // locked versions, never newer ones) before the code is copied.
     const order = dockerfile.map((i) => `${i.op} ${i.args}`);
-    const install = order.findIndex((l) => /^RUN npm (install|ci)\b.*--omit=dev/.test(l));
-    expect(install).toBeGreaterThan(order.indexOf("COPY package.json ./"));
+    const install = order.findIndex((l) => /^RUN npm ci\b.*--omit=dev/.test(l));
+    expect(install).toBeGreaterThan(order.indexOf("COPY package.json package-lock.json ./"));
     expect(install).toBeLessThan(order.findIndex((l) => l.startsWith("COPY *.js")));
   });
 

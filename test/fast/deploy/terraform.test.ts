@@ -169,11 +169,23 @@ describe("terraform/ matches the code it deploys", () => {
 
   it("sets only environment variables the configuration accepts", () => {
     const accepted = new Set(Object.keys(envSchema.shape));
-    const names = [...Object.keys(locals()["common_env"]), ...Object.keys(locals()["common_secrets"])];
+    const names = [
+      ...Object.keys(locals()["common_env"]),
+      ...Object.keys(locals()["common_secrets"]),
+      // The scheduler's own (ci.tf): the Kubernetes settings and the static worker token.
+      ...[locals()["ci_worker_env"], locals()["ci_worker_secrets"]].flatMap((e: string) =>
+        [...e.matchAll(/\b([A-Z][A-Z0-9_]+)\s*=/g)].map((m) => m[1] as string),
+      ),
+    ];
+    expect(names).toEqual(
+      expect.arrayContaining(["SVC_CI_K8S_API_URL", "SVC_CI_K8S_CA_FILE", "SVC_CI_WORKER_TOKEN"]),
+    );
     expect(names.filter((n) => !accepted.has(n))).toEqual([]);
     const service = resource(tf, "google_cloudfunctions2_function", "fn")["service_config"][0] as Body;
-    expect(service["environment_variables"]).toBe(expr("local.common_env"));
-    expect(service["dynamic"]["secret_environment_variables"][0].for_each).toBe(expr("local.common_secrets"));
+    expect(service["environment_variables"]).toBe(expr("local.function_env[each.key]"));
+    expect(service["dynamic"]["secret_environment_variables"][0].for_each).toBe(
+      expr("local.function_secrets[each.key]"),
+    );
   });
 
   it("calls real routes from Cloud Scheduler and Cloud Tasks, on internal functions", () => {

@@ -10,6 +10,7 @@ import { loadConfig } from "../../../shared/config.ts";
 import { bundleWorker } from "../../../worker/bundle.ts";
 import { DEFAULT_TOKEN_FILE, loadWorkerConfig } from "../../../worker/config.ts";
 import { freePort } from "../../support/ports.ts";
+import { expr, loadTerraform, resource } from "./terraform.ts";
 
 /**
  * The worker's Kubernetes manifests agree with what the scheduler's claim verification requires
@@ -159,4 +160,50 @@ describe("worker/Dockerfile: the image's program", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe("worker/deploy/scheduler: the scheduler's RBAC and terraform agree", () => {
+  const rbacDir = new URL("../../../worker/deploy/scheduler/", import.meta.url).pathname;
+  const rbac: Obj[] = parseAllDocuments(readFileSync(path.join(rbacDir, "rbac.yaml"), "utf8")).map((d) =>
+    d.toJS(),
+  );
+  const kind = (k: string): Obj => {
+    const found = rbac.filter((o) => o.kind === k);
+    expect(found, `one ${k}`).toHaveLength(1);
+    return found[0];
+  };
+
+  it("names the functions' service account as the user, and terraform's namespace and audience defaults", async () => {
+    const tf = await loadTerraform();
+    const account = resource(tf, "google_service_account", "functions")["account_id"];
+    const user = `${account}@PROJECT.iam.gserviceaccount.com`;
+    for (const binding of [kind("ClusterRoleBinding"), kind("RoleBinding")])
+      expect(binding.subjects).toEqual([{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }]);
+    expect(tf.variables["ci_k8s_namespace"]?.["default"]).toBe(namespace);
+    expect(tf.variables["ci_k8s_audience"]?.["default"]).toBe(audience);
+    expect(tf.outputs["ci_worker"]?.["value"].scheduler_identity).toBe(
+      expr("google_service_account.functions.email"),
+    );
+    expect(kind("Role").metadata.namespace).toBe(namespace);
+    expect(kind("RoleBinding").metadata.namespace).toBe(namespace);
+  });
+
+  it("grants TokenReview and reading exactly the objects the claim check reads", () => {
+    expect(kind("ClusterRoleBinding").roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "ClusterRole",
+      name: "system:auth-delegator",
+    });
+    expect(kind("RoleBinding").roleRef.name).toBe(kind("Role").metadata.name);
+    expect(kind("Role").rules).toEqual([
+      { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
+      { apiGroups: ["batch"], resources: ["jobs", "cronjobs"], verbs: ["get"] },
+    ]);
+  });
+
+  it("the CronJob's scheduler URL is the public URL terraform outputs for it", async () => {
+    const tf = await loadTerraform();
+    expect(tf.outputs["ci_worker"]?.["value"].scheduler_url).toBe(expr("local.public_url"));
+    expect(env["SVC_CI_SCHEDULER_URL"]).toBe("https://quire.example.com");
+  });
 });
