@@ -58,12 +58,19 @@ const session_select_live = `
   WHERE id_sha256 = ANY($1::bytea[]) AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3`;
 const session_revoke = `UPDATE sessions SET revoked_at = $2 WHERE id_sha256 = $1 AND revoked_at IS NULL`;
 
-/** Starts a session for `identity`; returns the `Set-Cookie` value that carries it. */
-export async function createSession(ctx: AppContext, identity: string): Promise<string> {
+/**
+ * Starts a session for `identity` (on `db`: the callback's transaction); returns the `Set-Cookie`
+ * value that carries it.
+ */
+export async function createSession(
+  ctx: AppContext,
+  identity: string,
+  db: Queryable = ctx.pool,
+): Promise<string> {
   const now = ctx.clock.now();
   const id = randomBytes(32).toString("base64url");
-  await ctx.pool.query(session_purge, [new Date(now.getTime() - KEEP_EXPIRED_MS)]);
-  await ctx.pool.query(session_insert, [
+  await db.query(session_purge, [new Date(now.getTime() - KEEP_EXPIRED_MS)]);
+  await db.query(session_insert, [
     sha256(id),
     identity.toLowerCase(),
     now,
@@ -129,8 +136,12 @@ export async function endedSessions(
 }
 
 /** Ends a session: its cookie, replayed, is refused from now on. */
-export async function revokeSession(ctx: AppContext, session: Session): Promise<void> {
-  await ctx.pool.query(session_revoke, [session.idHash, ctx.clock.now()]);
+export async function revokeSession(
+  ctx: AppContext,
+  session: Session,
+  db: Queryable = ctx.pool,
+): Promise<void> {
+  await db.query(session_revoke, [session.idHash, ctx.clock.now()]);
 }
 
 /** The `Set-Cookie` value that removes the session cookie from the browser. */
