@@ -30,7 +30,8 @@ import type { AppContext } from "../../shared/context.ts";
 import { withTx } from "../../shared/db/tx.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
-import { type Reply, route } from "../../shared/http/route.ts";
+import { type AnyRoute, type Reply, route } from "../../shared/http/route.ts";
+import { SECURITY_HEADERS } from "../web/reply.ts";
 
 /**
  * Browser sign-in (docs/sessions.md): `/auth/login` starts the OAuth 2.0 authorization code flow
@@ -260,6 +261,16 @@ function signInRefusedPage(err: DomainError): Reply {
 const wantsHtml = (headers: Parameters<typeof findSession>[1]) =>
   /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
 
+/**
+ * Sign-in is part of the web group: every reply, refusals and redirects included, carries the
+ * pages' security headers (its own pages set a stricter policy of their own). No HEAD: a HEAD
+ * of /auth/login or /auth/callback would start or spend a sign-in.
+ */
+const signInSection = <R extends AnyRoute>(r: R): R => ({
+  ...r,
+  section: { headers: SECURITY_HEADERS, answersHead: false },
+});
+
 export const authRoutes = [
   // The callback first: a deployment check sends the first plain GET of a group without any
   // configuration (scripts/bundle-process.ts probeOf), and it answers JSON 400 without a login.
@@ -332,4 +343,4 @@ export const authRoutes = [
       };
     },
   }),
-];
+].map(signInSection);
