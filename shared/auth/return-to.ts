@@ -7,6 +7,8 @@ const MAX_LENGTH = 2048;
 /** How many rounds of percent-decoding are looked through (`%25252F` is three). */
 const DECODINGS = 4;
 const BASE = "http://return-to.invalid";
+/** Sign-in's own paths: `/auth`, `/auth/...`, `/auth?...`. */
+const SIGN_IN = /^\/auth([/?#]|$)/i;
 
 /** True for text a browser might read as leaving the origin: `//host`, `/\host`, a scheme, a control character. */
 function looksExternal(text: string): boolean {
@@ -31,7 +33,7 @@ function staysHere(text: string): boolean {
   for (let i = 0; i <= DECODINGS; i++) {
     const parsed = looksExternal(current) ? null : normalised(current);
     if (parsed === null || looksExternal(parsed)) return false;
-    if (/^\/auth(\/|$)/i.test(current) || /^\/auth(\/|$)/i.test(parsed)) return false;
+    if (SIGN_IN.test(current) || SIGN_IN.test(parsed)) return false;
     let decoded: string;
     try {
       decoded = decodeURIComponent(current);

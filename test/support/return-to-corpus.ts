@@ -67,6 +67,8 @@ export const HOSTILE_RETURN_TO: readonly string[] = [
   "/./auth/logout",
   "/x/../auth/login",
   "/%61uth/logout",
+  "/auth?x=1",
+  "/AUTH/logout",
   // Undecodable, and too long.
   "/%zz",
   `/${"a".repeat(3000)}`,
