@@ -159,13 +159,17 @@ export function findRoute(routes: readonly AnyRoute[], method: string, pathname:
 const answersHead = (route: AnyRoute) => route.method === "GET" && route.section?.answersHead === true;
 
 /**
- * The route whose section holds a path no route takes (a mistyped page under `/ui/`): one with a
- * `section` and the same literal first segment. Paths elsewhere keep the API's JSON refusal.
+ * The route whose section holds a path no route takes with this method: one with a `section`
+ * whose pattern matches the path (`POST /`), else one with the same literal first segment (a
+ * mistyped page under `/ui/`). Paths elsewhere keep the API's JSON refusal.
  */
 function sectionOf(routes: readonly AnyRoute[], pathname: string): AnyRoute | undefined {
+  const sectioned = routes.filter((r) => r.section !== undefined);
+  const same = sectioned.find((r) => matchPath(r.path, pathname) !== null);
+  if (same) return same;
   const first = segmentsOf(pathname)[0];
   if (first === undefined || first === "") return undefined;
-  return routes.find((r) => r.section !== undefined && segmentsOf(r.path)[0] === first);
+  return sectioned.find((r) => segmentsOf(r.path)[0] === first);
 }
 
 /**

@@ -59,6 +59,7 @@ describe("the web group's replies", () => {
   it("a wrong method on a page: 405 with Allow, a page for a browser", async () => {
     const { auth, repo } = await asOwner();
     for (const [method, path] of [
+      ["POST", "/"],
       ["POST", "/ui/"],
       ["DELETE", "/ui/"],
       ["PUT", `/ui/repos/${repo}/-/tree`],
