@@ -249,12 +249,13 @@ function logoutPage(session: Session | null): Reply {
 
 /** A refused callback as a browser sees it: what went wrong, and the way to start again. */
 function signInRefusedPage(err: DomainError): Reply {
+  const heading = err.status >= 500 ? "Sign-in is not available" : "Sign-in refused";
   return authPage(
     err.status,
-    "sign-in refused",
-    `<h1>Sign-in refused</h1>
+    heading.toLowerCase(),
+    `<h1>${heading}</h1>
 <p role="alert">${escapeHtml(err.message)} <code>${escapeHtml(err.code)}</code></p>
-<p>Nobody was signed in by this link. <a href="/auth/login">Sign in again</a></p>`,
+<p>Nobody was signed in. <a href="/auth/login">Sign in again</a></p>`,
   );
 }
 
@@ -263,12 +264,15 @@ const wantsHtml = (headers: Parameters<typeof findSession>[1]) =>
 
 /**
  * Sign-in is part of the web group: every reply, refusals and redirects included, carries the
- * pages' security headers (its own pages set a stricter policy of their own). No HEAD: a HEAD
+ * pages' security headers (its own pages set a stricter policy of their own), and a browser is
+ * shown a refusal as a page. No HEAD: a HEAD
  * of /auth/login or /auth/callback would start or spend a sign-in.
  */
 const signInSection = <R extends AnyRoute>(r: R): R => ({
   ...r,
   section: { headers: SECURITY_HEADERS, answersHead: false },
+  errorPage: (err: DomainError, call: { headers: Parameters<typeof findSession>[1] }) =>
+    wantsHtml(call.headers) ? signInRefusedPage(err) : undefined,
 });
 
 export const authRoutes = [

@@ -117,6 +117,12 @@ describe("the web group's replies", () => {
     );
     await expectJson(await send("GET", "/auth/login?next=x"), 400, "VALIDATION_FAILED", "login");
     await expectJson(await send("POST", "/auth/login"), 405, "METHOD_NOT_ALLOWED", "POST /auth/login");
+    // A browser sees sign-in's refusals as pages.
+    const page = await send("GET", "/auth/login?next=x", HTML);
+    expect(page.status).toBe(400);
+    expectSecurityHeaders(page, "login page");
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await page.text()).toContain("Sign-in refused");
     // HEAD would start (or spend) a sign-in: not answered.
     expect((await send("HEAD", "/auth/login")).status).toBe(405);
   });
