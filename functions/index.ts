@@ -6,7 +6,7 @@ import { type AppContext, createContext } from "../shared/context.ts";
 import { pendingMigrations } from "../shared/db/migrate.ts";
 import { configuredDatabase } from "../shared/db/target.ts";
 import { DomainError } from "../shared/errors.ts";
-import { errorReply } from "../shared/http/dispatch.ts";
+import { refusalOutsideRoutes } from "../shared/http/dispatch.ts";
 import { nodeHandler, writeReply } from "../shared/http/node.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { cloudFunctions } from "./groups.ts";
@@ -86,7 +86,12 @@ function functionHandler(routes: Parameters<typeof nodeHandler>[1]) {
     } catch (err) {
       if (err instanceof SchemaBehind) instanceLog().error(`not serving: ${err.message}`);
       else instanceLog().warn({ err }, "not serving: the database is not available");
-      writeReply(res, errorReply(err instanceof SchemaBehind ? err : NOT_READY, "-"));
+      const refusal = err instanceof SchemaBehind ? err : NOT_READY;
+      // As every other refusal of the group: the web group's carries its security headers.
+      writeReply(
+        res,
+        refusalOutsideRoutes(routes, { url: req.url ?? "/", headers: req.headers }, refusal, "-"),
+      );
       return;
     }
     // The webhook tasks of the request's commits are created before it answers (docs/events.md).

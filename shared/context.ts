@@ -107,7 +107,7 @@ export function createContext(
         : localBlobStore(config.SVC_BLOB_LOCAL_DIR),
     auth: authenticatorFromConfig(config),
     policies: createPolicyEngine(config.SVC_OPA_PATH ? { log, opaPath: config.SVC_OPA_PATH } : { log }),
-    events: eventHubFromConfig(config, log, pool, databaseUrl),
+    events: eventHubFromConfig(config, log, pool, databaseUrl, clock),
     clock,
     webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
     commitGate: new KeyedGate(),

@@ -10,6 +10,7 @@ import {
   verifyCookieValue,
 } from "../../shared/auth/cookies.ts";
 import { CSRF_FIELD, requireCsrfProtection } from "../../shared/auth/csrf.ts";
+import { loginStatePending, rememberLoginState, spendLoginState } from "../../shared/auth/login-states.ts";
 import {
   exchangeCode,
   pkceChallenge,
@@ -26,9 +27,11 @@ import {
 } from "../../shared/auth/sessions.ts";
 import { publicUrl } from "../../shared/ci/urls.ts";
 import type { AppContext } from "../../shared/context.ts";
+import { withTx } from "../../shared/db/tx.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
-import { type Reply, route } from "../../shared/http/route.ts";
+import { type AnyRoute, type Reply, route } from "../../shared/http/route.ts";
+import { SECURITY_HEADERS } from "../web/reply.ts";
 
 /**
  * Browser sign-in (docs/sessions.md): `/auth/login` starts the OAuth 2.0 authorization code flow
@@ -72,13 +75,15 @@ const loginCookieName = (ctx: AppContext) => cookieName(LOGIN_COOKIE, secureCook
 async function startLogin(ctx: AppContext, returnTo: string | undefined): Promise<Reply> {
   const { clientId } = oauthClient(ctx);
   const { authorizationEndpoint } = await providerEndpoints(ctx.config.OIDC_ISSUER);
+  const now = ctx.clock.now();
   const state: LoginState = {
     s: randomValue(),
     n: randomValue(),
     v: randomValue(),
     r: safeReturnTo(returnTo),
-    e: Math.floor(ctx.clock.now().getTime() / 1000) + LOGIN_TTL_SECONDS,
+    e: Math.floor(now.getTime() / 1000) + LOGIN_TTL_SECONDS,
   };
+  await rememberLoginState(ctx.pool, state.s, new Date(state.e * 1000), now);
   const payload = Buffer.from(JSON.stringify(state)).toString("base64url");
   const cookie = setCookie(loginCookieName(ctx), await signCookieValue(ctx, LOGIN_PURPOSE, payload), {
     secure: secureCookies(ctx),
@@ -146,18 +151,14 @@ async function liveSession(
   }
 }
 
-async function finishLogin(
+const ALREADY_USED = "this sign-in was already used, or has failed: start again at /auth/login";
+
+/** The identity the provider signed in for this login: the code exchanged, the ID token verified. */
+async function identityFromProvider(
   ctx: AppContext,
-  headers: Parameters<typeof findSession>[1],
+  login: LoginState,
   query: z.infer<typeof callbackQuery>,
-): Promise<Reply> {
-  const login = await pendingLogin(ctx, readCookie(headers, loginCookieName(ctx)));
-  if (!login)
-    fail(
-      "VALIDATION_FAILED",
-      "no sign-in is in progress in this browser, or it expired: start again at /auth/login",
-    );
-  if (query.state !== login.s) fail("VALIDATION_FAILED", "the state does not match this browser's sign-in");
+): Promise<string> {
   if (query.error !== undefined)
     fail("UNAUTHENTICATED", `the identity provider did not sign you in: ${query.error.slice(0, 64)}`);
   if (!query.code) fail("VALIDATION_FAILED", "the callback has no code");
@@ -170,15 +171,67 @@ async function finishLogin(
     clientId,
     clientSecret,
   });
-  const email = await ctx.auth.idTokens.verify(idToken, undefined, { nonce: login.n });
-  // A new sign-in in this browser ends the session it had.
+  return ctx.auth.idTokens.verify(idToken, undefined, { nonce: login.n });
+}
+
+async function finishLogin(
+  ctx: AppContext,
+  headers: Parameters<typeof findSession>[1],
+  query: z.infer<typeof callbackQuery>,
+): Promise<Reply> {
+  const login = await pendingLogin(ctx, readCookie(headers, loginCookieName(ctx)));
+  if (!login)
+    fail(
+      "VALIDATION_FAILED",
+      "no sign-in is in progress in this browser, or it expired: start again at /auth/login",
+    );
+  if (query.state !== login.s) fail("VALIDATION_FAILED", "the state does not match this browser's sign-in");
+  const now = ctx.clock.now();
+  // A replayed callback stops here without asking the provider; the DELETE below decides races.
+  if (!(await loginStatePending(ctx.pool, login.s, now))) fail("VALIDATION_FAILED", ALREADY_USED);
+  let email: string;
+  try {
+    email = await identityFromProvider(ctx, login, query);
+  } catch (err) {
+    // A refused sign-in is spent too: its callback URL is never tried a second time.
+    await spendLoginState(ctx.pool, login.s, now);
+    throw err;
+  }
   const previous = await liveSession(ctx, headers);
-  if (previous) await revokeSession(ctx, previous);
-  const session = await createSession(ctx, email);
+  // Spending the login and starting the session commit together: of two callbacks carrying the
+  // same login (a provider that honours a code twice), exactly one starts a session.
+  const session = await withTx(ctx.pool, async (tx) => {
+    if (!(await spendLoginState(tx, login.s, now))) fail("VALIDATION_FAILED", ALREADY_USED);
+    // A new sign-in in this browser ends the session it had.
+    if (previous) await revokeSession(ctx, previous, tx);
+    return createSession(ctx, email, tx);
+  });
   return { status: 302, headers: { location: login.r, ...noStore }, cookies: [session] };
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A page of sign-in itself: no script, no style, no framing; never cached. */
+function authPage(status: number, title: string, main: string): Reply {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Quire: ${escapeHtml(title)}</title></head>
+<body><main>
+${main}
+</main></body></html>
+`;
+  return {
+    status,
+    stream: Readable.from([Buffer.from(html)]),
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy":
+        "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "x-content-type-options": "nosniff",
+      "x-frame-options": "DENY",
+      ...noStore,
+    },
+  };
+}
 
 /** The sign-out page: a form for a signed-in browser (POST with its CSRF token), else a sign-in link. */
 function logoutPage(session: Session | null): Reply {
@@ -191,24 +244,36 @@ function logoutPage(session: Session | null): Reply {
 </form>`
     : `<h1>Signed out</h1>
 <p>You are signed out of Quire. <a href="/auth/login">Sign in</a></p>`;
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Quire: sign out</title></head>
-<body><main>
-${main}
-</main></body></html>
-`;
-  return {
-    status: 200,
-    stream: Readable.from([Buffer.from(html)]),
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy":
-        "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      "x-content-type-options": "nosniff",
-      ...noStore,
-    },
-  };
+  return authPage(200, "sign out", main);
 }
+
+/** A refused callback as a browser sees it: what went wrong, and the way to start again. */
+function signInRefusedPage(err: DomainError): Reply {
+  const heading = err.status >= 500 ? "Sign-in is not available" : "Sign-in refused";
+  return authPage(
+    err.status,
+    heading.toLowerCase(),
+    `<h1>${heading}</h1>
+<p role="alert">${escapeHtml(err.message)} <code>${escapeHtml(err.code)}</code></p>
+<p>Nobody was signed in. <a href="/auth/login">Sign in again</a></p>`,
+  );
+}
+
+const wantsHtml = (headers: Parameters<typeof findSession>[1]) =>
+  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
+
+/**
+ * Sign-in is part of the web group: every reply, refusals and redirects included, carries the
+ * pages' security headers (its own pages set a stricter policy of their own), and a browser is
+ * shown a refusal as a page. No HEAD: a HEAD
+ * of /auth/login or /auth/callback would start or spend a sign-in.
+ */
+const signInSection = <R extends AnyRoute>(r: R): R => ({
+  ...r,
+  section: { headers: SECURITY_HEADERS, answersHead: false },
+  errorPage: (err: DomainError, call: { headers: Parameters<typeof findSession>[1] }) =>
+    wantsHtml(call.headers) ? signInRefusedPage(err) : undefined,
+});
 
 export const authRoutes = [
   // The callback first: a deployment check sends the first plain GET of a group without any
@@ -228,6 +293,10 @@ export const authRoutes = [
         return { ...reply, cookies: [spent, ...(reply.cookies ?? [])] };
       } catch (err) {
         if (!(err instanceof DomainError) || err.status >= 500) throw err;
+        if (wantsHtml(headers)) {
+          const page = signInRefusedPage(err);
+          return { ...page, cookies: [spent] };
+        }
         return {
           status: err.status,
           body: { code: err.code, error: err.message },
@@ -278,4 +347,4 @@ export const authRoutes = [
       };
     },
   }),
-];
+].map(signInSection);

@@ -20,8 +20,8 @@ export const CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** Headers every web reply carries. */
-const SECURITY_HEADERS = {
+/** Headers every web reply carries, refusals and redirects included. */
+export const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy": CSP,
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",

@@ -21,7 +21,7 @@ import { page } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
-import { assetReply, bytesReply, htmlReply, seeOther } from "./reply.ts";
+import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
 
 /**
@@ -54,6 +54,7 @@ const wantsHtml = (headers: IncomingHttpHeaders) =>
 function withErrorPages<R extends AnyRoute>(r: R): R {
   return {
     ...r,
+    section: { headers: SECURITY_HEADERS, answersHead: true },
     errorPage: (err: DomainError, call: { actor: Actor | null; headers: IncomingHttpHeaders }) =>
       wantsHtml(call.headers) ? errorPage(call.actor, err) : undefined,
   };

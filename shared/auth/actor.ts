@@ -27,6 +27,7 @@ export interface Actor {
   /**
    * Set when the caller signed in with the session cookie (shared/auth/sessions.ts): its
    * mutations must pass the CSRF checks (shared/auth/csrf.ts) with this token, which pages embed.
+   * `idHash` (the session's key in `sessions`) lets a long-lived event stream see the session end.
    */
-  session?: { csrfToken: string };
+  session?: { csrfToken: string; idHash: Buffer };
 }

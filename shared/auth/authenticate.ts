@@ -42,7 +42,9 @@ export function createAuthenticator(opts: {
       const header = headers.authorization;
       if (header === undefined || header === "") {
         const session = await findSession(ctx, headers);
-        return session ? { ...actorFor(session.identity), session: { csrfToken: session.csrfToken } } : null;
+        if (!session) return null;
+        const { csrfToken, idHash } = session;
+        return { ...actorFor(session.identity), session: { csrfToken, idHash } };
       }
       const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
       if (token === undefined) fail("UNAUTHENTICATED", "the Authorization header must be 'Bearer <token>'");

@@ -4,6 +4,11 @@
  */
 const FALLBACK = "/";
 const MAX_LENGTH = 2048;
+/** How many rounds of percent-decoding are looked through (`%25252F` is three). */
+const DECODINGS = 4;
+const BASE = "http://return-to.invalid";
+/** Sign-in's own paths: `/auth`, `/auth/...`, `/auth?...`. */
+const SIGN_IN = /^\/auth([/?#]|$)/i;
 
 /** True for text a browser might read as leaving the origin: `//host`, `/\host`, a scheme, a control character. */
 function looksExternal(text: string): boolean {
@@ -12,28 +17,45 @@ function looksExternal(text: string): boolean {
   return !text.startsWith("/") || text.startsWith("//");
 }
 
+/** The path and query a URL parser makes of `text` on this origin, or null if it leaves it. */
+function normalised(text: string): string | null {
+  const url = new URL(text, BASE);
+  return url.origin === BASE ? `${url.pathname}${url.search}` : null;
+}
+
 /**
- * `value` when it is a same-origin path (with any query), else `/`. Each percent-decoding of the
- * value is checked too, so `/%2F%2Fevil.example` or `%2F%5Cevil` cannot become `//evil.example`
- * for a later decoder; `/auth/...` is refused so sign-in never returns to itself.
+ * True when `text`, each of its percent-decodings, and the URL parser's normalisation of each
+ * (dot segments removed: `/.//evil` is `//evil`) is a path of this origin outside `/auth/`.
+ * Every form is checked because a later decoder or parser may see any of them.
+ */
+function staysHere(text: string): boolean {
+  let current = text;
+  for (let i = 0; i <= DECODINGS; i++) {
+    const parsed = looksExternal(current) ? null : normalised(current);
+    if (parsed === null || looksExternal(parsed)) return false;
+    if (SIGN_IN.test(current) || SIGN_IN.test(parsed)) return false;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(current);
+    } catch {
+      return false;
+    }
+    if (decoded === current) return true;
+    current = decoded;
+  }
+  return false;
+}
+
+/**
+ * `value` normalised when it is a same-origin path (with any query), else `/`. What is returned
+ * is checked as well as what was given: the parser's output is what the browser follows, and
+ * dot segments can turn a harmless path (`/.//evil.example`) into a scheme-relative URL.
+ * `/auth/...` is refused so sign-in never returns to itself.
  */
 export function safeReturnTo(value: string | undefined): string {
   if (value === undefined || value === "" || value.length > MAX_LENGTH) return FALLBACK;
-  let text = value;
-  for (let i = 0; i < 4; i++) {
-    if (looksExternal(text)) return FALLBACK;
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(text);
-    } catch {
-      return FALLBACK;
-    }
-    if (decoded === text) break;
-    text = decoded;
-  }
-  if (looksExternal(text)) return FALLBACK;
-  const base = "http://return-to.invalid";
-  const url = new URL(value, base);
-  if (url.origin !== base || url.pathname.startsWith("/auth/")) return FALLBACK;
-  return `${url.pathname}${url.search}`;
+  if (!staysHere(value)) return FALLBACK;
+  const result = normalised(value);
+  if (result === null || result.length > MAX_LENGTH || !staysHere(result)) return FALLBACK;
+  return result;
 }

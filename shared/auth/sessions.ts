@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AppContext } from "../context.ts";
+import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 import {
   clearCookie,
@@ -52,14 +53,24 @@ const session_purge = `DELETE FROM sessions WHERE expires_at < $1`;
 const session_select = `
   SELECT identity, last_seen_at, expires_at, revoked_at FROM sessions WHERE id_sha256 = $1`;
 const session_touch = `UPDATE sessions SET last_seen_at = $2 WHERE id_sha256 = $1 AND last_seen_at < $2`;
+const session_select_live = `
+  SELECT id_sha256 FROM sessions
+  WHERE id_sha256 = ANY($1::bytea[]) AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3`;
 const session_revoke = `UPDATE sessions SET revoked_at = $2 WHERE id_sha256 = $1 AND revoked_at IS NULL`;
 
-/** Starts a session for `identity`; returns the `Set-Cookie` value that carries it. */
-export async function createSession(ctx: AppContext, identity: string): Promise<string> {
+/**
+ * Starts a session for `identity` (on `db`: the callback's transaction); returns the `Set-Cookie`
+ * value that carries it.
+ */
+export async function createSession(
+  ctx: AppContext,
+  identity: string,
+  db: Queryable = ctx.pool,
+): Promise<string> {
   const now = ctx.clock.now();
   const id = randomBytes(32).toString("base64url");
-  await ctx.pool.query(session_purge, [new Date(now.getTime() - KEEP_EXPIRED_MS)]);
-  await ctx.pool.query(session_insert, [
+  await db.query(session_purge, [new Date(now.getTime() - KEEP_EXPIRED_MS)]);
+  await db.query(session_insert, [
     sha256(id),
     identity.toLowerCase(),
     now,
@@ -105,9 +116,32 @@ export async function findSession(ctx: AppContext, headers: IncomingHttpHeaders)
   return { identity: row.identity, csrfToken: csrfTokenOf(id), idHash };
 }
 
+/**
+ * Which of `idHashes` (hex SHA-256 of session ids) have ended at `now`: revoked, idle, expired or
+ * deleted. One indexed read for all of them, so the event streams can ask every few seconds.
+ */
+export async function endedSessions(
+  db: Queryable,
+  idHashes: readonly string[],
+  now: Date,
+): Promise<Set<string>> {
+  if (idHashes.length === 0) return new Set();
+  const { rows } = await db.query<{ id_sha256: Buffer }>(session_select_live, [
+    idHashes.map((h) => Buffer.from(h, "hex")),
+    now,
+    new Date(now.getTime() - SESSION_IDLE_MS),
+  ]);
+  const live = new Set(rows.map((r) => r.id_sha256.toString("hex")));
+  return new Set(idHashes.filter((h) => !live.has(h)));
+}
+
 /** Ends a session: its cookie, replayed, is refused from now on. */
-export async function revokeSession(ctx: AppContext, session: Session): Promise<void> {
-  await ctx.pool.query(session_revoke, [session.idHash, ctx.clock.now()]);
+export async function revokeSession(
+  ctx: AppContext,
+  session: Session,
+  db: Queryable = ctx.pool,
+): Promise<void> {
+  await db.query(session_revoke, [session.idHash, ctx.clock.now()]);
 }
 
 /** The `Set-Cookie` value that removes the session cookie from the browser. */

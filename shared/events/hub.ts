@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { atLeast, findRepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
+import { endedSessions } from "../auth/sessions.ts";
+import { type Clock, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { after, type Cursor, formatCursor, maxCursor } from "./cursor.ts";
 import type { EventFeed } from "./feed.ts";
@@ -19,6 +21,11 @@ export interface HubOptions {
   keepaliveMs: number;
   /** How often every repo stream's access is re-checked (org membership changes emit no event). */
   recheckMs: number;
+  /**
+   * How often the streams opened with a session cookie check that their session still lives
+   * (signed out, revoked, idle, expired: the stream ends). One query per interval for all of them.
+   */
+  sessionCheckMs: number;
   /** Sweep of the log when no notification came (a lost NOTIFY only delays). */
   sweepMs: number;
   /** How often events past retention are deleted. */
@@ -32,6 +39,7 @@ export interface HubOptions {
 export const defaultHubOptions: HubOptions = {
   keepaliveMs: 15_000,
   recheckMs: 30_000,
+  sessionCheckMs: 3_000,
   sweepMs: 1_000,
   cleanupMs: 60 * 60_000,
   retentionDays: 7,
@@ -63,6 +71,8 @@ export interface EventHub {
   cleanup(): Promise<number>;
   /** Re-checks every repo stream's access now. */
   recheck(): Promise<void>;
+  /** Ends now every stream whose session has ended. */
+  checkSessions(): Promise<void>;
   /** Reads the feed at once. */
   wake(): void;
   /** This process relays the log to Pub/Sub now (SVC_EVENT_FANOUT=pubsub; one instance at a time). */
@@ -80,8 +90,11 @@ export function createEventHub(deps: {
   log: Logger;
   feed: EventFeed;
   options?: Partial<HubOptions>;
+  /** What "now" is for a session's idle and absolute limits (the context's clock). */
+  clock?: Clock;
 }): EventHub {
   const { pool, log, feed } = deps;
+  const clock = deps.clock ?? systemClock;
   const options: HubOptions = { ...defaultHubOptions, ...deps.options };
   const subscribers = new Set<Subscriber>();
   const byRepo = new Map<string, Set<Subscriber>>(); // repo streams and repo-filtered global streams
@@ -89,9 +102,10 @@ export function createEventHub(deps: {
   let head: Cursor | undefined;
   let starting: Promise<void> | undefined;
   let closed = false;
-  const timers: Record<"keepalive" | "recheck" | "cleanup", NodeJS.Timeout | undefined> = {
+  const timers: Record<"keepalive" | "recheck" | "sessions" | "cleanup", NodeJS.Timeout | undefined> = {
     keepalive: undefined,
     recheck: undefined,
+    sessions: undefined,
     cleanup: undefined,
   };
 
@@ -107,6 +121,7 @@ export function createEventHub(deps: {
       for (const s of subscribers) if (!s.replaying) s.write(KEEPALIVE);
     });
     arm("recheck", options.recheckMs, () => void recheck());
+    arm("sessions", options.sessionCheckMs, () => void checkSessions());
     arm("cleanup", options.cleanupMs, () => void cleanup());
   }
 
@@ -155,6 +170,28 @@ export function createEventHub(deps: {
       for (const repo of [...byRepo.keys()]) await recheckRepo(repo);
     } catch (err) {
       log.warn({ err }, "event stream access re-check failed; trying again later");
+    }
+  }
+
+  /**
+   * Ends the streams whose session cookie's session has ended. The sessions table is the truth
+   * every instance shares, so a sign-out on one instance ends the streams of every other.
+   */
+  async function checkSessions(): Promise<void> {
+    const bySession = new Map<string, Subscriber[]>();
+    for (const s of subscribers) {
+      const hash = s.actor.session?.idHash.toString("hex");
+      if (hash !== undefined) bySession.set(hash, [...(bySession.get(hash) ?? []), s]);
+    }
+    if (bySession.size === 0) return;
+    try {
+      for (const hash of await endedSessions(pool, [...bySession.keys()], clock.now()))
+        for (const s of bySession.get(hash) ?? []) {
+          s.end({ name: "closed", data: { reason: "session ended" } });
+          log.info({ identity: s.actor.identity, stream: s.id }, "event stream closed: session ended");
+        }
+    } catch (err) {
+      log.warn({ err }, "event stream session check failed; trying again later");
     }
   }
 
@@ -287,6 +324,7 @@ export function createEventHub(deps: {
     },
     cleanup,
     recheck,
+    checkSessions,
     wake: () => feed.wake(),
     get relaying() {
       return feed.relaying;

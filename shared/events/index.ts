@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { type Clock, systemClock } from "../clock.ts";
 import type { Env } from "../config.ts";
 import type { DatabaseTarget } from "../db/target.ts";
 import type { Logger } from "../log.ts";
@@ -13,6 +14,7 @@ export function eventHubFromConfig(
   log: Logger,
   pool: pg.Pool,
   databaseUrl: DatabaseTarget,
+  clock: Clock = systemClock,
 ): EventHub {
   const sweepMs = defaultHubOptions.sweepMs;
   const feed =
@@ -33,7 +35,13 @@ export function eventHubFromConfig(
           });
         })
       : postgresFeed({ databaseUrl, log, sweepMs });
-  return createEventHub({ pool, log, feed, options: { retentionDays: config.SVC_EVENT_RETENTION_DAYS } });
+  return createEventHub({
+    pool,
+    log,
+    feed,
+    clock,
+    options: { retentionDays: config.SVC_EVENT_RETENTION_DAYS },
+  });
 }
 
 /**

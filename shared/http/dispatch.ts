@@ -29,17 +29,23 @@ export interface Outcome {
   error?: unknown;
 }
 
-/** A route's own error page, tagged with the request id like every other reply. */
-function withRequestId(reply: Reply | undefined, requestId: string): Reply | undefined {
-  return reply && { ...reply, headers: { ...reply.headers, "x-request-id": requestId } };
+/** What every refusal carries: the request id, and `Allow` on a 405. */
+function errorHeaders(err: DomainError, requestId: string): Record<string, string> {
+  const headers: Record<string, string> = { "x-request-id": requestId };
+  if (err.code === "METHOD_NOT_ALLOWED")
+    headers["allow"] = ((err.details?.["allow"] ?? []) as string[]).join(", ");
+  return headers;
+}
+
+/** A route's own error page, with the headers of every other refusal. */
+function withErrorHeaders(reply: Reply | undefined, err: DomainError, requestId: string): Reply | undefined {
+  return reply && { ...reply, headers: { ...reply.headers, ...errorHeaders(err, requestId) } };
 }
 
 /** The one error body: `{"code": "...", "error": "message"}` plus any spec-required details. */
 export function errorReply(err: DomainError, requestId: string): Reply {
-  const headers: Record<string, string> = { "x-request-id": requestId };
-  if (err.code === "METHOD_NOT_ALLOWED")
-    headers["allow"] = ((err.details?.["allow"] ?? []) as string[]).join(", ");
-  return { status: err.status, body: { code: err.code, error: err.message, ...err.details }, headers };
+  const body = { code: err.code, error: err.message, ...err.details };
+  return { status: err.status, body, headers: errorHeaders(err, requestId) };
 }
 
 function describeIssues(where: string, error: z.ZodError): string {
@@ -134,9 +140,12 @@ export function findRoute(routes: readonly AnyRoute[], method: string, pathname:
   });
   const best = Math.max(...matches.map((m) => m.rank));
   const candidates = matches.filter((m) => m.rank === best);
-  const found = candidates.find((m) => m.route.method === method);
+  const found = candidates.find(
+    (m) => m.route.method === method || (method === "HEAD" && answersHead(m.route)),
+  );
   if (found) return found;
-  const allowed = new Set(candidates.map((m) => m.route.method));
+  const allowed = new Set<string>(candidates.map((m) => m.route.method));
+  if (candidates.some((m) => answersHead(m.route))) allowed.add("HEAD");
   if (allowed.size > 0) {
     const allow = [...allowed].sort().join(", ");
     throw new DomainError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allow}`, {
@@ -144,6 +153,44 @@ export function findRoute(routes: readonly AnyRoute[], method: string, pathname:
     });
   }
   fail("NOT_FOUND", `no route for ${method} ${pathname}`);
+}
+
+/** A page's GET answers HEAD as well: the same status and headers; node sends no body for HEAD. */
+const answersHead = (route: AnyRoute) => route.method === "GET" && route.section?.answersHead === true;
+
+/**
+ * The route whose section holds a path no route takes with this method: one with a `section`
+ * whose pattern matches the path (`POST /`), else one with the same literal first segment (a
+ * mistyped page under `/ui/`). Paths elsewhere keep the API's JSON refusal.
+ */
+function sectionOf(routes: readonly AnyRoute[], pathname: string): AnyRoute | undefined {
+  const sectioned = routes.filter((r) => r.section !== undefined);
+  const same = sectioned.find((r) => matchPath(r.path, pathname) !== null);
+  if (same) return same;
+  const first = segmentsOf(pathname)[0];
+  if (first === undefined || first === "") return undefined;
+  return sectioned.find((r) => segmentsOf(r.path)[0] === first);
+}
+
+/**
+ * A refusal that arose before any route ran (the body too large to read): shown as the section
+ * of its path shows refusals, else the one JSON error.
+ */
+export function refusalOutsideRoutes(
+  routes: readonly AnyRoute[],
+  raw: Pick<RawRequest, "url" | "headers">,
+  err: DomainError,
+  requestId: string,
+): Reply {
+  const section = sectionOf(routes, pathOf(raw.url));
+  const page = section?.errorPage?.(err, { actor: null, headers: raw.headers });
+  return inSection(section, withErrorHeaders(page, err, requestId) ?? errorReply(err, requestId));
+}
+
+/** The reply with its section's headers under its own. */
+function inSection(route: AnyRoute | undefined, reply: Reply): Reply {
+  if (!route?.section) return reply;
+  return { ...reply, headers: { ...route.section.headers, ...reply.headers } } as Reply;
 }
 
 /**
@@ -200,21 +247,22 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         return answer;
       });
       reply.headers = { ...reply.headers, "x-request-id": requestId };
-      return { reply, actor, requestId };
+      return { reply: inSection(matched, reply), actor, requestId };
     } catch (err) {
+      matched ??= sectionOf(routes, pathOf(raw.url));
       if (err instanceof DomainError) {
         const reply =
           (err.code === "UNAUTHENTICATED" && signInRedirect(raw, requestId)) ||
-          withRequestId(matched?.errorPage?.(err, { actor, headers: raw.headers }), requestId) ||
+          withErrorHeaders(matched?.errorPage?.(err, { actor, headers: raw.headers }), err, requestId) ||
           errorReply(err, requestId);
-        const out: Outcome = { reply, actor, requestId };
+        const out: Outcome = { reply: inSection(matched, reply), actor, requestId };
         if (err.status >= 500) out.error = err.cause ?? err;
         return out;
       }
       const fault = isDatabaseUnavailable(err)
         ? new DomainError("UNAVAILABLE", "the database is not available; try again")
         : new DomainError("INTERNAL", "internal error");
-      return { reply: errorReply(fault, requestId), actor, requestId, error: err };
+      return { reply: inSection(matched, errorReply(fault, requestId)), actor, requestId, error: err };
     }
   };
 }
@@ -235,6 +283,15 @@ function signInRedirect(raw: RawRequest, requestId: string): Reply | null {
       "x-request-id": requestId,
     },
   };
+}
+
+/** The path of a request URL as sent; one that does not parse has none. */
+function pathOf(url: string): string {
+  try {
+    return new URL(url, "http://quire.invalid").pathname;
+  } catch {
+    return "/";
+  }
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { AppContext } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { createDispatcher, errorReply, type Outcome, type RawRequest } from "./dispatch.ts";
+import { createDispatcher, type Outcome, type RawRequest, refusalOutsideRoutes } from "./dispatch.ts";
 import type { AnyRoute, Reply } from "./route.ts";
 
 /** Reads a request body, refusing one larger than `limit` bytes with PAYLOAD_TOO_LARGE. */
@@ -88,7 +88,7 @@ export function nodeHandler(
     } catch (err) {
       const domain = err instanceof DomainError ? err : new DomainError("INTERNAL", "internal error");
       outcome = {
-        reply: errorReply(domain, "-"),
+        reply: refusalOutsideRoutes(routes, { url: req.url ?? "/", headers: req.headers }, domain, "-"),
         actor: null,
         requestId: "-",
         error: domain.status >= 500 ? err : undefined,

@@ -147,6 +147,13 @@ export interface Route<
     err: DomainError,
     call: { actor: Actor | null; headers: IncomingHttpHeaders },
   ) => Reply | undefined;
+  /**
+   * A section of the site (the web pages, sign-in): every reply carries `headers` (the reply's
+   * own win), refusals included; a path under the route's first segment that no route matches,
+   * or a method none takes, is refused with this route's `errorPage` and `headers`. With
+   * `answersHead`, a GET answers HEAD too (the same status and headers, no body).
+   */
+  section?: { headers: Record<string, string>; answersHead: boolean };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a table holds routes of many shapes

@@ -296,16 +296,17 @@ describe("a callback that does not belong to this browser's sign-in is refused",
     );
   });
 
-  it("a code the provider refuses (replayed), and a provider error", async () => {
-    const first = await signInSteps(app, "replay@example.com");
-    expect(first.callback.status).toBe(302);
-    // The same callback again, login cookie and all: the provider refuses the spent code.
-    const again = await fetch(first.authorize.headers.get("location") ?? "", {
-      redirect: "manual",
-      headers: { cookie: first.loginCookie },
-    });
-    expect(again.status).toBe(401);
-    expect(errorBody.parse(await again.json()).error).toMatch(/invalid_grant/);
+  it("a code the provider refuses (unknown to it), and a provider error", async () => {
+    await refused(
+      await signInSteps(app, "replay@example.com", {
+        tamper: (callback, loginCookie) => {
+          callback.searchParams.set("code", "not-a-code-it-issued");
+          return { callback, loginCookie };
+        },
+      }),
+      401,
+      /invalid_grant/,
+    );
     app.idp.signInAs(null);
     const login = await get("/auth/login");
     const back = await fetch(
@@ -315,6 +316,82 @@ describe("a callback that does not belong to this browser's sign-in is refused",
     );
     expect(back.status).toBe(401);
     expect(errorBody.parse(await back.json()).error).toMatch(/login_required/);
+  });
+});
+
+describe("a login is single-use on the server, whatever the provider does", () => {
+  it("a callback replayed with its login cookie at a provider that honours a code twice is refused, with no session", async () => {
+    app.idp.honourCodesTwice(true);
+    try {
+      const first = await signInSteps(app, "captured@example.com");
+      expect(first.callback.status).toBe(302);
+      const before = await sessionCount();
+      const tokenRequests = app.idp.requests.filter((r) => r.endpoint === "token").length;
+      // The captured callback URL and login cookie, replayed by a browser (it asks for HTML).
+      const again = await fetch(first.authorize.headers.get("location") ?? "", {
+        redirect: "manual",
+        headers: { cookie: first.loginCookie, accept: "text/html" },
+      });
+      expect(again.status).toBe(400);
+      expect(again.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(again.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+      const page = await again.text();
+      expect(page).toContain("Sign-in refused");
+      expect(page).toContain("this sign-in was already used");
+      expect(page).toContain('<a href="/auth/login">Sign in again</a>');
+      expect(setCookieNamed(again, "quire_session")).toBeUndefined();
+      expect(await sessionCount()).toBe(before);
+      // Refused before the code reached the provider a second time.
+      expect(app.idp.requests.filter((r) => r.endpoint === "token").length).toBe(tokenRequests);
+    } finally {
+      app.idp.honourCodesTwice(false);
+    }
+  });
+
+  it("two replays racing each other start one session between them", async () => {
+    app.idp.honourCodesTwice(true);
+    try {
+      app.idp.signInAs("racer@example.com");
+      const login = await get("/auth/login");
+      const loginCookie = cookiePair(setCookieNamed(login, "quire_login") ?? "");
+      const authorize = await fetch(login.headers.get("location") ?? "", { redirect: "manual" });
+      const callback = authorize.headers.get("location") ?? "";
+      const before = await sessionCount();
+      const answers = await Promise.all(
+        [1, 2].map(() => fetch(callback, { redirect: "manual", headers: { cookie: loginCookie } })),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([302, 400]);
+      expect(await sessionCount()).toBe(before + 1);
+    } finally {
+      app.idp.honourCodesTwice(false);
+    }
+  });
+
+  it("a refused callback is spent too: the same login cannot be tried again", async () => {
+    const steps = await signInSteps(app, "nonce2@example.com", {
+      idToken: { claims: { nonce: "someone-elses" } },
+    });
+    expect(steps.callback.status).toBe(401);
+    const again = await fetch(steps.authorize.headers.get("location") ?? "", {
+      redirect: "manual",
+      headers: { cookie: steps.loginCookie },
+    });
+    expect(again.status).toBe(400);
+    expect(errorBody.parse(await again.json()).error).toMatch(/already used/);
+  });
+
+  it("deletes expired logins at the next /auth/login", async () => {
+    await get("/auth/login");
+    clock.advanceSeconds(601);
+    await get("/auth/login");
+    const rows = await app.sql<{ n: string }>(
+      "SELECT count(*) AS n FROM login_states WHERE expires_at < $1",
+      [clock.now()],
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
+    expect(
+      Number((await app.sql<{ n: string }>("SELECT count(*) AS n FROM login_states"))[0]?.n),
+    ).toBeGreaterThan(0);
   });
 });
 

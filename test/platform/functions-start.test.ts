@@ -1,3 +1,4 @@
+import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase } from "../support/app.ts";
 import { functionHealth } from "../support/functions.ts";
@@ -21,6 +22,18 @@ describe("functions framework cold start", () => {
     const down = await functionHealth();
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ code: "UNAVAILABLE", error: expect.any(String) });
+    // The web group's 503 is a page with the pages' security headers, as its other refusals are.
+    const web = getTestServer("web");
+    await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = web.address() as { port: number };
+      const page = await fetch(`http://127.0.0.1:${port}/ui/`, { headers: { accept: "text/html" } });
+      expect(page.status).toBe(503);
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(page.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+    } finally {
+      await new Promise((r) => web.close(r));
+    }
     process.env["DATABASE_URL"] = await freshDatabase();
     const up = await functionHealth();
     expect(up).toEqual({ status: 200, body: { status: "ok" } });

@@ -32,6 +32,11 @@ export interface TestIdp {
   requests: { endpoint: "authorize" | "token"; params: Record<string, string> }[];
   /** Makes every refresh token issued so far invalid, as when the user revokes the grant. */
   revokeRefreshTokens(): void;
+  /**
+   * With true, a code can be redeemed twice, as a careless provider allows (RFC 6749 says it
+   * must not): for tests that the client itself refuses a replayed callback.
+   */
+  honourCodesTwice(on: boolean): void;
   /** An ID token for `email`, signed with the published key. */
   token(email: string, opts?: TokenOptions): Promise<string>;
   /** Replaces the signing key with a new one (new kid), as a provider does when it rotates. */
@@ -129,6 +134,9 @@ export async function startTestIdp(opts: { audience?: string } = {}): Promise<Te
   const clients = new Map<string, { secret?: string | undefined; redirectUris?: string[] | undefined }>();
   const codes = new Map<string, Grant>();
   const refreshTokens = new Map<string, IssuedGrant>();
+  /** Codes redeemed once that may be redeemed once more (honourCodesTwice). */
+  let codesTwice = false;
+  const redeemedOnce = new Set<string>();
 
   /**
    * GET /authorize: checks the client and redirect URI (errors there are shown, not redirected,
@@ -229,7 +237,9 @@ export async function startTestIdp(opts: { audience?: string } = {}): Promise<Te
       if (grantType === "authorization_code") {
         const code = form.get("code") ?? "";
         const grant = codes.get(code);
-        codes.delete(code); // one use only, whether or not this one succeeds
+        // One use only, whether or not this one succeeds; two when the test asks for a careless provider.
+        if (codesTwice && !redeemedOnce.has(code)) redeemedOnce.add(code);
+        else codes.delete(code);
         if (!grant || grant.expiresAt < Date.now())
           throw new OAuthError("invalid_grant", "unknown, used or expired code");
         if (grant.clientId !== clientId)
@@ -329,6 +339,9 @@ export async function startTestIdp(opts: { audience?: string } = {}): Promise<Te
     },
     requests: [],
     revokeRefreshTokens: () => refreshTokens.clear(),
+    honourCodesTwice(on) {
+      codesTwice = on;
+    },
     jwksFetches: 0,
     token: (email, o) => sign(key, email, o),
     async rotate() {
