@@ -24,7 +24,7 @@ locals {
   }
 
   # The configuration every function and the SSE service share (shared/config.ts reads each name;
-  # test/deploy/terraform.test.ts checks them against its schema).
+  # test/fast/deploy/terraform.test.ts checks them against its schema).
   common_env = {
     LOG_FORMAT                        = "json"
     GOOGLE_CLOUD_PROJECT              = var.project_id

@@ -27,7 +27,7 @@ locals {
   # (no route, internal ingress, invoked only by Cloud Tasks or Cloud Scheduler with OIDC tokens).
   # Every instance holds one pool of `db_pool_size` connections, so the sum of max_instances times
   # the pool size (plus the events service's) must stay under the database's max_connections
-  # (test/deploy/terraform.test.ts checks it).
+  # (test/fast/deploy/terraform.test.ts checks it).
   functions = {
     meta            = { service = "quire-meta", public = true, max_instances = 2, memory = "256Mi" }
     repos           = { service = "quire-repos", public = true, max_instances = 12, memory = "512Mi" }

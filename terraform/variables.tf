@@ -60,7 +60,7 @@ variable "db_tier" {
 }
 
 variable "db_max_connections" {
-  description = "The max_connections flag of the PostgreSQL instance. The functions' pools times their max instances must stay under it (checked by test/deploy/terraform.test.ts)."
+  description = "The max_connections flag of the PostgreSQL instance. The functions' pools times their max instances must stay under it (checked by test/fast/deploy/terraform.test.ts)."
   type        = number
   default     = 400
 }
