@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, symlink } from "node:fs/promises";
+import { mkdir, readFile, symlink } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -110,6 +110,14 @@ export async function listening(proc: BundleProcess, timeoutMs = 120_000): Promi
     if (Date.now() > deadline) throw new Error(`not listening after ${timeoutMs} ms: ${proc.output()}`);
     await sleep(5);
   }
+}
+
+/** Current (VmRSS) and peak (VmHWM) resident memory of a process, in KiB, from /proc. */
+export async function memoryKiB(pid: number): Promise<{ rssKiB: number; peakKiB: number }> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM") };
 }
 
 function freePort(): Promise<number> {

@@ -86,7 +86,7 @@ resource "google_cloudfunctions2_function" "fn" {
     min_instance_count               = 0
     available_memory                 = each.value.memory
     timeout_seconds                  = 60
-    max_instance_request_concurrency = 20
+    max_instance_request_concurrency = lookup(local.request_concurrency, each.key, 20)
     available_cpu                    = "1"
     service_account_email            = google_service_account.functions.email
     # Public functions take traffic only through the load balancer; internal ones only from

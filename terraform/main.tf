@@ -30,7 +30,7 @@ locals {
   # (test/fast/deploy/terraform.test.ts checks it).
   functions = {
     meta            = { service = "quire-meta", public = true, max_instances = 2, memory = "256Mi" }
-    repos           = { service = "quire-repos", public = true, max_instances = 12, memory = "512Mi" }
+    repos           = { service = "quire-repos", public = true, max_instances = 12, memory = "2Gi" }
     orgs            = { service = "quire-orgs", public = true, max_instances = 3, memory = "256Mi" }
     subscriptions   = { service = "quire-subscriptions", public = true, max_instances = 2, memory = "256Mi" }
     scheduler       = { service = "quire-scheduler", public = true, max_instances = 4, memory = "256Mi" }
@@ -41,6 +41,9 @@ locals {
     ciReaper        = { service = "quire-ci-reaper", public = false, max_instances = 1, memory = "256Mi" }
   }
   public_functions = { for name, f in local.functions : name => f if f.public }
+  # Requests one instance serves at once: 20, except where a request may hold a 32 MiB body, whose
+  # worst case times this must fit the memory (docs/deploy.md, "Memory of the repos function").
+  request_concurrency = { repos = 10 }
 
   # shared/db/pool.ts createPool's default `max`, which every instance uses (shared/context.ts).
   db_pool_size = 10

@@ -64,12 +64,13 @@ function logRequest(ctx: AppContext, req: IncomingMessage, outcome: Outcome, sta
 /**
  * A node `(req, res)` handler for a route table. `bodyOf` supplies the raw body: the local server
  * reads the stream itself (with the body limit); the functions framework has already read it into
- * `req.rawBody`.
+ * `req.rawBody`, and `jsonOf` hands over the framework's parse of a JSON body.
  */
 export function nodeHandler(
   ctx: AppContext,
   routes: readonly AnyRoute[],
   bodyOf: (req: IncomingMessage) => Promise<Buffer | undefined>,
+  jsonOf: (req: IncomingMessage) => unknown = () => undefined,
 ) {
   const dispatch = createDispatcher(ctx, routes);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -81,6 +82,7 @@ export function nodeHandler(
         url: req.url ?? "/",
         headers: req.headers,
         body: await bodyOf(req),
+        json: jsonOf(req),
       };
       outcome = await dispatch(raw);
     } catch (err) {
