@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { cloudFunctions } from "../../functions/groups.ts";
 import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
 import {
   firstAnswer,
+  helloWorld,
   linkDependencies,
   listening,
   probeOf,
@@ -92,18 +93,6 @@ async function coldStart(
   } finally {
     await proc.stop();
   }
-}
-
-/** The anchor: the smallest function the framework can serve, in a folder like the bundles'. */
-async function helloWorld(work: string): Promise<string> {
-  const dir = path.join(work, "hello");
-  await mkdir(dir);
-  await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module", main: "index.js" }));
-  await writeFile(
-    path.join(dir, "index.js"),
-    `import { http } from "@google-cloud/functions-framework";\nhttp("hello", (req, res) => res.send("hello"));\n`,
-  );
-  return dir;
 }
 
 async function sizes(b: BuiltFunction): Promise<{ codeMB: number; totalMB: number }> {
