@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { allRoutes, cloudFunctions } from "../../functions/groups.ts";
 import { buildContainer, buildFunctions } from "../../scripts/build.ts";
 import {
@@ -22,6 +23,7 @@ import { startPubsubFake } from "../events/pubsub-fake.ts";
 import { expr, loadTerraform, resource, type Terraform } from "../fast/deploy/terraform.ts";
 import type { UrlMap } from "../fast/deploy/urlmap.ts";
 import { freshDatabase } from "../support/app.ts";
+import { startCloudSqlFake } from "../support/cloud-sql-fake.ts";
 import { startFakeGcs } from "../support/fake-gcs.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { freePort } from "../support/ports.ts";
@@ -84,8 +86,60 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
+interface CloudSqlEnv {
+  SVC_CLOUD_SQL_INSTANCE: string;
+  SVC_CLOUD_SQL_ADMIN_ENDPOINT: string;
+  SVC_CLOUD_SQL_IP_TYPE: string;
+  SVC_DB_IAM_USER: string;
+  SVC_DB_NAME: string;
+  GCE_METADATA_HOST: string;
+}
+
+/**
+ * A fresh, empty database behind the Cloud SQL fake, reached as the functions' IAM database user
+ * (the fake logs it in without a password from the client, as Cloud SQL does on its token).
+ * PIECES.cloudSqlLikeDatabase: make it Cloud-SQL-like here (PUBLIC without CREATE, the user owning
+ * nothing) and run the set-up step that grants the user its rights before the migration.
+ */
+async function cloudSqlDatabase(): Promise<CloudSqlEnv> {
+  const adminUrl = inject("adminUrl");
+  const server = new URL(adminUrl);
+  const user = `quire-functions-${randomBytes(3).toString("hex")}@quire-rehearsal.iam`;
+  const password = randomBytes(12).toString("hex");
+  const fake = await startCloudSqlFake({
+    host: server.hostname,
+    port: Number(server.port),
+    login: { user, password },
+  });
+  closers.push(() => fake.close());
+  const database = new URL(await freshDatabase({ empty: true })).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE "${user}" LOGIN PASSWORD '${password}'`);
+    await admin.query(`ALTER DATABASE ${database} OWNER TO "${user}"`);
+  } finally {
+    await admin.end();
+  }
+  closers.push(async () => {
+    const drop = new pg.Client({ connectionString: adminUrl });
+    await drop.connect();
+    await drop.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await drop.query(`DROP ROLE IF EXISTS "${user}"`);
+    await drop.end();
+  });
+  return {
+    SVC_CLOUD_SQL_INSTANCE: fake.instance,
+    SVC_CLOUD_SQL_ADMIN_ENDPOINT: fake.adminUrl,
+    SVC_CLOUD_SQL_IP_TYPE: "PUBLIC",
+    SVC_DB_IAM_USER: user,
+    SVC_DB_NAME: database,
+    GCE_METADATA_HOST: fake.metadataHost,
+  };
+}
+
 /** `terraform/functions.tf` `local.common_env` with each value swapped for its stand-in here. */
-async function terraformEnvironment(databaseUrl: string): Promise<Record<string, string>> {
+async function terraformEnvironment(cloudSql: CloudSqlEnv): Promise<Record<string, string>> {
   const pubsub = await startPubsubFake();
   closers.push(() => pubsub.close());
   const tasks = await startTasksEmulator();
@@ -114,11 +168,11 @@ async function terraformEnvironment(databaseUrl: string): Promise<Record<string,
   const standIns: Record<string, string | null> = {
     LOG_FORMAT: "json",
     GOOGLE_CLOUD_PROJECT: "quire-rehearsal",
-    // Cloud SQL through its connector: DATABASE_URL here (test/platform/cloud-sql.test.ts runs the connector against its fake).
-    SVC_CLOUD_SQL_INSTANCE: null,
-    SVC_CLOUD_SQL_IP_TYPE: null,
-    SVC_DB_IAM_USER: null,
-    SVC_DB_NAME: null,
+    // Cloud SQL through its connector, against the fake (test/support/cloud-sql-fake.ts).
+    SVC_CLOUD_SQL_INSTANCE: cloudSql.SVC_CLOUD_SQL_INSTANCE,
+    SVC_CLOUD_SQL_IP_TYPE: cloudSql.SVC_CLOUD_SQL_IP_TYPE,
+    SVC_DB_IAM_USER: cloudSql.SVC_DB_IAM_USER,
+    SVC_DB_NAME: cloudSql.SVC_DB_NAME,
     SVC_INTERNAL_INVOKERS: INVOKER,
     BOOTSTRAP_ADMIN: ADMIN,
     GLOBAL_ADMINS: ADMIN,
@@ -157,7 +211,9 @@ async function terraformEnvironment(databaseUrl: string): Promise<Record<string,
     SVC_ARCHIVE_SIGNING_KEY: randomBytes(32).toString("hex"),
     OIDC_CLIENT_SECRET: randomBytes(16).toString("hex"),
     // Where the stand-ins are, and what only a rehearsal needs.
-    DATABASE_URL: databaseUrl,
+    SVC_CLOUD_SQL_ADMIN_ENDPOINT: cloudSql.SVC_CLOUD_SQL_ADMIN_ENDPOINT,
+    GCE_METADATA_HOST: cloudSql.GCE_METADATA_HOST,
+    METADATA_SERVER_DETECTION: "assume-present",
     PUBSUB_EMULATOR_HOST: pubsub.host,
     CLOUD_TASKS_EMULATOR_HOST: tasks.host,
     STORAGE_EMULATOR_HOST: gcs.url,
@@ -182,11 +238,14 @@ describe("the deployment rehearsal", () => {
     await linkDependencies(containerDir, Object.keys(container.dependencies));
   });
 
-  it("runs the migration job's entry against a fresh database", { timeout: 120_000 }, async () => {
-    // PIECES.cloudSqlLikeDatabase: use the Cloud-SQL-like database and its set-up step here.
-    const url = await freshDatabase({ empty: true });
+  it("runs the migration job's entry through the Cloud SQL connector against a fresh database", {
+    timeout: 120_000,
+  }, async () => {
+    const cloudSql = await cloudSqlDatabase();
     const migrate = await startContainerEntry(containerDir, "migrate.js", await freePort(), {
-      DATABASE_URL: url,
+      ...cloudSql,
+      METADATA_SERVER_DETECTION: "assume-present",
+      LOG_FORMAT: "json",
     });
     const [code] = (await once(migrate.child, "exit")) as [number | null];
     expect(code, migrate.output()).toBe(0);
@@ -200,7 +259,7 @@ describe("the deployment rehearsal", () => {
       routed,
     );
     closers.push(() => lb.close());
-    env = await terraformEnvironment(url);
+    env = await terraformEnvironment(cloudSql);
   });
 
   it("starts every function on plain Node with terraform's environment, and the SSE service", {
