@@ -1,9 +1,10 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * Two projects, both run by `npm test`: `fast` is the kernel and the checks of generated files,
+ * Three projects. `npm test` runs two: `fast` is the kernel and the checks of generated files,
  * with no PostgreSQL and no server (`npm run test:fast` runs it alone, in seconds); `server` is
  * everything else, over real HTTP against the PostgreSQL cluster its global setup starts.
+ * `rehearsal` is the deployment rehearsal (`npm run rehearse`, docs/deploy.md), a tier of its own.
  */
 export default defineConfig({
   test: {
@@ -17,7 +18,15 @@ export default defineConfig({
         test: {
           name: "server",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/fast/**"],
+          exclude: [...configDefaults.exclude, "test/fast/**", "test/rehearsal/**"],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "rehearsal",
+          include: ["test/rehearsal/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
         },
       },

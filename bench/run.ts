@@ -44,8 +44,9 @@ import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
 /** Scenarios that `--only` can run by themselves. */
 const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
   "large-files": async (server) => markdownTable(largeFileRows(await measureLargeFiles(server))),
-  // The deployed functions (`npm run build`): size and cold start against a hello world.
-  bundles: (server) => measureBundles(server.databaseUrl),
+  // The deployed functions (`npm run build`): size and cold start against a hello world, and
+  // the repos function's memory under 30 MiB commits.
+  bundles: measureBundles,
   // The deployed functions with terraform's environment: commit to first webhook delivery.
   "cloud-webhooks": (server) => measureCloudWebhooks(server.databaseUrl),
   // The web interface's first paint against the HTTP floor and one query (docs/web.md).

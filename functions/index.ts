@@ -95,9 +95,10 @@ function functionHandler(routes: Parameters<typeof nodeHandler>[1]) {
       return;
     }
     // The webhook tasks of the request's commits are created before it answers (docs/events.md).
-    handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES), () =>
-      ctx.webhooks.settle(),
-    );
+    handler ??= nodeHandler(ctx, routes, frameworkBody(ctx.config.SVC_MAX_BODY_BYTES), {
+      jsonOf: frameworkJson,
+      beforeReply: () => ctx.webhooks.settle(),
+    });
     await handler(req, res);
   };
 }
@@ -105,7 +106,7 @@ function functionHandler(routes: Parameters<typeof nodeHandler>[1]) {
 /** The framework has already read the body into `rawBody`; Quire still enforces its own limit. */
 function frameworkBody(limit: number) {
   return async (req: IncomingMessage) => {
-    const raw = (req as IncomingMessage & { rawBody?: Buffer }).rawBody;
+    const raw = (req as FrameworkRequest).rawBody;
     if (raw && raw.length > limit)
       throw new DomainError(
         "PAYLOAD_TOO_LARGE",
@@ -113,6 +114,28 @@ function frameworkBody(limit: number) {
       );
     return raw;
   };
+}
+
+type FrameworkRequest = IncomingMessage & { rawBody?: Buffer; body?: unknown };
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * The framework's parse of a JSON body (`req.body`), so that Quire does not parse it a second time:
+ * a 30 MiB commit would otherwise be held twice more, as text and as objects (docs/deploy.md,
+ * "Memory of the repos function"). Only for `application/json`, the one type the framework parses
+ * as JSON for Quire, and not after a byte-order mark, which the framework skips and Quire refuses.
+ */
+function frameworkJson(req: IncomingMessage): unknown {
+  const { body, rawBody } = req as FrameworkRequest;
+  const type = String(req.headers["content-type"] ?? "")
+    .split(";")[0]
+    ?.trim()
+    .toLowerCase();
+  if (type !== "application/json" || rawBody === undefined || rawBody.subarray(0, 3).equals(UTF8_BOM))
+    return undefined;
+  if (typeof body !== "object" || body === null || Buffer.isBuffer(body)) return undefined;
+  return body;
 }
 
 // One function per entry of the deployment table (functions/groups.ts, docs/routing.md): the public

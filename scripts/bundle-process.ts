@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, symlink } from "node:fs/promises";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -7,8 +7,8 @@ import type { AnyRoute } from "../shared/http/route.ts";
 
 /**
  * Runs a built function folder the way Cloud Run does: the Functions Framework's own CLI on plain
- * Node (no TypeScript loader), cwd the folder. Used by test/deploy/bundles.test.ts and the
- * `bundles` bench scenario.
+ * Node (no TypeScript loader), cwd the folder. Used by test/deploy/bundles.test.ts, the rehearsal
+ * (test/rehearsal/) and the `bundles` bench scenario.
  */
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -114,6 +114,26 @@ export async function listening(proc: BundleProcess, timeoutMs = 120_000): Promi
     if (Date.now() > deadline) throw new Error(`not listening after ${timeoutMs} ms: ${proc.output()}`);
     await sleep(5);
   }
+}
+
+/** The anchor: the smallest function the framework can serve, in a folder like the bundles'. */
+export async function helloWorld(work: string): Promise<string> {
+  const dir = path.join(work, "hello");
+  await mkdir(dir);
+  await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module", main: "index.js" }));
+  await writeFile(
+    path.join(dir, "index.js"),
+    `import { http } from "@google-cloud/functions-framework";\nhttp("hello", (req, res) => res.send("hello"));\n`,
+  );
+  return dir;
+}
+
+/** Current (VmRSS) and peak (VmHWM) resident memory of a process, in KiB, from /proc. */
+export async function memoryKiB(pid: number): Promise<{ rssKiB: number; peakKiB: number }> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM") };
 }
 
 function freePort(): Promise<number> {

@@ -19,7 +19,7 @@ resource "google_sql_database_instance" "quire" {
       name  = "cloudsql.iam_authentication"
       value = "on"
     }
-    # The connection budget: the pools of all instances must fit (test/deploy/terraform.test.ts).
+    # The connection budget: the pools of all instances must fit (test/fast/deploy/terraform.test.ts).
     database_flags {
       name  = "max_connections"
       value = tostring(var.db_max_connections)

@@ -24,7 +24,7 @@ locals {
   }
 
   # The configuration every function and the SSE service share (shared/config.ts reads each name;
-  # test/deploy/terraform.test.ts checks them against its schema). SVC_CLI_CLIENT_* serve
+  # test/fast/deploy/terraform.test.ts checks them against its schema). SVC_CLI_CLIENT_* serve
   # `quire login` (GET /auth/cli on `identity`), and every function accepts the CLI's ID tokens.
   # RUNNER_URL is where the CI webhook goes (ci.tf).
   common_env = {
@@ -92,7 +92,7 @@ resource "google_cloudfunctions2_function" "fn" {
     min_instance_count               = 0
     available_memory                 = var.function_settings[each.key].memory
     timeout_seconds                  = var.function_settings[each.key].timeout_seconds
-    max_instance_request_concurrency = 20
+    max_instance_request_concurrency = lookup(local.request_concurrency, each.key, 20)
     available_cpu                    = "1"
     service_account_email            = google_service_account.functions.email
     # Public functions take traffic only through the load balancer; internal ones only from

@@ -1,6 +1,6 @@
 # The global external Application Load Balancer: one serverless NEG and backend service per public
 # function and one for the SSE service, and the URL map of docs/routing.md (checked route by route
-# against the route tables in test/deploy/routing.test.ts).
+# against the route tables in test/fast/deploy/routing.test.ts).
 
 resource "google_compute_global_address" "api" {
   name       = "quire-api"

@@ -46,6 +46,9 @@ locals {
     ciReaper        = { service = "quire-ci-reaper", public = false }
   }
   public_functions = { for name, f in local.functions : name => f if f.public }
+  # Requests one instance serves at once: 20, except where a request may hold a 32 MiB body, whose
+  # worst case times this must fit the memory (docs/deploy.md, "Memory of the repos function").
+  request_concurrency = { repos = 10 }
 
   # The connection budget (docs/deploy.md, "The connection budget"; test/fast/deploy/terraform.test.ts
   # computes it): every function instance holds one pool of `db_pool_size` (shared/db/pool.ts

@@ -114,7 +114,7 @@ variable "function_settings" {
   }))
   default = {
     meta            = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
-    repos           = { max_instances = 10, memory = "512Mi", timeout_seconds = 600 }
+    repos           = { max_instances = 10, memory = "2Gi", timeout_seconds = 600 }
     orgs            = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
     subscriptions   = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
     scheduler       = { max_instances = 3, memory = "256Mi", timeout_seconds = 60 }

@@ -1,22 +1,29 @@
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { cloudFunctions } from "../../functions/groups.ts";
 import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
 import {
   firstAnswer,
+  helloWorld,
   linkDependencies,
   listening,
+  memoryKiB,
   probeOf,
   startBundle,
 } from "../../scripts/bundle-process.ts";
+import { MEASURED_BODY_MIB, REPOS_COMMIT_MIB, REPOS_STARTED_MIB } from "../../test/deploy/memory-budget.ts";
+import { quireClient } from "../client.ts";
 import { progress } from "../log.ts";
+import { BENCH_IDENTITY, type QuireProcess } from "../server.ts";
 
 /**
  * The deployed functions (`npm run build`): each folder's size, and its cold start, from process
  * start to the first answer of one call (which includes building the context: the migration check
  * and the pool), each started alone by the Functions Framework CLI on plain Node. The anchor is a
  * hello-world function started the same way in the same run, measured before, between and after.
+ * Then the repos bundle's memory under 30 MiB commits.
  */
 
 /** Cold start of a function at most this many times the hello world's (docs/benchmarks.md). */
@@ -38,7 +45,8 @@ interface ColdStart {
   coldStartMs: number;
 }
 
-export async function measureBundles(databaseUrl: string): Promise<string> {
+export async function measureBundles(server: QuireProcess): Promise<string> {
+  const { databaseUrl } = server;
   const work = await mkdtemp(path.join(tmpdir(), "quire-bench-bundles-"));
   try {
     progress("bundles: npm run build");
@@ -66,7 +74,10 @@ export async function measureBundles(databaseUrl: string): Promise<string> {
       progress(`bundles: ${b.target} ${start.listeningMs.toFixed(0)} / ${start.coldStartMs.toFixed(0)} ms`);
     }
     anchors.push(await anchor());
-    return table(rows, anchors);
+    const repos = built.find((b) => b.target === "repos");
+    if (!repos) throw new Error("no repos function was built");
+    const memory = await reposMemory(server, repos.dir, { ...env, SVC_BLOB_LOCAL_DIR: server.blobDir });
+    return `${table(rows, anchors)}\n\n${memory}`;
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -94,16 +105,54 @@ async function coldStart(
   }
 }
 
-/** The anchor: the smallest function the framework can serve, in a folder like the bundles'. */
-async function helloWorld(work: string): Promise<string> {
-  const dir = path.join(work, "hello");
-  await mkdir(dir);
-  await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module", main: "index.js" }));
-  await writeFile(
-    path.join(dir, "index.js"),
-    `import { http } from "@google-cloud/functions-framework";\nhttp("hello", (req, res) => res.send("hello"));\n`,
-  );
-  return dir;
+/** Commits of a 30 MiB body sent at once to the repos bundle, as in test/deploy/repos-memory.test.ts. */
+const LARGE_COMMITS = 3;
+
+/**
+ * The repos bundle's peak RSS (VmHWM): once started and warmed by a small commit, then after
+ * LARGE_COMMITS commits of a 30 MiB body at once and the reads of their files (docs/deploy.md,
+ * "Memory of the repos function"; the bounds are test/deploy/memory-budget.ts').
+ */
+async function reposMemory(server: QuireProcess, dir: string, env: Record<string, string>): Promise<string> {
+  const q = quireClient(server.url);
+  const org = `bundles-${randomBytes(3).toString("hex")}`;
+  const repo = `${org}/memory`;
+  await q.post("/orgs", { body: { name: org } });
+  await q.post("/repos", { body: { owner: org, name: repo } });
+  const proc = await startBundle(dir, "repos", { ...env, DEV_IDENTITY: BENCH_IDENTITY });
+  try {
+    const commit = async (file: string, data: Buffer) => {
+      const res = await firstAnswer(proc, `/repos/${repo}/-/commit`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          branch: "main",
+          message: file,
+          files: [{ path: file, content: data.toString("base64") }],
+        }),
+      });
+      if (res.status !== 201) throw new Error(`commit of ${file}: ${res.status} ${await res.text()}`);
+      const back = await fetch(`${proc.url}/repos/${repo}/-/file/${file}`);
+      await back.arrayBuffer();
+    };
+    await commit("warm.md", Buffer.from("# warm\n"));
+    const pid = proc.child.pid ?? 0;
+    const before = await memoryKiB(pid);
+    const bytes = (MEASURED_BODY_MIB * 1024 * 1024 * 3) / 4;
+    await Promise.all(
+      Array.from({ length: LARGE_COMMITS }, (_, i) => commit(`large-${i}.bin`, randomBytes(bytes))),
+    );
+    const after = await memoryKiB(pid);
+    const perRequest = (after.peakKiB - before.peakKiB) / 1024 / LARGE_COMMITS;
+    progress(`bundles: repos memory +${perRequest.toFixed(0)} MiB a request`);
+    return (
+      `repos bundle memory (VmHWM): started and warmed ${(before.peakKiB / 1024).toFixed(0)} MiB ` +
+      `(bound ${REPOS_STARTED_MIB}); ${LARGE_COMMITS} commits of a ${MEASURED_BODY_MIB} MiB body at once and ` +
+      `the reads of their files add ${perRequest.toFixed(0)} MiB a request (bound ${REPOS_COMMIT_MIB})`
+    );
+  } finally {
+    await proc.stop();
+  }
 }
 
 async function sizes(b: BuiltFunction): Promise<{ codeMB: number; totalMB: number }> {

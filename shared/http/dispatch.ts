@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { z } from "zod";
@@ -19,6 +20,12 @@ export interface RawRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: Buffer | undefined;
+  /**
+   * The same body already parsed as JSON, when the functions framework has parsed it (see
+   * `frameworkJson`, functions/index.ts): parsing it again would hold a second copy of a large
+   * body, as a string and as an object, for as long as the request runs.
+   */
+  json?: unknown;
 }
 
 export interface Outcome {
@@ -110,8 +117,13 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * bytes. Decoding and parsing a 27 MiB commit body each take a sizeable fraction of a second, so
  * a large body gives other requests a turn between the steps instead of holding the loop for all.
  */
-async function parseJsonBody(body: Buffer | undefined): Promise<unknown> {
+async function parseJsonBody(body: Buffer | undefined, json?: unknown): Promise<unknown> {
   if (body === undefined || body.length === 0) return undefined;
+  if (json !== undefined) {
+    // The framework read bad bytes as U+FFFD; Quire refuses them, and checking needs no copy.
+    if (!isUtf8(body)) throw new DomainError("MALFORMED_JSON", "the request body is not valid UTF-8");
+    return json;
+  }
   const large = body.length > YIELD_ABOVE_BYTES;
   const text = bodyText(body);
   if (large) await nextTurn();
@@ -228,7 +240,7 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         const query = parseWith(route.query ?? noFields, queryOf(url.search), "query");
         const pathParams = parsePathParams(route, params);
         const body = route.body
-          ? parseWith(route.body, (await parseJsonBody(raw.body)) ?? {}, "body")
+          ? parseWith(route.body, (await parseJsonBody(raw.body, raw.json)) ?? {}, "body")
           : undefined;
         const granted = (await admission.grant()) as object;
         const log = ctx.log.child({ request_id: requestId });

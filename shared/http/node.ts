@@ -64,14 +64,18 @@ function logRequest(ctx: AppContext, req: IncomingMessage, outcome: Outcome, sta
 /**
  * A node `(req, res)` handler for a route table. `bodyOf` supplies the raw body: the local server
  * reads the stream itself (with the body limit); the functions framework has already read it into
- * `req.rawBody`. `beforeReply` runs after the operation, before the reply is written (a function
- * finishes its after-commit work there, while the platform still gives it CPU).
+ * `req.rawBody`. `options.jsonOf` hands over the framework's parse of a JSON body;
+ * `options.beforeReply` runs after the operation, before the reply is written (a function finishes
+ * its after-commit work there, while the platform still gives it CPU).
  */
 export function nodeHandler(
   ctx: AppContext,
   routes: readonly AnyRoute[],
   bodyOf: (req: IncomingMessage) => Promise<Buffer | undefined>,
-  beforeReply?: () => Promise<void>,
+  options: {
+    jsonOf?: (req: IncomingMessage) => unknown;
+    beforeReply?: () => Promise<void>;
+  } = {},
 ) {
   const dispatch = createDispatcher(ctx, routes);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -83,6 +87,7 @@ export function nodeHandler(
         url: req.url ?? "/",
         headers: req.headers,
         body: await bodyOf(req),
+        json: options.jsonOf?.(req),
       };
       outcome = await dispatch(raw);
     } catch (err) {
@@ -95,7 +100,7 @@ export function nodeHandler(
       };
       if (domain.code === "PAYLOAD_TOO_LARGE") res.setHeader("connection", "close");
     }
-    await beforeReply?.();
+    await options.beforeReply?.();
     logRequest(ctx, req, outcome, started);
     writeReply(res, outcome.reply);
     // A streamed reply (an archive, an SSE stream) may last long after its request line: log its end too.

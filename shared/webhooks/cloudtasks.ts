@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CloudTasksClient } from "@google-cloud/tasks";
+import type pg from "pg";
 import type { DatabaseTarget } from "../db/target.ts";
 import { WakeLoop } from "../events/wake.ts";
 import { retryingOnce } from "../lazy.ts";
@@ -164,7 +165,7 @@ export class CloudTasksWebhookDelivery {
     this.loop?.wake();
   }
 
-  private async enqueue(reservations: Reservation[]): Promise<number> {
+  private async enqueue(reservations: Reservation[], pool: pg.Pool = this.deps.pool): Promise<number> {
     let created = 0;
     await Promise.all(
       reservations.map(async (r) => {
@@ -177,21 +178,26 @@ export class CloudTasksWebhookDelivery {
             { err, outbox_id: r.id },
             "could not create the webhook task; the next pump retries",
           );
-          await unreserve(this.deps.pool, r).catch(() => {});
+          await unreserve(pool, r).catch(() => {});
         }
       }),
     );
     return created;
   }
 
-  /** One pump pass: creates a task for every row that needs one; returns how many rows it reserved. */
-  async runOnce(): Promise<number> {
-    const reserved = await reserveForTasks(this.deps.pool, {
+  /**
+   * One pump pass: creates a task for every row that needs one; returns how many rows it reserved.
+   * `pool` is the deliverers' own by default; a function's after-commit pass passes the API's, so
+   * an instance that delivers nothing never opens the deliverers' connections (the connection
+   * budget, docs/deploy.md, counts them only for webhookDelivery).
+   */
+  async runOnce(pool: pg.Pool = this.deps.pool): Promise<number> {
+    const reserved = await reserveForTasks(pool, {
       now: this.deps.clock.now(),
       batch: TASK_BATCH,
       graceSeconds: RESERVATION_GRACE_SECONDS,
     });
-    await this.enqueue(reserved);
+    await this.enqueue(reserved, pool);
     return reserved.length;
   }
 

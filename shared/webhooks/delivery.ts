@@ -109,7 +109,10 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
   // A function instance runs no pump (start() is never called there): each commit that records
   // events creates its tasks at once, so the first attempt does not wait for the minute's sweep.
   // Reserving a row takes its lease, so two instances never create a task for the same attempt.
-  const afterCommit = cloud ? passesOnDemand(() => cloud.runOnce(), TASK_BATCH, attemptDeps.log) : undefined;
+  // It runs on the API's pool, so the deliverers' pool stays unopened outside webhookDelivery.
+  const afterCommit = cloud
+    ? passesOnDemand(() => cloud.runOnce(deps.pool), TASK_BATCH, attemptDeps.log)
+    : undefined;
   const unlisten = afterCommit
     ? onEventsCommitted(deps.pool, () => {
         if (!started) afterCommit.kick();
@@ -140,7 +143,7 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
       deliverer.wake();
       // A function instance has no pump running: create the tasks now (the sweep would, later).
       if (cloud && !started)
-        await cloud.runOnce().catch((err) => attemptDeps.log.warn({ err }, "webhook pump failed"));
+        await cloud.runOnce(deps.pool).catch((err) => attemptDeps.log.warn({ err }, "webhook pump failed"));
     },
     settle: async () => afterCommit?.settle(SETTLE_MS),
     runOnce: () => deliverer.runOnce(),

@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { allRoutes, groups, internalFunctions } from "../../../functions/groups.ts";
 import { findRoute } from "../../../shared/http/dispatch.ts";
 import type { AnyRoute } from "../../../shared/http/route.ts";
-import { type Body, expr, loadTerraform, referenceParts, resource, type Terraform } from "./terraform.ts";
-import { routeRequest, templateMatches, type UrlMap } from "./urlmap.ts";
+import { type Body, expr, loadTerraform, resource, type Terraform } from "./terraform.ts";
+import { groupOf, routeRequest, templateMatches, type UrlMap } from "./urlmap.ts";
 
 /**
  * The load balancer's URL map (terraform/lb.tf) against the route tables (functions/groups.ts):
@@ -57,19 +57,6 @@ beforeAll(async () => {
   tf = await loadTerraform();
   urlMap = resource(tf, "google_compute_url_map", "api") as UrlMap;
 });
-
-/**
- * The group a backend service leads to: `google_compute_backend_service.function["x"]` is the
- * function with entry point `x` (through its serverless NEG), `...events` the SSE service.
- */
-function groupOf(service: string): string {
-  const ref = referenceParts(service);
-  if (ref?.[0] !== "google_compute_backend_service" || ref.at(-1) !== "id")
-    throw new Error(`URL map service ${service} is not a backend service's id`);
-  if (ref[1] === "events" && ref.length === 3) return "events";
-  if (ref[1] === "function" && ref.length === 4) return ref[2] as string;
-  throw new Error(`unknown backend service ${service}`);
-}
 
 const reach = (path: string, headers: Record<string, string> = {}) =>
   groupOf(routeRequest(urlMap, { host: "quire.example.com", url: path, headers }));

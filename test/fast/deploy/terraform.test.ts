@@ -6,6 +6,12 @@ import { cloudFunctions, groups, isInternalFunction } from "../../../functions/g
 import { CONTAINER_ENTRIES, DOCKERFILE } from "../../../scripts/build.ts";
 import type { BlockSchema } from "../../../scripts/terraform-schema.ts";
 import { envSchema } from "../../../shared/config.ts";
+import {
+  MEASURED_BODY_MIB,
+  REPOS_COMMIT_MIB,
+  REPOS_STARTED_MIB,
+  WORST_BODY_MIB,
+} from "../../deploy/memory-budget.ts";
 import { type Body, expr, loadTerraform, resource, TERRAFORM_DIR, type Terraform } from "./terraform.ts";
 
 /**
@@ -67,6 +73,9 @@ beforeAll(async () => {
 });
 
 const locals = (): Body => tf.locals;
+/** A Cloud Run memory setting (`512Mi`, `2Gi`) in MiB. */
+const mebibytes = (memory: string) =>
+  Number(/^(\d+)(Mi|Gi)$/.exec(memory)?.[1]) * (memory.endsWith("Gi") ? 1024 : 1);
 const functionsOf = (): Record<string, Body> => tf.locals["functions"];
 
 describe("terraform/ is well-formed", () => {
@@ -237,11 +246,25 @@ describe("terraform/ matches the code it deploys", () => {
     expect(internal["member"]).toBe(expr("google_service_account.invoker.member"));
   });
 
+  it("gives the repos function the memory for its request concurrency times a worst-case body", () => {
+    const settings = tf.variables["function_settings"]?.["default"] as Record<string, Body>;
+    const repos = settings["repos"] ?? {};
+    const memoryMiB = mebibytes(String(repos["memory"]));
+    const concurrency = (locals()["request_concurrency"] as Record<string, number>)["repos"] ?? 20;
+    expect(resource(tf, "google_cloudfunctions2_function", "fn")["service_config"][0]).toMatchObject({
+      max_instance_request_concurrency: expr("lookup(local.request_concurrency, each.key, 20)"),
+    });
+    // The measured cost of a 30 MiB body, scaled to the largest body a request can carry.
+    const perRequest = (REPOS_COMMIT_MIB * WORST_BODY_MIB) / MEASURED_BODY_MIB;
+    expect(REPOS_STARTED_MIB + concurrency * perRequest).toBeLessThanOrEqual(memoryMiB);
+  });
+
   it("keeps 15% of max_connections free when every instance holds all its connections", () => {
     const source = (file: string) => readFileSync(path.resolve(TERRAFORM_DIR, "..", file), "utf8");
     const poolMax = Number(
       /export function createPool\([^)]*max = (\d+)\)/.exec(source("shared/db/pool.ts"))?.[1],
     );
+
     expect(locals()["db_pool_size"], "db_pool_size is createPool's default max").toBe(poolMax);
     const deliverers = Number(
       /new pg\.Pool\(\{[^}]*?max: (\d+),/s.exec(source("shared/webhooks/delivery.ts"))?.[1],

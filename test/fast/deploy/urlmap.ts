@@ -10,6 +10,8 @@
  * header matches) throws, so the test cannot silently read a URL map it does not understand.
  */
 
+import { referenceParts } from "./terraform.ts";
+
 export interface HeaderMatch {
   header_name: string;
   exact_match?: string;
@@ -173,4 +175,17 @@ function operatorOf(part: string): "literal" | "one" | "many" {
   if (part === "*" || /^\{\w+(=\*)?\}$/.test(part)) return "one";
   if (/[*{}]/.test(part)) throw new Error(`path template segment ${part} is not modelled`);
   return "literal";
+}
+
+/**
+ * The group a backend service leads to: `google_compute_backend_service.function["x"]` is the
+ * function with entry point `x` (through its serverless NEG), `...events` the SSE service.
+ */
+export function groupOf(service: string): string {
+  const ref = referenceParts(service);
+  if (ref?.[0] !== "google_compute_backend_service" || ref.at(-1) !== "id")
+    throw new Error(`URL map service ${service} is not a backend service's id`);
+  if (ref[1] === "events" && ref.length === 3) return "events";
+  if (ref[1] === "function" && ref.length === 4) return ref[2] as string;
+  throw new Error(`unknown backend service ${service}`);
 }
