@@ -257,6 +257,13 @@ CREATE TABLE public.job_signing_keys (
   CONSTRAINT job_signing_keys_pkey PRIMARY KEY (kid)
 );
 
+CREATE TABLE public.login_states (
+  state_sha256 bytea NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT login_states_pkey PRIMARY KEY (state_sha256),
+  CONSTRAINT login_states_state_sha256_check CHECK ((octet_length(state_sha256) = 32))
+);
+
 CREATE TABLE public.org_invites (
   id uuid NOT NULL,
   org text COLLATE "C" NOT NULL,
@@ -461,6 +468,8 @@ CREATE INDEX file_changes_by_content ON public.file_changes USING btree (repo_id
 CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
 
 CREATE UNIQUE INDEX job_signing_keys_one_active ON public.job_signing_keys USING btree ((true)) WHERE (retired_at IS NULL);
+
+CREATE INDEX login_states_expires_at ON public.login_states USING btree (expires_at);
 
 CREATE INDEX org_invites_by_org ON public.org_invites USING btree (org, created_at);
 

@@ -11,6 +11,20 @@ LEFT JOIN ci_jobs j ON j.id = i.job_id
 LEFT JOIN repos r ON r.id = j.repo_id
 WHERE i.jti = $1;
 
+-- shared/auth/login-states.ts
+
+-- login_state_purge
+DELETE FROM login_states WHERE expires_at < $1;
+
+-- login_state_insert
+INSERT INTO login_states (state_sha256, expires_at) VALUES ($1, $2);
+
+-- login_state_select
+SELECT 1 AS pending FROM login_states WHERE state_sha256 = $1 AND expires_at > $2;
+
+-- login_state_delete
+DELETE FROM login_states WHERE state_sha256 = $1 AND expires_at > $2;
+
 -- shared/auth/sessions.ts
 
 -- session_insert
@@ -25,6 +39,10 @@ SELECT identity, last_seen_at, expires_at, revoked_at FROM sessions WHERE id_sha
 
 -- session_touch
 UPDATE sessions SET last_seen_at = $2 WHERE id_sha256 = $1 AND last_seen_at < $2;
+
+-- session_select_live
+SELECT id_sha256 FROM sessions
+WHERE id_sha256 = ANY($1::bytea[]) AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3;
 
 -- session_revoke
 UPDATE sessions SET revoked_at = $2 WHERE id_sha256 = $1 AND revoked_at IS NULL;
