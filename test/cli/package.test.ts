@@ -44,9 +44,10 @@ describe("shipping quire", { timeout: 120_000 }, () => {
     // The client is typed by the server's route tables through type-only imports: no server code
     // ships. What the CLI shares on purpose is pure domain code: the hash chain (`verify`), the CI
     // configuration's parser and `if:` evaluator, the worker's check runner (`ci run --local`), and
-    // the rules of paths that may be written (the working copy never writes others).
+    // the rules of paths that may be written (the working copy never writes others), and the web
+    // interface's link builders (`quire open` names the pages the server serves).
     const onPurpose =
-      /^(shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/)/;
+      /^(functions\/web\/urls\.ts|shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/)/;
     const outside = inputs.filter((f) => !f.startsWith("cli/") && !f.includes("node_modules/"));
     expect(outside.filter((f) => !onPurpose.test(f))).toEqual([]);
     const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
