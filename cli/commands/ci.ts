@@ -4,8 +4,12 @@ import type { CheckRunResponse } from "../../shared/api/review.ts";
 import type { QuireClient } from "../client/index.ts";
 import type { CliEnv } from "../env.ts";
 import { CliError, usageError } from "../errors.ts";
+import { findCopyRoot, readConfig } from "../workcopy/meta.ts";
 import { runLocal } from "./ci-local.ts";
 import { CHECK } from "./review.ts";
+
+/** The working copy's `.quire/copy.json` around `cwd`, if there is one. */
+const copyConfig = (cwd: string) => findCopyRoot(cwd).then(readConfig, () => undefined);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -132,7 +136,7 @@ export function register(program: Command, env: CliEnv): void {
     .description(
       "queue a manual CI run of a branch's head and follow it to its end; --local: run this folder's checks on this machine",
     )
-    .option("-b, --branch <branch>", "the branch (default main; with --local, the working copy's)")
+    .option("-b, --branch <branch>", "the branch (default: the working copy's, else main)")
     .option("--no-follow", "print the run id and return at once")
     .option("--local", "run the checks of this folder's .svc/ci.yaml here, in the CI worker's sandbox")
     .option("--network <mode>", "with --local: none or on", "none")
@@ -147,9 +151,13 @@ export function register(program: Command, env: CliEnv): void {
     )
     .action(async (repo: string | undefined, opts: RunOptions) => {
       if (opts.local) return runLocal(env, { ...opts, timeout: opts.timeout ?? "30" });
-      if (repo === undefined) throw usageError("which repo?", "quire ci run <org>/<repo>, or --local");
       const limits = followLimits(opts);
-      opts.branch ??= "main";
+      // Inside a working copy, its repo and branch; elsewhere the repo must be named.
+      const copy = repo === undefined ? await copyConfig(env.cwd) : undefined;
+      repo ??= copy?.repo;
+      if (repo === undefined)
+        throw usageError("which repo? not inside a working copy", "quire ci run <org>/<repo>, or --local");
+      opts.branch ??= copy?.branch ?? "main";
       const client = await env.client();
       const { run_id } = await client.post("/repos/:repo*/-/ci/run", {
         params: { repo },

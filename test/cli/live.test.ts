@@ -226,6 +226,17 @@ describe("quire ci run", { timeout: 60_000 }, () => {
     expect(job.sequence).toBe(sequence);
     await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, { status: "failed" });
   });
+
+  it("inside a working copy runs the copy's repo and branch", async () => {
+    expectExit(await quire(["clone", REPO, "ci-copy"]), 0);
+    const copy = path.join(home.dir, "ci-copy");
+    expectExit(await quire(["branch", "feature/ci"], { cwd: copy }), 0);
+    const queued = expectExit(await quire(["ci", "run", "--no-follow", "--json"], { cwd: copy }), 0);
+    const { run_id } = z.object({ run_id: z.string() }).parse(queued.json());
+    const job = claimResponse.parse((await claimWithin(app)).body);
+    expect(job).toMatchObject({ id: run_id, repo: REPO, branch: "feature/ci", trigger_type: "manual" });
+    await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, { status: "passed" });
+  });
 });
 
 describe("on a terminal", { timeout: 60_000 }, () => {
