@@ -106,10 +106,11 @@ async function fillFromCopy(
   const missing = names.length - given.length;
   if (missing === 0) return given;
   const usage = `quire ${command.parent?.name()} ${command.name()} ${names.map((n) => `<${n}>`).join(" ")}`;
+  // A copy fills the first places; any other missing one must be given.
   if (missing > fromCopy.length)
     throw usageError(
       `missing ${names
-        .slice(0, missing)
+        .slice(fromCopy.length, missing)
         .map((n) => `<${n}>`)
         .join(" ")}`,
       usage,

@@ -137,6 +137,7 @@ describe("the review commands inside a working copy", () => {
       expect(outside.stderr).toContain("missing <repo>: not inside a working copy");
       const tooFew = await w.run(["comments", "add", "-m", "x"], "c");
       expect(tooFew.code).toBe(2);
+      expect(tooFew.stderr).toContain("missing <path>");
     } finally {
       await w.cleanup();
     }
