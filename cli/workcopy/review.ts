@@ -23,7 +23,7 @@ export interface ConflictRow {
  * A unified diff as git prints one: no `Index:` and `====` lines (the diff package's), and
  * `/dev/null` as the old name of an added file and the new name of a deleted one.
  */
-export function gitStyle(patch: string, status: "added" | "modified" | "deleted", file: string): string {
+function gitStyle(patch: string, status: "added" | "modified" | "deleted", file: string): string {
   return patch
     .split("\n")
     .filter((l) => !l.startsWith("Index: ") && !/^={20,}$/.test(l))
