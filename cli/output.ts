@@ -70,7 +70,16 @@ const BAD = new Set([
   "conflict",
   "closed",
 ]);
-const WAITING = new Set(["queued", "running", "pending", "draft", "in_progress", "paused", "suspended"]);
+const WAITING = new Set([
+  "queued",
+  "claimed",
+  "running",
+  "pending",
+  "draft",
+  "in_progress",
+  "paused",
+  "suspended",
+]);
 
 export class Output {
   readonly tty: boolean;
@@ -126,8 +135,16 @@ export class Output {
     return word;
   }
 
-  /** Rows as an aligned table on a terminal, tab-separated lines otherwise, JSON with --json. */
-  table<T>(rows: readonly T[], columns: readonly Column<T>[], empty = "nothing to show"): void {
+  /**
+   * Rows as an aligned table on a terminal, tab-separated lines otherwise, JSON with --json.
+   * `header: false` for lists read as lines (`log`, like `git log --oneline`).
+   */
+  table<T>(
+    rows: readonly T[],
+    columns: readonly Column<T>[],
+    empty = "nothing to show",
+    { header = true }: { header?: boolean } = {},
+  ): void {
     if (this.json) {
       this.writeJson(rows);
       return;
@@ -140,13 +157,14 @@ export class Output {
       this.note(this.c.dim(empty));
       return;
     }
-    const table = new Table({
-      head: columns.map((col) => this.c.bold(col.header.toUpperCase())),
-      chars: NO_BORDERS,
-      style: { head: [], border: [], "padding-left": 0, "padding-right": 2 },
-    });
-    for (const row of rows) table.push(columns.map((col) => this.cell(col, row)));
-    this.line(table.toString().replace(/ +$/gm, ""));
+    const head = header ? columns.map((col) => col.header) : undefined;
+    this.line(
+      borderless(
+        head,
+        rows.map((row) => columns.map((col) => this.cell(col, row))),
+        this.c,
+      ),
+    );
   }
 
   /** One record as `field  value` lines, or its JSON. */
@@ -170,6 +188,25 @@ export class Output {
     }
     this.line(this.tty ? `${this.c.green("✓")} ${message}` : message);
   }
+}
+
+/**
+ * The one table style of every list (docs/cli.md, "Output"): no borders, bold upper-case headers,
+ * two spaces between columns. Commands that format their own rows (the working copy's tables)
+ * use it too.
+ */
+export function borderless(
+  head: readonly string[] | undefined,
+  rows: readonly string[][],
+  c: Colors,
+): string {
+  const table = new Table({
+    ...(head ? { head: head.map((h) => c.bold(h.toUpperCase())) } : {}),
+    chars: NO_BORDERS,
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 2 },
+  });
+  table.push(...rows.map((r) => [...r]));
+  return table.toString().replace(/ +$/gm, "");
 }
 
 const NO_BORDERS = {

@@ -5,8 +5,9 @@ import { build } from "esbuild";
 
 /**
  * The `quire` CLI as one file: `dist/cli/quire.mjs` (every dependency bundled by esbuild, so the
- * package needs no install step of its own) and a `package.json` whose `bin` names it. `npm pack
- * dist/cli` makes the tarball that `npm install -g` installs (docs/cli.md, "Installing").
+ * package needs no install step of its own) and a `package.json` whose `bin` names it. `npm run
+ * install-cli` installs a copy of it globally; `npm pack ./dist/cli` makes a tarball
+ * (docs/cli.md, "Installing").
  */
 
 const ROOT = path.resolve(import.meta.dirname, "..");

@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import type { QuireClient } from "../client/index.ts";
 import type { CliEnv } from "../env.ts";
+import { usageError } from "../errors.ts";
 import type { Output } from "../output.ts";
+import { findCopyRoot, readConfig } from "../workcopy/meta.ts";
 
 /*
  * Resources are tables: each verb is a row with its arguments, options and what it does, and
@@ -36,6 +38,12 @@ export interface Verb {
   summary: string;
   aliases?: string[];
   options?: Opt[];
+  /**
+   * The leading arguments a working copy can stand for, in order (`repo`, then `branch`): inside
+   * one they may be left out, and the arguments given fill the last places. Such a verb writes
+   * every argument optional (`[repo] [branch] [path]`); the ones after these are still required.
+   */
+  fromCopy?: readonly ("repo" | "branch")[];
   run(call: VerbCall): Promise<void>;
 }
 
@@ -69,10 +77,54 @@ export function addVerb(parent: Command, env: CliEnv, verb: Verb): Command {
   }
   cmd.action(async (...all: unknown[]) => {
     const command = all.at(-1) as Command;
-    const args = all.slice(0, command.registeredArguments.length) as string[];
-    await verb.run({ env, out: env.out, args, opts: command.opts(), client: () => env.client() });
+    let args = all.slice(0, command.registeredArguments.length) as (string | undefined)[];
+    if (verb.fromCopy) args = await fillFromCopy(env.cwd, command, args, verb.fromCopy);
+    await verb.run({
+      env,
+      out: env.out,
+      args: args as string[],
+      opts: command.opts(),
+      client: () => env.client(),
+    });
   });
   return cmd;
+}
+
+/**
+ * `quire reviews approve` inside a working copy means its repo and branch; `quire reviews approve
+ * feature/x` that branch of its repo. The arguments given are the last ones; the missing leading
+ * ones come from the copy's `.quire/copy.json`.
+ */
+async function fillFromCopy(
+  cwd: string,
+  command: Command,
+  args: (string | undefined)[],
+  fromCopy: readonly ("repo" | "branch")[],
+): Promise<string[]> {
+  const given = args.filter((a): a is string => a !== undefined);
+  const names = command.registeredArguments.map((a) => a.name());
+  const missing = names.length - given.length;
+  if (missing === 0) return given;
+  const usage = `quire ${command.parent?.name()} ${command.name()} ${names.map((n) => `<${n}>`).join(" ")}`;
+  // A copy fills the first places; any other missing one must be given.
+  if (missing > fromCopy.length)
+    throw usageError(
+      `missing ${names
+        .slice(fromCopy.length, missing)
+        .map((n) => `<${n}>`)
+        .join(" ")}`,
+      usage,
+    );
+  const copy = await findCopyRoot(cwd).then(readConfig, () => undefined);
+  if (copy === undefined)
+    throw usageError(
+      `missing ${names
+        .slice(0, missing)
+        .map((n) => `<${n}>`)
+        .join(" ")}: not inside a working copy`,
+      `${usage}, or run it inside a working copy (quire clone)`,
+    );
+  return [...fromCopy.slice(0, missing).map((field) => copy[field]), ...given];
 }
 
 /** Thrown for a bad argument value: the CLI exits 2 with this message. */

@@ -80,20 +80,23 @@ export function register(program: Command, env: CliEnv): void {
     summary: "proposals to merge a branch",
     verbs: [
       {
-        name: "list <repo>",
+        name: "list [repo]",
         aliases: ["ls"],
-        summary: "the repo's proposals",
+        summary: "the repo's proposals (open ones unless --state says otherwise)",
+        fromCopy: ["repo"],
         options: [
           {
             flags: "--state <state>",
-            description: "open, closed or merged",
-            choices: ["open", "closed", "merged"],
+            description: "open (the default), closed, merged or all",
+            choices: ["open", "closed", "merged", "all"],
+            default: "open",
           },
           { flags: "--branch <branch>", description: "only this branch's" },
         ],
         run: async ({ client, out, args: [repo = ""], opts }) => {
+          const state = opts["state"] as "open" | "closed" | "merged" | "all";
           const query = {
-            state: opts["state"] as "open" | "closed" | "merged" | undefined,
+            state: state === "all" ? undefined : state,
             branch: opts["branch"] as string | undefined,
           };
           out.table(
@@ -103,8 +106,9 @@ export function register(program: Command, env: CliEnv): void {
         },
       },
       {
-        name: "view <repo> <id>",
+        name: "view [repo] [id]",
         summary: "one proposal",
+        fromCopy: ["repo"],
         run: async ({ client, out, args: [repo = "", id = ""] }) =>
           out.record(await (await client()).get("/repos/:repo*/-/proposals/:id", { params: { repo, id } }), [
             ...PROPOSAL,
@@ -112,9 +116,10 @@ export function register(program: Command, env: CliEnv): void {
           ]),
       },
       {
-        name: "open <repo> <branch>",
+        name: "open [repo] [branch]",
         aliases: ["create"],
         summary: "propose merging a branch",
+        fromCopy: ["repo", "branch"],
         options: [
           { flags: "-t, --title <title>", description: "its title", required: true },
           { flags: "-d, --description <text>", description: "what and why" },
@@ -134,8 +139,9 @@ export function register(program: Command, env: CliEnv): void {
         },
       },
       {
-        name: "edit <repo> <id>",
+        name: "edit [repo] [id]",
         summary: "change a proposal's title or description",
+        fromCopy: ["repo"],
         options: [
           { flags: "-t, --title <title>", description: "new title" },
           { flags: "-d, --description <text>", description: "new description" },
@@ -152,8 +158,9 @@ export function register(program: Command, env: CliEnv): void {
         },
       },
       {
-        name: "close <repo> <id>",
+        name: "close [repo] [id]",
         summary: "close a proposal without merging",
+        fromCopy: ["repo"],
         run: async ({ client, out, args: [repo = "", id = ""] }) => {
           const p = await (await client()).post("/repos/:repo*/-/proposals/:id/close", {
             params: { repo, id },
@@ -171,9 +178,10 @@ export function register(program: Command, env: CliEnv): void {
     summary: "approvals and rejections of a branch",
     verbs: [
       {
-        name: "list <repo> <branch>",
+        name: "list [repo] [branch]",
         aliases: ["ls"],
         summary: "the branch's reviews",
+        fromCopy: ["repo", "branch"],
         options: [{ flags: "--at <sequence>", description: "as of this sequence" }],
         run: async ({ client, out, args: [repo = "", branch = ""], opts }) =>
           out.table(
@@ -185,7 +193,8 @@ export function register(program: Command, env: CliEnv): void {
           ),
       },
       ...(["approve", "reject"] as const).map((verb) => ({
-        name: `${verb} <repo> <branch>`,
+        name: `${verb} [repo] [branch]`,
+        fromCopy: ["repo", "branch"] as const,
         summary: verb === "approve" ? "approve the branch at its head" : "reject the branch at its head",
         options: [{ flags: "-m, --body <text>", description: "what you say with it", default: "" }],
         run: async ({ client, out, args: [repo = "", branch = ""], opts }: VerbCall) => {
@@ -209,9 +218,10 @@ export function register(program: Command, env: CliEnv): void {
     summary: "comments on a branch's files",
     verbs: [
       {
-        name: "list <repo> <branch>",
+        name: "list [repo] [branch]",
         aliases: ["ls"],
         summary: "the branch's comments",
+        fromCopy: ["repo", "branch"],
         options: [{ flags: "--path <path>", description: "only on this file" }],
         run: async ({ client, out, args: [repo = "", branch = ""], opts }) =>
           out.table(
@@ -227,7 +237,8 @@ export function register(program: Command, env: CliEnv): void {
           ),
       },
       {
-        name: "add <repo> <branch> <path>",
+        name: "add [repo] [branch] [path]",
+        fromCopy: ["repo", "branch"],
         aliases: ["create"],
         summary: "comment on a file of a branch",
         options: [{ flags: "-m, --body <text>", description: "the comment", required: true }],
@@ -240,9 +251,10 @@ export function register(program: Command, env: CliEnv): void {
         },
       },
       {
-        name: "delete <repo> <id>",
+        name: "delete [repo] [id]",
         aliases: ["rm"],
         summary: "delete a comment",
+        fromCopy: ["repo"],
         run: async ({ client, out, args: [repo = "", id = ""] }) => {
           await (await client()).delete("/repos/:repo*/-/comment/:id", { params: { repo, id } });
           out.done(`deleted comment ${id}`, { deleted: id });
@@ -257,9 +269,10 @@ export function register(program: Command, env: CliEnv): void {
     summary: "check runs reported on a branch",
     verbs: [
       {
-        name: "list <repo> <branch>",
+        name: "list [repo] [branch]",
         aliases: ["ls"],
         summary: "the branch's check runs",
+        fromCopy: ["repo", "branch"],
         options: [{ flags: "--at <sequence>", description: "as of this sequence" }],
         run: async ({ client, out, args: [repo = "", branch = ""], opts }) =>
           out.table(
@@ -275,7 +288,8 @@ export function register(program: Command, env: CliEnv): void {
           ),
       },
       {
-        name: "report <repo> <branch> <check>",
+        name: "report [repo] [branch] [check]",
+        fromCopy: ["repo", "branch"],
         summary: "report a check's result for the branch's head (or --sequence)",
         options: [
           {

@@ -17,14 +17,7 @@ import {
 import { log, show, verify } from "../workcopy/history.ts";
 import { CopyError } from "../workcopy/meta.ts";
 import { clientRemote, type Remote } from "../workcopy/remote.ts";
-import {
-  colourPatch,
-  conflictTable,
-  logTable,
-  policyTable,
-  type Style,
-  statusLines,
-} from "../workcopy/render.ts";
+import { colourPatch, conflictTable, policyTable, type Style, statusLines } from "../workcopy/render.ts";
 import { branchDiff, localDiff, merge, patchOf, rebase, resolve } from "../workcopy/review.ts";
 
 /*
@@ -247,15 +240,18 @@ export function register(program: Command, env: CliEnv): void {
       action(async (o: { limit: number }) => {
         const { copy, remote } = await here();
         const entries = await log(copy, remote, o.limit);
-        if (out().json) return out().writeJson(entries);
-        out().line(
-          out().tty
-            ? logTable(entries, style())
-            : entries
-                .map((e) =>
-                  [e.sequence, e.branch, e.author, e.created_at, e.message.split("\n")[0]].join("\t"),
-                )
-                .join("\n"),
+        // One line per commit, as `git log --oneline` with a time and an author.
+        out().table(
+          entries,
+          [
+            { header: "seq", value: (e) => e.sequence },
+            { header: "hash", value: (e) => e.hash.slice(0, 7) },
+            { header: "when", value: (e) => e.created_at, kind: "time" },
+            { header: "author", value: (e) => e.author },
+            { header: "subject", value: (e) => e.message.split("\n")[0] },
+          ],
+          "no commits",
+          { header: false },
         );
       }),
     );

@@ -8,6 +8,8 @@ const PAGE = 1000;
 
 export interface LogEntry {
   sequence: number;
+  /** The commit's hash in the repo's chain (hex). */
+  hash: string;
   branch: string;
   author: string;
   message: string;
@@ -17,6 +19,7 @@ export interface LogEntry {
 
 const toLog = (c: ChainEntry): LogEntry => ({
   sequence: c.sequence,
+  hash: c.hash,
   branch: c.branch,
   author: c.author,
   message: c.message,

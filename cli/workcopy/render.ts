@@ -1,5 +1,5 @@
-import Table from "cli-table3";
 import pc from "picocolors";
+import { borderless } from "../output.ts";
 import type { ConflictRow, PolicyRow } from "./review.ts";
 import type { LocalChange } from "./scan.ts";
 
@@ -39,19 +39,14 @@ export function colourPatch(patch: string, style: Style): string {
 }
 
 function table(head: string[], rows: string[][], style: Style): string {
-  const t = new Table({
-    head,
-    style: { head: style.color ? ["bold"] : [], border: style.color ? ["grey"] : [] },
-  });
-  t.push(...rows);
-  return t.toString();
+  return borderless(head, rows, paint(style));
 }
 
 export function policyTable(policies: PolicyRow[], style: Style): string {
   const c = paint(style);
   return table(
     ["policy", "result", "reason"],
-    policies.map((p) => [p.name, p.pass ? c.green("pass") : c.red("FAIL"), p.reason]),
+    policies.map((p) => [p.name, p.pass ? c.green("passed") : c.red("failed"), p.reason]),
     style,
   );
 }
@@ -62,24 +57,6 @@ export function conflictTable(conflicts: ConflictRow[], style: Style): string {
   return table(
     ["path", "main", "branch"],
     conflicts.map((k) => [k.path, short(k.main_version_id), short(k.branch_version_id)]),
-    style,
-  );
-}
-
-export function logTable(
-  entries: { sequence: number; branch: string; author: string; message: string; created_at: string }[],
-  style: Style,
-): string {
-  const c = paint(style);
-  return table(
-    ["seq", "branch", "author", "when", "message"],
-    entries.map((e) => [
-      c.yellow(String(e.sequence)),
-      e.branch,
-      e.author,
-      e.created_at.replace("T", " ").slice(0, 19),
-      e.message.split("\n")[0] ?? "",
-    ]),
     style,
   );
 }

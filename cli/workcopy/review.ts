@@ -19,18 +19,39 @@ export interface ConflictRow {
   branch_version_id: string | null;
 }
 
+/**
+ * A unified diff as git prints one: no `Index:` and `====` lines (the diff package's), and
+ * `/dev/null` as the old name of an added file and the new name of a deleted one.
+ */
+function gitStyle(patch: string, status: "added" | "modified" | "deleted", file: string): string {
+  return patch
+    .split("\n")
+    .filter((l) => !l.startsWith("Index: ") && !/^={20,}$/.test(l))
+    .map((l) =>
+      status === "added" && l.startsWith("--- ")
+        ? "--- /dev/null"
+        : status === "deleted" && l.startsWith("+++ ")
+          ? "+++ /dev/null"
+          : l,
+    )
+    .join("\n")
+    .replace(/^(?=--- )/, `diff --git a/${file} b/${file}\n`);
+}
+
 /** A unified diff of two versions of a file; binary files get one line saying so. */
 export function patchOf(file: string, before: Buffer | null, after: Buffer | null): string {
   if ((before && !isUtf8(before)) || (after && !isUtf8(after))) return `Binary file ${file} differs\n`;
-  return createTwoFilesPatch(
-    before ? `a/${file}` : "/dev/null",
-    after ? `b/${file}` : "/dev/null",
+  const status = before === null ? "added" : after === null ? "deleted" : "modified";
+  const patch = createTwoFilesPatch(
+    `a/${file}`,
+    `b/${file}`,
     before?.toString("utf8") ?? "",
     after?.toString("utf8") ?? "",
     "",
     "",
     { context: 3 },
   );
+  return gitStyle(patch, status, file);
 }
 
 export interface DiffEntry {
@@ -67,7 +88,7 @@ export async function branchDiff(repo: string, remote: Remote, branch: string) {
     changes: d.changes.map((c) => ({
       path: c.path,
       status: c.status,
-      patch: c.diff || (c.binary ? `Binary file ${c.path} differs\n` : ""),
+      patch: c.diff ? gitStyle(c.diff, c.status, c.path) : c.binary ? `Binary file ${c.path} differs\n` : "",
     })),
     conflicts: d.conflicts as ConflictRow[],
   };

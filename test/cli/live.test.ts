@@ -200,6 +200,43 @@ describe("quire ci run", { timeout: 60_000 }, () => {
     const r = expectExit(await run, 1);
     expect(r.stderr).toContain("failed");
   });
+
+  it("shows only this run's checks and, with no worker, says how to start one", async () => {
+    // An earlier run of the same commit passed: its reports sit at this sequence too.
+    const sequence = await commit("main", { "notes.md": "earlier run" });
+    for (const check of ["docs/lint", "docs/links"])
+      await api.post("/repos/:repo*/-/check", {
+        params: { repo: REPO },
+        body: { branch: "main", check_name: check, status: "passed", sequence },
+      });
+    app.clock.advanceSeconds(60);
+    const r = expectExit(
+      await quire(["ci", "run", REPO, "--wait-hint-after", "1", "--timeout", "0.05"], {
+        env: { QUIRE_POLL_MS: "100" },
+      }),
+      1,
+    );
+    expect(r.stderr).not.toContain("docs/lint");
+    expect(r.stderr).toContain("no CI worker has claimed run");
+    expect(r.stderr).toContain("SVC_CI_WORKER_TOKEN=… npm run worker");
+    expect(r.stderr).toMatch(/stopped following CI run .*: still queued/);
+    expect(r.stderr).toMatch(/quire ci view clilive\/docs [0-9a-f-]{36} --watch/);
+    // Nobody claimed it; end it so the next test's claim gets its own run.
+    const job = claimResponse.parse((await claimWithin(app)).body);
+    expect(job.sequence).toBe(sequence);
+    await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, { status: "failed" });
+  });
+
+  it("inside a working copy runs the copy's repo and branch", async () => {
+    expectExit(await quire(["clone", REPO, "ci-copy"]), 0);
+    const copy = path.join(home.dir, "ci-copy");
+    expectExit(await quire(["branch", "feature/ci"], { cwd: copy }), 0);
+    const queued = expectExit(await quire(["ci", "run", "--no-follow", "--json"], { cwd: copy }), 0);
+    const { run_id } = z.object({ run_id: z.string() }).parse(queued.json());
+    const job = claimResponse.parse((await claimWithin(app)).body);
+    expect(job).toMatchObject({ id: run_id, repo: REPO, branch: "feature/ci", trigger_type: "manual" });
+    await app.bearer(job.request_token).post(`/jobs/${job.id}/complete`, { status: "passed" });
+  });
 });
 
 describe("on a terminal", { timeout: 60_000 }, () => {

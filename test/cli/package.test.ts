@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { lstat, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -8,8 +8,8 @@ import { buildCli } from "../../scripts/build-cli.ts";
 
 /**
  * How the CLI ships: `npx quire` in a checkout after `npm ci` (the package's own `bin`, run by the
- * project's Node 24, which strips the types), and the bundle of `npm run build` packed into a
- * tarball that `npm install -g` installs with no network and no dependencies to fetch.
+ * project's Node 24, which strips the types), and `npm run install-cli` anywhere else: the bundle
+ * of scripts/build-cli.ts installed globally as a copy, with no network and no dependencies to fetch.
  */
 
 const run = promisify(execFile);
@@ -17,6 +17,8 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 /** npm with the project's Node first on PATH, as `npm run` would have it. */
 const nodeDir = path.dirname(process.execPath);
 const env = { ...process.env, PATH: `${nodeDir}:${process.env["PATH"]}`, NO_UPDATE_NOTIFIER: "1" };
+/** How README.md's "Command line" and docs/cli.md say to install the CLI. */
+const INSTALL = "npm run install-cli";
 let work: string;
 
 beforeAll(async () => {
@@ -37,41 +39,36 @@ describe("shipping quire", { timeout: 120_000 }, () => {
     expect(node.stdout.trim()).toMatch(/^v24\./);
   });
 
-  it("the packed bundle installs with npm install -g offline and runs", async () => {
+  it("the bundle holds the CLI and only the domain code it shares on purpose", async () => {
     const { dir, inputs } = await buildCli(path.join(work, "cli"));
     // The client is typed by the server's route tables through type-only imports: no server code
     // ships. What the CLI shares on purpose is pure domain code: the hash chain (`verify`), the CI
     // configuration's parser and `if:` evaluator, the worker's check runner (`ci run --local`), and
-    // the rules of paths that may be written (the working copy never writes others).
+    // the rules of paths that may be written (the working copy never writes others), and the web
+    // interface's link builders (`quire open` names the pages the server serves).
     const onPurpose =
-      /^(shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/)/;
+      /^(functions\/web\/urls\.ts|shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/)/;
     const outside = inputs.filter((f) => !f.startsWith("cli/") && !f.includes("node_modules/"));
     expect(outside.filter((f) => !onPurpose.test(f))).toEqual([]);
     const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
     expect(manifest).toMatchObject({ bin: { quire: "quire.mjs" } });
     expect(manifest.dependencies).toBeUndefined();
-    await run("npm", ["pack", dir, "--pack-destination", work], { cwd: work, env });
-    const tarball = (await readdir(work)).find((f) => f.endsWith(".tgz"));
-    expect(tarball).toBeDefined();
+  });
+
+  it(`the documented \`${INSTALL}\` installs a working quire offline`, async () => {
+    // The very command the README and docs/cli.md give, run as written; only npm's prefix is
+    // moved (npm_config_prefix, as \`npm install -g --prefix\` would) so the machine is untouched.
+    for (const doc of ["README.md", "docs/cli.md"])
+      expect(await readFile(path.join(ROOT, doc), "utf8")).toContain(`\`${INSTALL}\``);
     const prefix = path.join(work, "prefix");
-    await run(
-      "npm",
-      [
-        "install",
-        "-g",
-        "--offline",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        prefix,
-        path.join(work, tarball!),
-      ],
-      {
-        cwd: work,
-        env,
-      },
-    );
-    const help = await run(path.join(prefix, "bin", "quire"), ["--help"], { env });
+    const [command, ...args] = INSTALL.split(" ");
+    await run(command!, args, {
+      cwd: ROOT,
+      env: { ...env, npm_config_prefix: prefix, npm_config_offline: "true" },
+    });
+    // A copy, not a link to dist/cli: the next build (or `rm -rf dist`) must not break it.
+    expect((await lstat(path.join(prefix, "lib/node_modules/quire-cli"))).isDirectory()).toBe(true);
+    const help = await run(path.join(prefix, "bin", "quire"), ["--help"], { cwd: work, env });
     expect(help.stdout).toContain("Usage: quire");
     for (const command of ["login", "repos", "branches", "events", "archive", "ci"])
       expect(help.stdout).toContain(command);

@@ -32,7 +32,8 @@ describe("quire merge, rebase, resolve", () => {
 
       const refused = await w.run(["merge"], "c", true);
       expect(refused.code).toBe(1);
-      expect(refused.stdout).toMatch(/require_review.*FAIL.*needs an approving review at the head/);
+      expect(refused.stdout).toMatch(/require_review +\S*failed\S* +needs an approving review at the head/);
+      expect(refused.stdout).not.toMatch(/[│┌─]/);
       expect(refused.stderr).toContain("merge policies refused");
       const json = await w.run(["--json", "merge"], "c");
       expect(json.code).toBe(1);
