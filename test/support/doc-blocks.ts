@@ -70,8 +70,8 @@ export interface ShellResult {
 }
 
 export interface ShellOptions {
-  /** Added to this process's environment (a terminal's environment, as a reader has one). */
-  env?: Record<string, string>;
+  /** Over this process's environment (a terminal's, as a reader has one); undefined removes. */
+  env?: Record<string, string | undefined>;
   /** Default: the checkout's root. */
   cwd?: string;
 }
@@ -85,7 +85,7 @@ export interface ShellOptions {
 export function spawnShell(script: string, opts: ShellOptions = {}): ChildProcess {
   const child = spawn("bash", ["-e", "-o", "pipefail", "-c", script], {
     cwd: opts.cwd ?? CHECKOUT,
-    env: { ...process.env, ...opts.env },
+    env: environment(opts.env ?? {}),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -152,6 +152,12 @@ export function stopGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   } catch {
     // ESRCH: the whole group has exited.
   }
+}
+
+function environment(changes: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...changes };
+  for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
+  return env;
 }
 
 function collect(child: ChildProcess): () => string {
