@@ -1,9 +1,8 @@
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { configuredDatabase } from "../../shared/db/target.ts";
+import { listenOn } from "../../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../../shared/http/node.ts";
 import { createLogger } from "../../shared/log.ts";
 import { eventRoutes } from "../events/routes.ts";
@@ -49,12 +48,10 @@ export async function startStreamService(
   const server = http.createServer(
     nodeHandler(ctx, streamServiceRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
-  server.listen(config.PORT);
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  ctx.selfUrl = `http://127.0.0.1:${port}`;
+  const { url, port } = await listenOn(server, config.HOST, config.PORT);
+  ctx.selfUrl = url;
   log.info(
-    { port, fanout: config.SVC_EVENT_FANOUT, relaying: ctx.events.relaying },
+    { host: config.HOST, port, fanout: config.SVC_EVENT_FANOUT, relaying: ctx.events.relaying },
     "event stream service is listening",
   );
   return {
