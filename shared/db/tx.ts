@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { markKeyApplied } from "../idempotency/scope.ts";
+import { guardRepo, outsideRepo } from "../repos/guard.ts";
 
 /** Thrown inside `withTx` to roll back on purpose and hand `value` back to the caller (a dry run). */
 export class Rollback<T> extends Error {
@@ -40,7 +41,9 @@ class Transaction {
 
   /** Runs the hooks of a committed transaction. */
   static committed(tx: Transaction, pool: pg.Pool): void {
-    for (const hook of tx.#hooks) hook(pool);
+    outsideRepo(() => {
+      for (const hook of tx.#hooks) hook(pool);
+    });
   }
 }
 
@@ -76,6 +79,7 @@ async function once<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> 
   let result: T;
   try {
     await client.query("BEGIN");
+    await guardRepo(tx); // in a repo request: the repo's lock, before any row lock (repos/guard.ts)
     result = await work(tx);
     await markKeyApplied(tx); // a request's Idempotency-Key: done with this COMMIT, or not at all
     await client.query("COMMIT");
