@@ -9,6 +9,7 @@ import { isDatabaseUnavailable } from "../db/pool.ts";
 import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
 import { repoGone, runInRepo } from "../repos/guard.ts";
 import { admit } from "./access.ts";
+import { refuseUnevaluatedPreconditions } from "./conditional.ts";
 import { idempotently, principalOf } from "./idempotency.ts";
 import { matchPath, segmentsOf } from "./match.ts";
 import { requireDeclaredReply } from "./responses.ts";
@@ -181,6 +182,7 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       const reply = await idempotently(ctx, { ...raw, principal, refuse }, async () => {
         // Text PostgreSQL cannot store (NUL, lone surrogates) is refused here (parseWith, refuseBadParams).
         // A route without a query schema takes no parameters: any is refused, as in a strict schema.
+        refuseUnevaluatedPreconditions(route.method, raw.headers, route.etag === "branch-head");
         const query = parseWith(route.query ?? noFields, queryOf(url.search), "query");
         const pathParams = parsePathParams(route, params);
         const body = route.body
