@@ -39,7 +39,7 @@ export async function startStreamService(
   const db = await configuredDatabase(config);
   if (!db)
     throw new ConfigError(
-      "invalid configuration:\n  DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required by the event stream service",
+      "invalid configuration: DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required by the event stream service",
     );
   const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }, opts.logTo);
   const ctx = streamContext(config, log, db.target);

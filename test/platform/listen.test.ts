@@ -68,6 +68,18 @@ describe("DEV_IDENTITY off loopback", () => {
     },
   );
 
+  it("the event stream service without a database says so in one line too", { timeout: 40_000 }, async () => {
+    const run = await runEntry("functions/sse.ts", {
+      DATABASE_URL: "",
+      SVC_CLOUD_SQL_INSTANCE: "",
+      PORT: "0",
+    });
+    expect(run.code, run.lines.join("\n")).toBe(2);
+    expect(run.lines).toEqual([
+      "invalid configuration: DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required by the event stream service",
+    ]);
+  });
+
   it("refuses the cloud functions' entry, which listens wherever the platform says", {
     timeout: 40_000,
   }, async () => {
