@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { http } from "@google-cloud/functions-framework";
 import { registerRunnerSubscription } from "../shared/ci/scheduler/webhook.ts";
-import { loadConfig } from "../shared/config.ts";
+import { ConfigError, loadConfig } from "../shared/config.ts";
 import { type AppContext, createContext } from "../shared/context.ts";
 import { pendingMigrations } from "../shared/db/migrate.ts";
 import { configuredDatabase } from "../shared/db/target.ts";
@@ -19,6 +19,13 @@ import { cloudFunctions } from "./groups.ts";
  * the database lacks refuses to serve (503) until that step has run.
  */
 let context: Promise<AppContext> | undefined;
+
+// The framework listens on every interface (Cloud Run's PORT), and DEV_IDENTITY makes every caller
+// that identity without a token: an instance with it set refuses to load rather than serve.
+if (process.env["DEV_IDENTITY"]?.trim())
+  throw new ConfigError(
+    "invalid configuration: DEV_IDENTITY: is refused in the cloud functions, which listen on every interface; it is for a local server on a loopback address only",
+  );
 
 /** The schema is older than the code: a migration has not been applied. */
 class SchemaBehind extends DomainError {

@@ -16,7 +16,7 @@ try {
   const db = await configuredDatabase(config);
   if (!db)
     throw new ConfigError(
-      "invalid configuration:\n  DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required to migrate",
+      "invalid configuration: DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required to migrate",
     );
   try {
     await migrate(db.target);

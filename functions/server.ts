@@ -1,6 +1,4 @@
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import pg from "pg";
 import { startCiTimers } from "../shared/ci/scheduler/timers.ts";
@@ -9,6 +7,7 @@ import { loadConfig } from "../shared/config.ts";
 import { type AppContext, type ContextOptions, createContext } from "../shared/context.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embedded.ts";
 import { migrate } from "../shared/db/migrate.ts";
+import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
 import { allRoutes } from "./groups.ts";
@@ -81,13 +80,11 @@ export async function startServer(
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
-  server.listen(config.PORT);
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  ctx.selfUrl = `http://127.0.0.1:${port}`;
-  log.info({ port }, "quire is listening");
+  const { url, port } = await listenOn(server, config.HOST, config.PORT);
+  ctx.selfUrl = url;
+  log.info({ host: config.HOST, port }, "quire is listening");
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     ctx,
     async close() {
       stopCiTimers();

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import { isPlausibleEmail } from "./auth/email.ts";
 
@@ -205,6 +206,23 @@ const urlSetting = (opts: { httpsUnlessLoopback: boolean }) =>
     return v.replace(/\/+$/, "");
   });
 
+/**
+ * HOST: the address the local server and the event stream service listen on. An IP address (or
+ * `localhost`), not a name: whether DEV_IDENTITY may be set depends on it being loopback, which
+ * a name that DNS resolves could change behind the check's back.
+ */
+const listenHost = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const host = v?.trim() || "127.0.0.1";
+    if (host !== "localhost" && isIP(host.replace(/^\[|\]$/g, "")) === 0) {
+      ctx.addIssue({ code: "custom", message: `must be an IP address or localhost, got "${host}"` });
+      return z.NEVER;
+    }
+    return host.replace(/^\[|\]$/g, "");
+  });
+
 /** SVC_OIDC_ISSUER_URL: the job-token issuer ({oidc_url}). */
 const jobIssuerUrl = urlSetting({ httpsUnlessLoopback: true });
 /** The other base URLs of the CI pieces (shared/ci/urls.ts). */
@@ -236,6 +254,7 @@ export const envSchema = z
     // ... and these (the functions') read and write every table, without changing the schema.
     SVC_DB_APP_USERS: databaseUsers,
     PORT: integer(8080, 0, 65535),
+    HOST: listenHost,
     DEV_IDENTITY: identitySetting,
     BOOTSTRAP_ADMIN: identitySetting,
     GLOBAL_ADMINS: identityList,
@@ -310,6 +329,14 @@ export const envSchema = z
       .transform((v) => v !== "false"),
   })
   .superRefine((env, ctx) => {
+    // With DEV_IDENTITY anyone who reaches the port is that identity, without a token.
+    if (env.DEV_IDENTITY && !isLoopbackHost(env.HOST)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["DEV_IDENTITY"],
+        message: `is refused with HOST=${env.HOST}: it is allowed only on a loopback address (127.0.0.1, ::1, localhost), since anyone who reaches the port acts as it without a token`,
+      });
+    }
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
       ctx.addIssue({
         code: "custom",
@@ -400,5 +427,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const parsed = envSchema.safeParse(source);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  // One problem is one line (what a terminal or a log shows first); several are listed under it.
+  if (lines.length === 1) throw new ConfigError(`invalid configuration: ${lines[0]}`);
   throw new ConfigError(`invalid configuration:\n  ${lines.join("\n  ")}`);
 }

@@ -3,6 +3,7 @@ import { booleanParam, branchName } from "../../shared/api/names.ts";
 import { branchListResponse, branchResponse } from "../../shared/api/repos.ts";
 import { abandonBranch } from "../../shared/branches/abandon.ts";
 import { createBranch, getBranch, listBranches, promoteBranch } from "../../shared/branches/branches.ts";
+import { withBranchTag } from "../../shared/http/conditional.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
 
 const branchParams = z.object({ repo: z.string(), branch: branchName });
@@ -46,8 +47,12 @@ export const branchRoutes = [
     access: { repo: "reader" },
     summary: "Get a branch",
     params: branchParams,
+    etag: "branch-head",
     responses: { 200: branchResponse },
-    handler: async ({ ctx, repo, params }) => ok(await getBranch(ctx.pool, repo, params.branch)),
+    handler: async ({ ctx, repo, params }) => {
+      const branch = await getBranch(ctx.pool, repo, params.branch);
+      return withBranchTag(ok(branch), branch.head_sequence);
+    },
   }),
   route({
     method: "PATCH",

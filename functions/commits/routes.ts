@@ -12,7 +12,8 @@ import { branchName, filePath, limitParam, sequenceParam } from "../../shared/ap
 import { readChain } from "../../shared/commits/chain.ts";
 import { createCommit } from "../../shared/commits/commit.ts";
 import { diffBranch } from "../../shared/commits/diff.ts";
-import { readCommit, readFile, readFileHistory, readTree } from "../../shared/commits/reads.ts";
+import { readCommit, readFile, readFileHistory, readTreePage } from "../../shared/commits/reads.ts";
+import { parseIfMatch, withBranchTag } from "../../shared/http/conditional.ts";
 import { created, ok, route } from "../../shared/http/route.ts";
 
 const fileParams = z.object({ repo: z.string(), path: filePath });
@@ -24,10 +25,12 @@ export const commitRoutes = [
     path: "/repos/:repo*/-/commit",
     access: { repo: "writer" },
     summary: "Commit file changes to a branch (main needs maintainer)",
+    etag: "branch-head",
     body: commitRequest,
     // A new commit is answered as `GET commit/{sequence}` answers it (docs/api.md).
     responses: { 201: commitResponse },
-    handler: async ({ ctx, actor, repo, body }) => created(await createCommit(ctx, actor, repo, body)),
+    handler: async ({ ctx, actor, repo, body, headers }) =>
+      created(await createCommit(ctx, actor, repo, body, parseIfMatch(headers))),
   }),
   route({
     method: "GET",
@@ -49,8 +52,13 @@ export const commitRoutes = [
       limit: limitParam(100, 1000),
       after: filePath.optional(),
     }),
+    etag: "branch-head",
     responses: { 200: treeResponse },
-    handler: async ({ ctx, repo, query }) => ok({ entries: await readTree(ctx.pool, repo, query) }),
+    handler: async ({ ctx, repo, query }) => {
+      const { entries, head } = await readTreePage(ctx.pool, repo, query);
+      // The head's tag only for a read of the head: a tree `at` a sequence is not the branch now.
+      return query.at === undefined ? withBranchTag(ok({ entries }), head) : ok({ entries });
+    },
   }),
   route({
     method: "GET",

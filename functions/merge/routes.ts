@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ignoredAuthor } from "../../shared/api/commits.ts";
 import { branchName } from "../../shared/api/names.ts";
 import { branchStatusResponse, mergeResponse, rebaseResponse } from "../../shared/api/review.ts";
 import { ok, route } from "../../shared/http/route.ts";
@@ -25,7 +26,7 @@ export const mergeRoutes = [
     path: "/repos/:repo*/-/rebase",
     access: { repo: "maintainer" },
     summary: "Replay a branch's changes onto the current head of main (409 with conflicts)",
-    body: onBranch,
+    body: onBranch.extend({ author: ignoredAuthor }),
     responses: { 200: rebaseResponse },
     handler: async ({ ctx, actor, repo, body }) => ok(await rebaseBranch(ctx, actor, repo, body.branch)),
   }),

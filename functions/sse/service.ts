@@ -1,9 +1,8 @@
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { configuredDatabase } from "../../shared/db/target.ts";
+import { listenOn } from "../../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../../shared/http/node.ts";
 import { createLogger } from "../../shared/log.ts";
 import { eventRoutes } from "../events/routes.ts";
@@ -40,7 +39,7 @@ export async function startStreamService(
   const db = await configuredDatabase(config);
   if (!db)
     throw new ConfigError(
-      "invalid configuration:\n  DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required by the event stream service",
+      "invalid configuration: DATABASE_URL: SVC_CLOUD_SQL_INSTANCE or DATABASE_URL is required by the event stream service",
     );
   const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }, opts.logTo);
   const ctx = streamContext(config, log, db.target);
@@ -49,12 +48,10 @@ export async function startStreamService(
   const server = http.createServer(
     nodeHandler(ctx, streamServiceRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
-  server.listen(config.PORT);
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  ctx.selfUrl = `http://127.0.0.1:${port}`;
+  const { url, port } = await listenOn(server, config.HOST, config.PORT);
+  ctx.selfUrl = url;
   log.info(
-    { port, fanout: config.SVC_EVENT_FANOUT, relaying: ctx.events.relaying },
+    { host: config.HOST, port, fanout: config.SVC_EVENT_FANOUT, relaying: ctx.events.relaying },
     "event stream service is listening",
   );
   return {

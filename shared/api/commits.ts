@@ -59,8 +59,17 @@ export const fileChange = z
       });
   });
 
+/**
+ * `author` as the spec's origin clients send it on commit and rebase bodies (its Go SDK sends "",
+ * its `ds` CLI the local user name). Accepted so those clients work, and never read: the author
+ * is always the caller (docs/api.md). Only this named field is let through; any other unknown
+ * field is still refused.
+ */
+export const ignoredAuthor = z.string().max(1024).optional();
+
 export const commitRequest = z.strictObject({
   branch: branchName,
+  author: ignoredAuthor,
   /** Commit only if the branch head is still this sequence, else 409 HEAD_MOVED (docs/api.md). */
   expected_head_sequence: z.number().int().min(0).optional(),
   message: z.string().min(1, "must not be empty").max(MAX_MESSAGE_LENGTH),

@@ -6,6 +6,7 @@ import type { AppContext } from "../context.ts";
 import { firstRowOf, prepared, type Queryable } from "../db/pool.ts";
 import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
+import { type IfMatch, requireIfMatch } from "../http/conditional.ts";
 import { bodyFromBase64, insertBodies, uploadLargeBodies, versionId } from "./content.ts";
 import { filesInView, viewOf } from "./view.ts";
 import { type Allocated, type WrittenChange, writeCommitRows } from "./write.ts";
@@ -95,7 +96,8 @@ function requireExpectedHead(branch: BranchRow, expected: number | undefined): v
 
 /**
  * Commits file changes from the API, in one transaction with its event. The author is always the
- * caller. Committing to `main` needs maintainer; other branches need writer; the branch must be
+ * caller. `If-Match` (the branch head's entity tag) is checked under the branch lock, like
+ * `expected_head_sequence`. Committing to `main` needs maintainer; other branches need writer; the branch must be
  * active. Bodies above the blob threshold are uploaded before the transaction (they are
  * content-addressed, so one left behind by a rollback is harmless). Answers the spec's Commit
  * record, as `GET commit/{sequence}` would.
@@ -105,6 +107,7 @@ export async function createCommit(
   actor: Actor,
   access: RepoAccess,
   input: CommitRequest,
+  ifMatch?: IfMatch,
 ): Promise<CommitRecord> {
   if (input.branch === MAIN && !atLeast(access.role, "maintainer"))
     fail("FORBIDDEN", "committing to 'main' needs the maintainer role");
@@ -132,6 +135,7 @@ export async function createCommit(
     return ctx.commitGate.run(access.repo.id, async () => {
       const { branch, allocated } = await lockBranchAndAllocate(tx, access.repo.id, input.branch);
       requireExpectedHead(branch, input.expected_head_sequence);
+      requireIfMatch(ifMatch, branch.name, branch.head_sequence);
       // After the bump on purpose: a refusal rolls it back, and the round trip is saved.
       await requireDeletedPathsExist(
         tx,

@@ -19,14 +19,17 @@ interface TreePageRow extends FileVersion {
   path: string;
 }
 
-/** One page of the tree at (branch, at), paths after `after` in byte order. */
-export async function readTree(
+/**
+ * One page of the tree at (branch, at), paths after `after` in byte order, with the branch's head
+ * sequence at the moment of the read (its ETag).
+ */
+export async function readTreePage(
   db: Queryable,
   access: RepoAccess,
-  q: { branch: string; at?: number; after?: string; limit: number },
-): Promise<TreeEntry[]> {
+  q: { branch: string; at?: number | undefined; after?: string | undefined; limit: number },
+): Promise<{ entries: TreeEntry[]; head: number }> {
   const view = await resolveView(db, access.repo.id, q.branch, q.at);
-  return readTreeInView(db, view, q);
+  return { entries: await readTreeInView(db, view, q), head: view.branch.head_sequence };
 }
 
 /** A page of the tree in a view already resolved (a page that shows the view reads it once). */

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { markKeyApplied } from "../idempotency/scope.ts";
+import { guardRepo, outsideRepo } from "../repos/guard.ts";
 
 /** Thrown inside `withTx` to roll back on purpose and hand `value` back to the caller (a dry run). */
 export class Rollback<T> extends Error {
@@ -40,7 +41,9 @@ class Transaction {
 
   /** Runs the hooks of a committed transaction. */
   static committed(tx: Transaction, pool: pg.Pool): void {
-    for (const hook of tx.#hooks) hook(pool);
+    outsideRepo(() => {
+      for (const hook of tx.#hooks) hook(pool);
+    });
   }
 }
 
@@ -58,10 +61,14 @@ const ATTEMPTS = 3;
  * fresh `Tx`, so `work` must not have effects outside the transaction that a second run would
  * repeat wrongly: such effects belong in `tx.afterCommit`, which runs for the committed attempt only.
  */
-export async function withTx<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function withTx<T>(
+  pool: pg.Pool,
+  work: (tx: Tx) => Promise<T>,
+  opts: TxOptions = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await once(pool, work);
+      return await once(pool, work, opts);
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (attempt >= ATTEMPTS || code === undefined || !RETRYABLE.has(code)) throw err;
@@ -69,13 +76,23 @@ export async function withTx<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Pr
   }
 }
 
-async function once<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * `readOnlySnapshot`: a read-only transaction that sees one snapshot throughout (REPEATABLE READ),
+ * for a report that reads many tables and must be consistent. Set at BEGIN, since it must come
+ * before any statement, the repo guard's included.
+ */
+export interface TxOptions {
+  readOnlySnapshot?: boolean;
+}
+
+async function once<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>, opts: TxOptions): Promise<T> {
   const client = await pool.connect();
   const tx = new Transaction(client);
   let broken = false;
   let result: T;
   try {
-    await client.query("BEGIN");
+    await client.query(opts.readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN");
+    await guardRepo(tx); // in a repo request: the repo's lock, before any row lock (repos/guard.ts)
     result = await work(tx);
     await markKeyApplied(tx); // a request's Idempotency-Key: done with this COMMIT, or not at all
     await client.query("COMMIT");

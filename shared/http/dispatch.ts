@@ -2,12 +2,15 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { z } from "zod";
+import type { RepoAccess, RepoRow } from "../access/roles.ts";
 import { noFields } from "../api/strict.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { AppContext } from "../context.ts";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { DomainError, type ErrorCode, errorStatus, fail } from "../errors.ts";
+import { repoGone, runInRepo } from "../repos/guard.ts";
 import { admit } from "./access.ts";
+import { refuseUnevaluatedPreconditions } from "./conditional.ts";
 import { idempotently, principalOf } from "./idempotency.ts";
 import { matchPath, segmentsOf } from "./match.ts";
 import { requireDeclaredReply } from "./responses.ts";
@@ -219,6 +222,7 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
     const requestId = headerValue(raw.headers["x-request-id"]) ?? randomUUID();
     let actor: Actor | null = null;
     let matched: AnyRoute | undefined;
+    let workedIn: RepoRow | undefined;
     try {
       const url = new URL(raw.url, "http://quire.invalid");
       const { route, params } = findRoute(routes, raw.method.toUpperCase(), url.pathname);
@@ -237,31 +241,36 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       const reply = await idempotently(ctx, { ...raw, principal, refuse }, async () => {
         // Text PostgreSQL cannot store (NUL, lone surrogates) is refused here (parseWith, refuseBadParams).
         // A route without a query schema takes no parameters: any is refused, as in a strict schema.
+        refuseUnevaluatedPreconditions(route.method, raw.headers, route.etag === "branch-head");
         const query = parseWith(route.query ?? noFields, queryOf(url.search), "query");
         const pathParams = parsePathParams(route, params);
         const body = route.body
           ? parseWith(route.body, (await parseJsonBody(raw.body, raw.json)) ?? {}, "body")
           : undefined;
-        const granted = (await admission.grant()) as object;
+        const granted = (await admission.grant()) as { repo?: RepoAccess };
+        workedIn = granted.repo?.repo;
         const log = ctx.log.child({ request_id: requestId });
-        const answer = await route.handler({
-          ctx,
-          params: pathParams,
-          query,
-          body,
-          requestId,
-          log,
-          headers: raw.headers,
-          rawBody: raw.body,
-          ...granted,
-        } as Parameters<AnyRoute["handler"]>[0]);
+        const handle = () =>
+          route.handler({
+            ctx,
+            params: pathParams,
+            query,
+            body,
+            requestId,
+            log,
+            headers: raw.headers,
+            rawBody: raw.body,
+            ...granted,
+          } as Parameters<AnyRoute["handler"]>[0]);
+        const answer = workedIn ? await runInRepo(workedIn, handle) : await handle();
         if (ctx.config.SVC_CHECK_RESPONSES) requireDeclaredReply(route, answer);
         return answer;
       });
       reply.headers = { ...reply.headers, "x-request-id": requestId };
       return { reply: inSection(matched, reply), actor, requestId };
-    } catch (err) {
+    } catch (caught) {
       matched ??= sectionOf(routes, pathOf(raw.url));
+      const err = await repoGoneInstead(ctx, workedIn, caught);
       if (err instanceof DomainError) {
         const reply =
           (err.code === "UNAUTHENTICATED" && signInRedirect(raw, requestId)) ||
@@ -277,6 +286,22 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       return { reply: inSection(matched, errorReply(fault, requestId)), actor, requestId, error: err };
     }
   };
+}
+
+/**
+ * A request whose repo was deleted while it ran lost a race: whatever it failed on (a foreign key
+ * that no longer holds, a branch that went with the repo), the answer is 404 REPO_NOT_FOUND, as a
+ * retry would get. Other errors are kept as they are.
+ */
+async function repoGoneInstead(ctx: AppContext, repo: RepoRow | undefined, err: unknown): Promise<unknown> {
+  if (repo === undefined || (err instanceof DomainError && err.code === "REPO_NOT_FOUND")) return err;
+  try {
+    if (await repoGone(ctx.pool, repo.id))
+      return new DomainError("REPO_NOT_FOUND", `repo '${repo.name}' not found`);
+  } catch {
+    // The database is unreachable: the original error says more.
+  }
+  return err;
 }
 
 /**

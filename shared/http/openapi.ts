@@ -45,6 +45,13 @@ const errorDescriptions: Record<number, string> = {
   403: "Not allowed (role too low, a CI job token, an invalid or expired signature)",
   404: "Not found, or a repo the caller may not read",
   409: "Conflicts with the current state",
+  412: "PRECONDITION_FAILED: If-Match names none of the branch head's entity tag",
+};
+
+/** The branch head's entity tag (shared/http/conditional.ts, docs/api.md). */
+const etagHeader = {
+  description: 'The branch head\'s entity tag, its sequence in quotes ("42"), for If-Match on a commit',
+  schema: { type: "string" },
 };
 
 /**
@@ -56,10 +63,13 @@ function responses(route: AnyRoute): JsonSchema {
   const out: JsonSchema = {};
   for (const [status, declared] of Object.entries(route.responses))
     out[status] = successResponse(declared as Declared);
+  if (route.etag === "branch-head" && route.method === "GET" && out["200"])
+    out["200"] = { ...(out["200"] as JsonSchema), headers: { ETag: etagHeader } };
   const codes = new Set(accessErrors[kindOf(route.access)]);
   if (route.params || route.query || route.body) codes.add(400);
   if (route.path.includes(":")) codes.add(404);
   if (route.method !== "GET" && kindOf(route.access) !== "public") codes.add(409);
+  if (route.etag === "branch-head" && route.method !== "GET") codes.add(412);
   for (const code of [...codes].sort())
     out[String(code)] = {
       description: errorDescriptions[code],
@@ -94,7 +104,20 @@ function parameters(route: AnyRoute): JsonSchema[] {
       schema,
     }),
   );
-  return [...inPath, ...inQuery];
+  const inHeader =
+    route.etag === "branch-head" && route.method !== "GET"
+      ? [
+          {
+            name: "If-Match",
+            in: "header",
+            required: false,
+            description:
+              'Write only if the branch head\'s entity tag is one of these ("42", as ETag gives it) or *; else 412',
+            schema: { type: "string" },
+          },
+        ]
+      : [];
+  return [...inPath, ...inQuery, ...inHeader];
 }
 
 /** The credentials of each kind of caller (shared/http/access.ts). */

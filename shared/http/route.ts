@@ -133,6 +133,12 @@ export interface Route<
    */
   jobToken?: "report";
   summary: string;
+  /**
+   * `branch-head`: the route deals in the branch head's entity tag (shared/http/conditional.ts): a
+   * GET answers it as `ETag`, a write honours `If-Match` against it. A write without it refuses
+   * `If-Match` with 400 rather than ignore it.
+   */
+  etag?: "branch-head";
   params?: PS;
   query?: QS;
   body?: BS;

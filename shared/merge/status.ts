@@ -27,13 +27,16 @@ export async function branchStatus(
 ): Promise<BranchStatusReport> {
   refuseMain(name, "merged");
   await preparePolicies(ctx, access.repo.id, await requireBranch(ctx.pool, access.repo.id, MAIN));
-  return withTx(ctx.pool, async (tx) => {
-    await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-    const main = await requireBranch(tx, access.repo.id, MAIN);
-    const branch = await requireBranch(tx, access.repo.id, name);
-    const { conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
-    const mergeable =
-      branch.status === "active" && !branch.draft && conflicts.length === 0 && allPass(policies);
-    return { mergeable, policies, conflicts };
-  });
+  return withTx(
+    ctx.pool,
+    async (tx) => {
+      const main = await requireBranch(tx, access.repo.id, MAIN);
+      const branch = await requireBranch(tx, access.repo.id, name);
+      const { conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
+      const mergeable =
+        branch.status === "active" && !branch.draft && conflicts.length === 0 && allPass(policies);
+      return { mergeable, policies, conflicts };
+    },
+    { readOnlySnapshot: true },
+  );
 }

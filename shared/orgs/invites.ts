@@ -45,6 +45,8 @@ const member_upsert_from_invite = `
     SET role = CASE WHEN org_members.role = 'owner' THEN 'owner' ELSE excluded.role END
   RETURNING org, identity, role, added_at, added_by`;
 
+// Enough to keep the org from going while a membership is made from an invitation.
+const org_lock_key_share = "SELECT 1 FROM orgs WHERE name = $1 FOR KEY SHARE";
 const tokenHash = (token: string) => createHash("sha256").update(token).digest();
 
 /** Invites `email` (owner or global admin). The token is returned here once and stored only as a hash. */
@@ -56,7 +58,8 @@ export async function createInvite(
   role: OrgRole,
 ): Promise<InviteRow & { token: string }> {
   return withTx(pool, async (tx) => {
-    await requireOrg(tx, org, actor, { manage: true });
+    // Locked, as every org write does first: a delete of the org waits, or has happened (404).
+    await requireOrg(tx, org, actor, { manage: true, lock: true });
     const token = randomBytes(32).toString("base64url");
     const { rows } = await tx.query(invite_insert, [
       randomUUID(),
@@ -94,6 +97,10 @@ export async function acceptInvite(
   token: string,
 ): Promise<MemberRow> {
   return withTx(pool, async (tx) => {
+    // The org row before the invitation's, in the order an org delete takes them (its cascade
+    // reaches the invitation): an accept holding the invitation while it waited for the org deadlocked.
+    const { rowCount } = await tx.query(org_lock_key_share, [org]);
+    if (!rowCount) fail("INVITE_NOT_FOUND", "no such invitation");
     const { rows } = await tx.query(invite_select_by_token, [tokenHash(token)]);
     const row = rows[0];
     if (!row || row.org !== org) fail("INVITE_NOT_FOUND", "no such invitation");
@@ -109,7 +116,7 @@ export async function acceptInvite(
 /** Revokes a pending invitation (owner or global admin). */
 export async function revokeInvite(pool: pg.Pool, actor: Actor, org: string, id: string): Promise<void> {
   await withTx(pool, async (tx) => {
-    await requireOrg(tx, org, actor, { manage: true });
+    await requireOrg(tx, org, actor, { manage: true, lock: true });
     const { rows } = await tx.query(invite_select_by_id, [id, org]);
     if (!rows[0]) fail("INVITE_NOT_FOUND", "no such invitation");
     refuseSpent(rows[0]);

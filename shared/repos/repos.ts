@@ -6,6 +6,7 @@ import { withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { requireOrg } from "../orgs/access.ts";
+import { exclusivelyInRepo } from "./guard.ts";
 
 /** The wire shape of a repo: the row without its internal id. */
 export type RepoRecord = Omit<RepoRow, "id">;
@@ -77,14 +78,18 @@ export async function deleteRepo(pool: pg.Pool, actor: Actor, access: RepoAccess
   if (access.orgRole !== "owner" && !actor.globalAdmin) {
     fail("FORBIDDEN", `deleting '${access.repo.name}' needs the owner role on org '${access.repo.owner}'`);
   }
-  await withTx(pool, async (tx) => {
-    await tx.query(repo_lock, [access.repo.id]);
-    await tx.query(repo_delete, [access.repo.id]);
-    await recordEvent(
-      tx,
-      "com.svc.repo.deleted",
-      { repo: access.repo.name, deleted_by: actor.identity },
-      { repo: access.repo.name },
-    );
-  });
+  // The repo's lock exclusively before any row (./guard.ts): writers in the repo finish first, and
+  // those that come later wait, then find it gone.
+  await exclusivelyInRepo(access.repo, () =>
+    withTx(pool, async (tx) => {
+      await tx.query(repo_lock, [access.repo.id]);
+      await tx.query(repo_delete, [access.repo.id]);
+      await recordEvent(
+        tx,
+        "com.svc.repo.deleted",
+        { repo: access.repo.name, deleted_by: actor.identity },
+        { repo: access.repo.name },
+      );
+    }),
+  );
 }

@@ -82,6 +82,16 @@ describe("the built functions", () => {
     (target) => inTurn(() => loadsAndDispatches(target)),
   );
 
+  it("refuses to load with DEV_IDENTITY set: the framework listens on every interface", async () => {
+    const [target = ""] = Object.keys(cloudFunctions);
+    const bundle = built.get(target);
+    if (!bundle) throw new Error(`no folder built for ${target}`);
+    const proc = await startBundle(bundle.dir, target, { ...env, DEV_IDENTITY: "dev@example.com" });
+    const [code] = proc.child.exitCode === null ? await once(proc.child, "exit") : [proc.child.exitCode];
+    expect(code, proc.output()).not.toBe(0);
+    expect(proc.output()).toContain("DEV_IDENTITY: is refused in the cloud functions");
+  });
+
   it("carries a package.json whose main is index.js and whose dependencies exclude local-only packages", async () => {
     for (const bundle of built.values()) {
       const manifest = JSON.parse(await readFile(path.join(bundle.dir, "package.json"), "utf8"));

@@ -32,12 +32,25 @@ describe("configuration", () => {
     ["OIDC_ISSUER", "http://idp.example.com", /OIDC_ISSUER: must be https/],
     ["OIDC_ISSUER", "not a url", /OIDC_ISSUER: must be a URL/],
     ["DEV_IDENTITY", "dev", /DEV_IDENTITY: must be an email address/],
+    ["HOST", "example.com", /HOST: must be an IP address or localhost/],
     ["DEV_IDENTITY", "dev\u0000@example.com", /DEV_IDENTITY: must be an email address/],
     ["BOOTSTRAP_ADMIN", "root @example.com", /BOOTSTRAP_ADMIN: must be an email address/],
     ["SVC_DB_STREAM_USERS", 'a"; DROP TABLE repos; --', /SVC_DB_STREAM_USERS: must be database user names/],
   ])("refuses %s=%s with a message naming it", (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it("allows DEV_IDENTITY only when HOST is loopback (default 127.0.0.1)", () => {
+    const dev = "dev@example.com";
+    expect(loadConfig({}).HOST).toBe("127.0.0.1");
+    for (const host of [undefined, "127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])
+      expect(loadConfig({ DEV_IDENTITY: dev, HOST: host }).DEV_IDENTITY).toBe(dev);
+    for (const host of ["0.0.0.0", "::", "192.0.2.2", "::ffff:127.0.0.1"])
+      expect(() => loadConfig({ DEV_IDENTITY: dev, HOST: host })).toThrow(
+        `invalid configuration: DEV_IDENTITY: is refused with HOST=${host}:`,
+      );
+    expect(loadConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
   });
 
   it("reads SVC_DB_STREAM_USERS as a list of IAM database users", () => {

@@ -100,7 +100,13 @@ describe("GET /openapi.json", () => {
     }
     const commit = op(doc, "/repos/{repo}/-/commit", "post").responses;
     expect(commit["201"]?.content?.["application/json"]?.schema.required).toContain("sequence");
-    expect(Object.keys(commit).sort()).toEqual(["201", "400", "401", "403", "404", "409"]);
+    expect(Object.keys(commit).sort()).toEqual(["201", "400", "401", "403", "404", "409", "412"]);
+    // If-Match on a commit, and the ETag that GET branch gives for it (docs/api.md).
+    expect(op(doc, "/repos/{repo}/-/commit", "post").parameters).toContainEqual(
+      expect.objectContaining({ name: "If-Match", in: "header" }),
+    );
+    const branch = op(doc, "/repos/{repo}/-/branch/{branch}", "get").responses;
+    expect(branch["200"]?.headers?.["ETag"]).toBeDefined();
     expect(commit["404"]?.content?.["application/json"]?.schema).toEqual({
       $ref: "#/components/schemas/Error",
     });

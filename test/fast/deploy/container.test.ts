@@ -9,6 +9,7 @@ import {
   CONTAINER_ENTRIES,
   DOCKERFILE,
 } from "../../../scripts/build.ts";
+import { loadConfig } from "../../../shared/config.ts";
 
 /**
  * container/Dockerfile against what `npm run build` puts in dist/container/ (its build context):
@@ -89,6 +90,14 @@ describe("the container image (SSE service and migration job)", () => {
     expect(JSON.parse(cmd?.args ?? "null")).toEqual(["node", "sse.js"]);
     expect(built.entries).toContain("sse.js");
     expect(all("USER").map((i) => i.args)).toEqual(["node"]);
+  });
+
+  it("listens on every interface, as Cloud Run needs, where DEV_IDENTITY is refused", () => {
+    const env = all("ENV").map((i) => i.args);
+    expect(env).toContain("HOST=0.0.0.0");
+    expect(() => loadConfig({ HOST: "0.0.0.0", DEV_IDENTITY: "dev@example.com" })).toThrow(
+      /DEV_IDENTITY: is refused with HOST=0.0.0.0/,
+    );
   });
 
   it("has one entry per CONTAINER_ENTRIES, plain JavaScript with no TypeScript loader", () => {
