@@ -37,8 +37,3 @@ INSERT INTO branch_epochs (branch_id, from_at, base_sequence, own_from) VALUES (
 
 -- branch_update_base
 UPDATE branches SET base_sequence = $2, updated_at = now() WHERE id = $1;
-
--- shared/merge/status.ts
-
--- (inline)
-SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;

@@ -41,6 +41,9 @@ ON CONFLICT (org, identity) DO UPDATE
   SET role = CASE WHEN org_members.role = 'owner' THEN 'owner' ELSE excluded.role END
 RETURNING org, identity, role, added_at, added_by;
 
+-- org_lock_key_share
+SELECT 1 FROM orgs WHERE name = $1 FOR KEY SHARE;
+
 -- shared/orgs/members.ts
 
 -- member_select_by_org
