@@ -73,7 +73,10 @@ async function run(command: string, args: string[], cwd: string, input: string):
   child.stdout.on("data", (c: Buffer) => (stdout += c));
   child.stderr.on("data", (c: Buffer) => (stderr += c));
   child.stdin.end(input);
-  const [code] = (await once(child, "exit")) as [number | null];
+  const [code] = (await once(child, "exit").catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "ENOENT") throw err;
+    throw new Error(`${command} is not on PATH: the tests evaluate terraform/ with \`terraform console\``);
+  })) as [number | null];
   if (code !== 0) throw new Error(`${command} ${args.join(" ")} failed (${code}): ${stderr}${stdout}`);
   return stdout;
 }

@@ -15,6 +15,7 @@ import {
   firstAnswer,
   helloWorld,
   linkDependencies,
+  listening,
   probeOf,
   startBundle,
   startEntry,
@@ -83,7 +84,8 @@ const routed: { url: string; group: string }[] = [];
 let lb: Front;
 let functionsDir: string;
 let containerDir: string;
-const coldStarts: { target: string; ms: number }[] = [];
+/** Process start to listening (its code loaded) and to its first answer (its context built). */
+const coldStarts: { target: string; loadedMs: number; ms: number }[] = [];
 const anchors: number[] = [];
 
 beforeAll(async () => {
@@ -295,12 +297,15 @@ describe("the deployment rehearsal", () => {
       const env = await functionEnv(target);
       // Started twice, the better start counted: one sample on a shared machine is mostly noise.
       const probe = probeOf(cloudFunctions[target]);
-      let best = Number.POSITIVE_INFINITY;
+      let best = { target, loadedMs: Number.POSITIVE_INFINITY, ms: Number.POSITIVE_INFINITY };
       for (const attempt of [1, 2]) {
         const started = performance.now();
         const proc = await startBundle(path.join(functionsDir, target), target, env);
+        await listening(proc, 60_000);
+        const loadedMs = performance.now() - started;
         const res = await firstAnswer(proc, probe.pathname, probe.init, 60_000);
-        best = Math.min(best, performance.now() - started);
+        const ms = performance.now() - started;
+        if (ms < best.ms) best = { target, loadedMs, ms };
         const body = await res.text();
         expect(
           res.status,
@@ -309,7 +314,7 @@ describe("the deployment rehearsal", () => {
         if (attempt === 1) await proc.stop();
         else processes.set(target, proc);
       }
-      coldStarts.push({ target, ms: best });
+      coldStarts.push(best);
       backends.set(target, processes.get(target)?.url ?? "");
     }
     await anchor();
@@ -457,7 +462,7 @@ describe("the deployment rehearsal", () => {
     const met = (ms: number) => ms <= COLD_START_RATIO_TARGET * anchor;
     const rows = coldStarts.map(
       (c) =>
-        `| ${c.target} | ${c.ms.toFixed(0)} | ${(c.ms / anchor).toFixed(2)}× | ${met(c.ms) ? "yes" : "**no**"} |`,
+        `| ${c.target} | ${c.loadedMs.toFixed(0)} | ${c.ms.toFixed(0)} | ${(c.ms / anchor).toFixed(2)}× | ${met(c.ms) ? "yes" : "**no**"} |`,
     );
     // A machine busier than its CPUs (other work, other test runs) times its queue, not the code:
     // the table is still printed, but the target is judged only on a machine with CPU to spare.
@@ -466,8 +471,8 @@ describe("the deployment rehearsal", () => {
     console.info(
       [
         `hello world (Functions Framework, same run): ${anchors.map((a) => a.toFixed(0)).join(" / ")} ms, median ${anchor.toFixed(0)} ms`,
-        `| function | process start to first answer, ms | to hello world | ≤ ${COLD_START_RATIO_TARGET}× |`,
-        "|---|---:|---:|---|",
+        `| function | to listening (code loaded), ms | to first answer (context built), ms | to hello world | ≤ ${COLD_START_RATIO_TARGET}× |`,
+        "|---|---:|---:|---:|---|",
         ...rows,
         judged
           ? ""
