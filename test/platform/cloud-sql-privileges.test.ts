@@ -7,7 +7,7 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer } from "../../functions/server.ts";
-import { expr, loadTerraform } from "../fast/deploy/terraform.ts";
+import { localEnv, terraformSettings } from "../deploy/terraform-env.ts";
 import { api } from "../support/api.ts";
 import { ADMIN, type TestApp, testAppOver } from "../support/app.ts";
 import { type CloudSqlLikeDatabase, createCloudSqlLikeDatabase } from "../support/cloud-sql-database.ts";
@@ -48,28 +48,34 @@ const outcome = (user: string, sql: string) =>
     ),
   );
 
-/** The migration job's environment as terraform/migrate.tf sets it, each reference resolved here. */
+/**
+ * The migration job's environment as terraform/migrate.tf sets it (evaluated by `terraform
+ * console`, test/deploy/terraform-env.ts), each resource reference resolved here.
+ */
 async function jobEnvironment(): Promise<Record<string, string>> {
-  const tf = await loadTerraform();
-  const resolved: Record<string, string> = {
-    [expr("var.project_id")]: "quire-test",
-    [expr("var.db_ip_type")]: tf.variables["db_ip_type"]?.["default"],
-    [expr("google_sql_database_instance.quire.connection_name")]: fake.instance,
-    [expr("google_sql_database.quire.name")]: db.database,
-    [expr("google_sql_user.migrator.name")]: db.migrator,
-    [expr("google_sql_user.functions.name")]: db.functions,
-    [expr("google_sql_user.events.name")]: db.events,
+  const settings = await terraformSettings({
+    project_id: "quire-test",
+    domain: "quire.test",
+    container_image: "unused",
+    bootstrap_admin: ADMIN,
+    oidc_client_id: "quire-test",
+  });
+  const job = { env: settings.migrate.env, secrets: settings.migrate.secrets };
+  return localEnv(settings, job, {
+    publicUrl: "https://quire.test",
+    lbUrl: "http://127.0.0.1:1",
+    functionUrls: {},
+    references: {
+      "google_sql_database_instance.quire.connection_name": fake.instance,
+      "google_sql_database.quire.name": db.database,
+      "google_sql_user.migrator.name": db.migrator,
+      "google_sql_user.functions.name": db.functions,
+      "google_sql_user.events.name": db.events,
+    },
     // The secret's value, as Cloud Run mounts it.
-    [expr("google_secret_manager_secret.db_migrator_password.secret_id")]: db.password(db.migrator),
-  };
-  const resolve = (value: string) => {
-    if (!value.includes("${")) return value;
-    const found = resolved[value];
-    if (found === undefined) throw new Error(`the test does not know what ${value} is`);
-    return found;
-  };
-  const env = { ...tf.locals["migrate_env"], ...tf.locals["migrate_secrets"] } as Record<string, string>;
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, resolve(v)]));
+    secrets: { SVC_DB_PASSWORD: db.password(db.migrator) },
+    fileDir: tmpdir(),
+  });
 }
 
 async function runMigrationJob(env: Record<string, string>): Promise<{ status: number; stderr: string }> {
