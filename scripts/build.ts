@@ -149,7 +149,7 @@ async function bundle(outDir: string, entryPoints: { in: string; out: string }[]
     banner: { js: BANNER },
     metafile: true,
     logLevel: "warning",
-    plugins: [forbid(FORBIDDEN), mirroredLocations()],
+    plugins: [forbid(FORBIDDEN), mirroredLocations(), englishZodOnly()],
   });
   const reached = Object.keys(result.metafile.inputs).filter((input) =>
     input.endsWith("shared/db/embedded.ts"),
@@ -170,6 +170,24 @@ function forbid(packages: string[]): Plugin {
           ],
         }));
       }
+    },
+  };
+}
+
+/**
+ * zod's namespaces (`z.locales`, `z.core.locales`) keep every language's error messages, some
+ * 360 KiB: 15% of the code every function parses and runs before it listens. Quire's messages
+ * are English, zod's default (classic/schemas.js imports `../locales/en.js` itself), and nothing
+ * names another locale; the index of locales is bundled with English alone.
+ */
+function englishZodOnly(): Plugin {
+  return {
+    name: "english-zod-only",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+        contents: 'export { default as en } from "./en.js";\n',
+        loader: "js",
+      }));
     },
   };
 }

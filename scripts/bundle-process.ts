@@ -46,16 +46,30 @@ export async function startBundle(
   port?: number,
 ): Promise<BundleProcess> {
   port ??= await freePort();
+  return spawnServer([FRAMEWORK_CLI, `--target=${target}`, "--source=.", `--port=${port}`], dir, env, port);
+}
+
+/**
+ * Starts a container image's entry (`node sse.js`, `node migrate.js`) as Cloud Run runs it: plain
+ * Node in the image's folder, PORT set.
+ */
+export async function startEntry(
+  dir: string,
+  entry: string,
+  env: Record<string, string>,
+  port?: number,
+): Promise<BundleProcess> {
+  port ??= await freePort();
+  return spawnServer([path.join(dir, entry)], dir, { ...env, PORT: String(port) }, port);
+}
+
+function spawnServer(args: string[], cwd: string, env: Record<string, string>, port: number): BundleProcess {
   const { NODE_OPTIONS: _loaders, ...inherited } = process.env; // no tsx or vitest hooks
-  const child = spawn(
-    process.execPath,
-    [FRAMEWORK_CLI, `--target=${target}`, "--source=.", `--port=${port}`],
-    {
-      cwd: dir,
-      env: { ...inherited, ...env, NODE_ENV: "production" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...inherited, ...env, NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;

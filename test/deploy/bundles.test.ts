@@ -112,6 +112,15 @@ describe("the built functions", () => {
     );
   });
 
+  it("carries zod's English messages only (the other locales are code every start would parse)", async () => {
+    const bundle = built.get("meta");
+    if (!bundle) throw new Error("no folder built for meta");
+    const files = (await readdir(bundle.dir)).filter((f) => f.endsWith(".js"));
+    const code = (await Promise.all(files.map((f) => readFile(path.join(bundle.dir, f), "utf8")))).join("\n");
+    const locales = [...code.matchAll(/^\/\/ \S*zod\/v4\/locales\/([\w-]+)\.js$/gm)].map((m) => m[1]);
+    expect(locales.filter((l) => l !== "index")).toEqual(["en"]);
+  });
+
   it("carries a runnable opa only where policies are compiled", () => {
     for (const bundle of built.values()) {
       const opa = spawnSync(path.join(bundle.dir, ".tools/bin/opa"), ["version"], { encoding: "utf8" });

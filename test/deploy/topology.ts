@@ -1,7 +1,4 @@
-import { once } from "node:events";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -12,14 +9,15 @@ import {
   listening,
   startBundle,
 } from "../../scripts/bundle-process.ts";
-import { loadTerraform, referenceParts, resource } from "../fast/deploy/terraform.ts";
-import { routeRequest, type UrlMap } from "../fast/deploy/urlmap.ts";
+import { loadTerraform, resource } from "../fast/deploy/terraform.ts";
+import type { UrlMap } from "../fast/deploy/urlmap.ts";
 import { appAccess, type TestApp } from "../support/app.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { type FakeKubernetes, startFakeKubernetes } from "../support/k8s-fake.ts";
 import { freePort } from "../support/ports.ts";
 import { startTasksEmulator, type TasksEmulator } from "../webhooks/cloud-tasks.ts";
-import { type FunctionSettings, terraformSettings } from "./terraform-env.ts";
+import { startLoadBalancer, startMetadataServer } from "./fronts.ts";
+import { type FunctionSettings, localEnv, terraformSettings } from "./terraform-env.ts";
 
 /**
  * Quire as terraform/ deploys it, on this machine: the built function folders on plain Node, each
@@ -99,7 +97,7 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       () => tasks.close(),
     );
     const metadata = await startMetadataServer(k8s.schedulerToken);
-    closers.push(() => closeServer(metadata.server));
+    closers.push(() => metadata.close());
 
     const vars: Record<string, string | boolean> = {
       ...BASE_VARS,
@@ -111,8 +109,9 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     const settings = await terraformSettings(vars);
 
     const built = opts.built ?? (await buildOnce(work));
-    const lb = await startLoadBalancer();
-    closers.push(() => closeServer(lb.server));
+    const backends = new Map<string, string>();
+    const lb = await startLoadBalancer(await loadUrlMap(), () => backends, [], String(vars["domain"]));
+    closers.push(() => lb.close());
     const ports = new Map<string, number>();
     for (const target of opts.targets) ports.set(target, await freePort());
 
@@ -142,7 +141,7 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       bundles.set(target, await startBundle(fn.dir, target, envs.get(target) ?? {}, ports.get(target)));
     }
     await Promise.all([...bundles.values()].map((b) => listening(b)));
-    lb.route(await loadUrlMap(), new Map([...bundles].map(([t, b]) => [t, b.url])));
+    for (const [target, bundle] of bundles) backends.set(target, bundle.url);
 
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 2 });
     pool.on("error", () => {});
@@ -196,29 +195,33 @@ interface EnvContext {
 
 /** Terraform's environment of `target` with the stand-ins of this machine (see the module's comment). */
 async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Promise<Record<string, string>> {
-  const env: Record<string, string> = {};
-  const local = (u: string) => {
-    let out = u.replaceAll(c.publicUrl, c.lbUrl);
-    for (const [name, url] of Object.entries(s.urls)) {
-      // A function not started here is not deployed: port 1 refuses every connection.
-      out = out.replaceAll(url, `http://127.0.0.1:${c.ports.get(name) ?? 1}`);
-    }
-    return out;
-  };
-  for (const [k, v] of Object.entries(s.env[target] ?? {})) env[k] = local(v);
-  for (const k of Object.keys(s.secrets[target] ?? {})) {
-    const value = SECRET_VALUES[k];
-    if (value === undefined) throw new Error(`no stand-in value for the secret ${k}`);
-    env[k] = value;
-  }
-  for (const file of Object.values(s.files[target] ?? {})) {
-    // The mounted secret version: the CA terraform stored (ci_k8s_ca_pem).
-    const dir = path.join(c.caDir, file.mount_path);
-    await mkdir(dir, { recursive: true });
-    await writeFile(path.join(dir, file.path), c.caPem);
-    for (const [k, v] of Object.entries(env))
-      if (v.startsWith(`${file.mount_path}/`)) env[k] = path.join(dir, v.slice(file.mount_path.length + 1));
-  }
+  const env = await localEnv(
+    s,
+    { env: s.env[target] ?? {}, secrets: s.secrets[target] ?? {}, files: s.files[target] ?? {} },
+    {
+      publicUrl: c.publicUrl,
+      lbUrl: c.lbUrl,
+      functionUrls: Object.fromEntries(
+        [...c.ports].map(([name, port]) => [name, `http://127.0.0.1:${port}`]),
+      ),
+      // What is replaced below needs no value of its own.
+      references: {
+        "google_sql_database_instance.quire.connection_name": "",
+        "google_sql_user.functions.name": "",
+        "google_sql_database.quire.name": "",
+        "google_service_account.invoker.email": "",
+        "google_storage_bucket.blobs.name": "",
+        "google_storage_bucket.ci_logs.name": "",
+        "google_pubsub_topic.events.name": "quire-events",
+        "google_cloud_tasks_queue.webhooks.id": c.tasks.queue,
+        "google_kms_crypto_key.jobs.id": "",
+      },
+      secrets: SECRET_VALUES,
+      // The mounted secret version: the CA terraform stored (ci_k8s_ca_pem).
+      fileDir: c.caDir,
+      files: { "google_secret_manager_secret.ci_k8s_ca.secret_id": c.caPem },
+    },
+  );
   // Cloud SQL → a test database.
   for (const k of ["SVC_CLOUD_SQL_INSTANCE", "SVC_CLOUD_SQL_IP_TYPE", "SVC_DB_IAM_USER", "SVC_DB_NAME"])
     delete env[k];
@@ -236,96 +239,16 @@ async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Pro
   // The platform's IAM check on internal functions has no stand-in.
   delete env["SVC_INTERNAL_INVOKERS"];
   delete env["SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT"];
-  // Pub/Sub: named, never used by a function (the SSE service relays the log).
-  env["SVC_PUBSUB_TOPIC"] = "quire-events";
-  // Cloud Tasks → the emulator's queue.
-  if (env["SVC_WEBHOOK_TASKS_QUEUE"]?.startsWith("res:")) env["SVC_WEBHOOK_TASKS_QUEUE"] = c.tasks.queue;
+  // Pub/Sub: named, never used by a function (the SSE service relays the log). Cloud Tasks → the
+  // emulator's queue.
   env["CLOUD_TASKS_EMULATOR_HOST"] = c.tasks.host;
   // The metadata server every Cloud Run instance has (the scheduler's Google credential).
   env["GCE_METADATA_HOST"] = c.metadataHost;
   env["METADATA_SERVER_DETECTION"] = "assume-present";
   env["LOG_LEVEL"] = process.env["QUIRE_TEST_LOGS"] === "1" ? "info" : "error";
-  const unresolved = Object.entries(env).filter(([, v]) => /res:(data\.)?google_/.test(v));
-  if (unresolved.length > 0)
-    throw new Error(`no stand-in for ${unresolved.map(([k, v]) => `${k}=${v}`).join(", ")}`);
   return env;
 }
 
 async function loadUrlMap(): Promise<UrlMap> {
   return resource(await loadTerraform(), "google_compute_url_map", "api") as UrlMap;
-}
-
-/** The function a URL map service leads to (`google_compute_backend_service.function["x"].id`). */
-function functionOf(service: string): string {
-  const ref = referenceParts(service);
-  if (ref?.[0] === "google_compute_backend_service" && ref[1] === "function" && ref.length === 4)
-    return ref[2] as string;
-  return ref?.[1] ?? service;
-}
-
-/**
- * The external Application Load Balancer: each request goes to the function the URL map picks,
- * as a plain HTTP proxy (no streams; the SSE service is not started here).
- */
-async function startLoadBalancer() {
-  let table: { map: UrlMap; backends: Map<string, string> } | undefined;
-  const server = http.createServer(async (req, res) => {
-    try {
-      if (!table) throw new Error("not routed yet");
-      const service = routeRequest(table.map, {
-        host: "quire.test",
-        url: req.url ?? "/",
-        headers: req.headers as Record<string, string>,
-      });
-      const backend = table.backends.get(functionOf(service));
-      if (!backend) return void res.writeHead(502).end(`no backend for ${service}`);
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = { ...req.headers } as Record<string, string>;
-      delete headers["host"];
-      delete headers["connection"];
-      delete headers["content-length"];
-      const answer = await fetch(`${backend}${req.url}`, {
-        method: req.method ?? "GET",
-        headers,
-        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
-        redirect: "manual",
-      });
-      const body = Buffer.from(await answer.arrayBuffer());
-      const out: Record<string, string> = {};
-      answer.headers.forEach((v, k) => {
-        if (!["content-encoding", "transfer-encoding", "content-length", "connection"].includes(k))
-          out[k] = v;
-      });
-      res.writeHead(answer.status, out).end(body);
-    } catch (err) {
-      res.writeHead(502).end(String(err));
-    }
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return {
-    server,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    route(map: UrlMap, backends: Map<string, string>) {
-      table = { map, backends };
-    },
-  };
-}
-
-/** The instance metadata server's token endpoint: the function's service account's access token. */
-async function startMetadataServer(accessToken: string) {
-  const server = http.createServer((req, res) => {
-    if (req.headers["metadata-flavor"] !== "Google") return void res.writeHead(403).end();
-    res.writeHead(200, { "content-type": "application/json", "metadata-flavor": "Google" });
-    res.end(JSON.stringify({ access_token: accessToken, expires_in: 3599, token_type: "Bearer" }));
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { server, host: `127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-function closeServer(server: http.Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
 }

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,42 +7,30 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer } from "../../functions/server.ts";
-import { expr, loadTerraform } from "../fast/deploy/terraform.ts";
+import { localEnv, terraformSettings } from "../deploy/terraform-env.ts";
 import { api } from "../support/api.ts";
 import { ADMIN, type TestApp, testAppOver } from "../support/app.ts";
+import { type CloudSqlLikeDatabase, createCloudSqlLikeDatabase } from "../support/cloud-sql-database.ts";
 import { type CloudSqlFake, startCloudSqlFake } from "../support/cloud-sql-fake.ts";
-import { databaseUrl } from "../support/global-setup.ts";
 import { startTestIdp } from "../support/idp.ts";
 import { expectOk, world } from "../support/world.ts";
 
 /**
- * A fresh Cloud SQL instance's privileges, reproduced on the test cluster: IAM database users start
- * with no privileges; PUBLIC may not create in schema `public`; the database belongs to a
+ * A fresh Cloud SQL instance's privileges, reproduced on the test cluster (test/support/
+ * cloud-sql-database.ts, which the rehearsal uses too): IAM database users start with no
+ * privileges; PUBLIC may not create in schema `public`; the database belongs to a
  * `cloudsqlsuperuser`-like role that is not a superuser, and the built-in user terraform creates
  * (the migrator) is a member of it. The migration step runs as deployed: functions/migrate.ts with
  * the environment and the secret terraform gives the job (terraform/migrate.tf), through the Cloud
  * SQL fake. Afterwards the functions' user commits, merges and reads, and cannot change the schema.
  */
-const suffix = randomBytes(4).toString("hex");
-const CLOUDSQLSUPERUSER = `cloudsqlsuperuser_${suffix}`;
-const MIGRATOR = `quire_migrator_${suffix}`;
-const FUNCTIONS = `quire-functions-${suffix}@quire-test.iam`;
-const EVENTS = `quire-events-${suffix}@quire-test.iam`;
-const DATABASE = `cloudsql_${suffix}`;
-const password = (who: string) => `${who}-${suffix}-pw`;
 const INSUFFICIENT_PRIVILEGE = "42501";
 
-let adminUrl: string;
+let db: CloudSqlLikeDatabase;
 let fake: CloudSqlFake;
-const urlAs = (user: string) => {
-  const url = new URL(databaseUrl(adminUrl, DATABASE));
-  url.username = encodeURIComponent(user);
-  url.password = password(user);
-  return url.toString();
-};
 
 async function sqlAs<T>(user: string, run: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: urlAs(user) });
+  const client = new pg.Client({ connectionString: db.urlAs(user) });
   await client.connect();
   try {
     return await run(client);
@@ -61,38 +48,34 @@ const outcome = (user: string, sql: string) =>
     ),
   );
 
-async function superuser(sql: string[], database?: string): Promise<void> {
-  const client = new pg.Client({ connectionString: database ? databaseUrl(adminUrl, database) : adminUrl });
-  await client.connect();
-  try {
-    for (const statement of sql) await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-/** The migration job's environment as terraform/migrate.tf sets it, each reference resolved here. */
+/**
+ * The migration job's environment as terraform/migrate.tf sets it (evaluated by `terraform
+ * console`, test/deploy/terraform-env.ts), each resource reference resolved here.
+ */
 async function jobEnvironment(): Promise<Record<string, string>> {
-  const tf = await loadTerraform();
-  const resolved: Record<string, string> = {
-    [expr("var.project_id")]: "quire-test",
-    [expr("var.db_ip_type")]: tf.variables["db_ip_type"]?.["default"],
-    [expr("google_sql_database_instance.quire.connection_name")]: fake.instance,
-    [expr("google_sql_database.quire.name")]: DATABASE,
-    [expr("google_sql_user.migrator.name")]: MIGRATOR,
-    [expr("google_sql_user.functions.name")]: FUNCTIONS,
-    [expr("google_sql_user.events.name")]: EVENTS,
+  const settings = await terraformSettings({
+    project_id: "quire-test",
+    domain: "quire.test",
+    container_image: "unused",
+    bootstrap_admin: ADMIN,
+    oidc_client_id: "quire-test",
+  });
+  const job = { env: settings.migrate.env, secrets: settings.migrate.secrets };
+  return localEnv(settings, job, {
+    publicUrl: "https://quire.test",
+    lbUrl: "http://127.0.0.1:1",
+    functionUrls: {},
+    references: {
+      "google_sql_database_instance.quire.connection_name": fake.instance,
+      "google_sql_database.quire.name": db.database,
+      "google_sql_user.migrator.name": db.migrator,
+      "google_sql_user.functions.name": db.functions,
+      "google_sql_user.events.name": db.events,
+    },
     // The secret's value, as Cloud Run mounts it.
-    [expr("google_secret_manager_secret.db_migrator_password.secret_id")]: password(MIGRATOR),
-  };
-  const resolve = (value: string) => {
-    if (!value.includes("${")) return value;
-    const found = resolved[value];
-    if (found === undefined) throw new Error(`the test does not know what ${value} is`);
-    return found;
-  };
-  const env = { ...tf.locals["migrate_env"], ...tf.locals["migrate_secrets"] } as Record<string, string>;
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, resolve(v)]));
+    secrets: { SVC_DB_PASSWORD: db.password(db.migrator) },
+    fileDir: tmpdir(),
+  });
 }
 
 async function runMigrationJob(env: Record<string, string>): Promise<{ status: number; stderr: string }> {
@@ -115,7 +98,7 @@ async function runMigrationJob(env: Record<string, string>): Promise<{ status: n
 }
 
 beforeAll(async () => {
-  adminUrl = inject("adminUrl");
+  const adminUrl = inject("adminUrl");
   const server = new URL(adminUrl);
   // No IAM login goes through the fake here: the job logs in with the migrator's password.
   fake = await startCloudSqlFake({
@@ -123,30 +106,20 @@ beforeAll(async () => {
     port: Number(server.port),
     login: { user: "nobody", password: "unused" },
   });
-  await superuser([
-    `CREATE ROLE ${CLOUDSQLSUPERUSER} NOLOGIN CREATEROLE CREATEDB`,
-    `CREATE ROLE ${MIGRATOR} LOGIN CREATEROLE CREATEDB PASSWORD '${password(MIGRATOR)}' IN ROLE ${CLOUDSQLSUPERUSER}`,
-    `CREATE ROLE "${FUNCTIONS}" LOGIN PASSWORD '${password(FUNCTIONS)}'`,
-    `CREATE ROLE "${EVENTS}" LOGIN PASSWORD '${password(EVENTS)}'`,
-    `CREATE DATABASE ${DATABASE} OWNER ${CLOUDSQLSUPERUSER}`,
-  ]);
-  await superuser(["REVOKE CREATE ON SCHEMA public FROM PUBLIC"], DATABASE);
+  db = await createCloudSqlLikeDatabase(adminUrl);
 });
 
 afterAll(async () => {
   await fake?.close();
-  await superuser([
-    `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`,
-    ...[MIGRATOR, FUNCTIONS, EVENTS, CLOUDSQLSUPERUSER].map((r) => `DROP ROLE IF EXISTS "${r}"`),
-  ]);
+  await db?.drop();
 });
 
 describe("a fresh Cloud SQL database, set up by the migration job as deployed", () => {
   it("starts as Cloud SQL does: neither the migrator nor the IAM users are superusers, and IAM users cannot create", async () => {
-    expect(await outcome(FUNCTIONS, "CREATE TABLE t (x int)")).toBe(INSUFFICIENT_PRIVILEGE);
-    const roles = await sqlAs(MIGRATOR, (c) =>
+    expect(await outcome(db.functions, "CREATE TABLE t (x int)")).toBe(INSUFFICIENT_PRIVILEGE);
+    const roles = await sqlAs(db.migrator, (c) =>
       c.query("SELECT rolname, rolsuper FROM pg_roles WHERE rolname = ANY($1) ORDER BY rolname", [
-        [MIGRATOR, FUNCTIONS, EVENTS],
+        [db.migrator, db.functions, db.events],
       ]),
     );
     expect(roles.rows.every((r) => r.rolsuper === false)).toBe(true);
@@ -154,16 +127,16 @@ describe("a fresh Cloud SQL database, set up by the migration job as deployed", 
 
   it("the job migrates as the built-in migrator (password login through the connector) and grants the IAM users", async () => {
     const env = await jobEnvironment();
-    expect(env["SVC_DB_PASSWORD"]).toBe(password(MIGRATOR));
+    expect(env["SVC_DB_PASSWORD"]).toBe(db.password(db.migrator));
     const run = await runMigrationJob(env);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     // A certificate asked for without a token: a built-in user's connection, not an IAM login.
     expect(new Set(fake.connections)).toEqual(new Set(["cert-login"]));
-    const owners = await sqlAs(MIGRATOR, (c) =>
+    const owners = await sqlAs(db.migrator, (c) =>
       c.query("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'"),
     );
-    expect(owners.rows).toEqual([{ tableowner: MIGRATOR }]);
+    expect(owners.rows).toEqual([{ tableowner: db.migrator }]);
     // A second run (the next deployment) grants again and changes nothing.
     expect((await runMigrationJob(env)).status).toBe(0);
   });
@@ -173,7 +146,7 @@ describe("a fresh Cloud SQL database, set up by the migration job as deployed", 
     beforeAll(async () => {
       const idp = await startTestIdp();
       const blobDir = await mkdtemp(path.join(tmpdir(), "quire-blobs-"));
-      const url = urlAs(FUNCTIONS);
+      const url = db.urlAs(db.functions);
       const server = await startServer(
         {
           DATABASE_URL: url,
@@ -211,7 +184,7 @@ describe("a fresh Cloud SQL database, set up by the migration job as deployed", 
       });
       expectOk(read, 200);
       const [session] = await app.sql<{ user: string }>("SELECT current_user AS user");
-      expect(session?.user).toBe(FUNCTIONS);
+      expect(session?.user).toBe(db.functions);
     });
 
     it("cannot change the schema: CREATE, ALTER, DROP, TRUNCATE are refused", async () => {
@@ -223,27 +196,27 @@ describe("a fresh Cloud SQL database, set up by the migration job as deployed", 
         "TRUNCATE events",
         "CREATE SCHEMA sneaky",
       ])
-        expect(await outcome(FUNCTIONS, ddl), ddl).toBe(INSUFFICIENT_PRIVILEGE);
+        expect(await outcome(db.functions, ddl), ddl).toBe(INSUFFICIENT_PRIVILEGE);
     });
 
     it("reads and writes a table a later migration adds, before any grant is repeated (default privileges)", async () => {
-      await sqlAs(MIGRATOR, (c) =>
+      await sqlAs(db.migrator, (c) =>
         c.query("CREATE TABLE later_feature (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)"),
       );
-      expect(await outcome(FUNCTIONS, "INSERT INTO later_feature (v) VALUES ('x')")).toBe("ok");
-      expect(await outcome(FUNCTIONS, "UPDATE later_feature SET v = 'y'")).toBe("ok");
-      expect(await outcome(EVENTS, "SELECT * FROM later_feature")).toBe("ok");
-      expect(await outcome(EVENTS, "INSERT INTO later_feature (v) VALUES ('x')")).toBe(
+      expect(await outcome(db.functions, "INSERT INTO later_feature (v) VALUES ('x')")).toBe("ok");
+      expect(await outcome(db.functions, "UPDATE later_feature SET v = 'y'")).toBe("ok");
+      expect(await outcome(db.events, "SELECT * FROM later_feature")).toBe("ok");
+      expect(await outcome(db.events, "INSERT INTO later_feature (v) VALUES ('x')")).toBe(
         INSUFFICIENT_PRIVILEGE,
       );
     });
   });
 
   it("the SSE service's user reads, moves the relay's cursor and deletes events, and nothing more", async () => {
-    expect(await outcome(EVENTS, "SELECT * FROM repos")).toBe("ok");
-    expect(await outcome(EVENTS, "DELETE FROM events")).toBe("ok");
-    expect(await outcome(EVENTS, "SELECT * FROM event_relay_cursors FOR UPDATE")).toBe("ok");
-    expect(await outcome(EVENTS, "UPDATE repos SET name = name")).toBe(INSUFFICIENT_PRIVILEGE);
-    expect(await outcome(EVENTS, "CREATE TABLE sneaky (x int)")).toBe(INSUFFICIENT_PRIVILEGE);
+    expect(await outcome(db.events, "SELECT * FROM repos")).toBe("ok");
+    expect(await outcome(db.events, "DELETE FROM events")).toBe("ok");
+    expect(await outcome(db.events, "SELECT * FROM event_relay_cursors FOR UPDATE")).toBe("ok");
+    expect(await outcome(db.events, "UPDATE repos SET name = name")).toBe(INSUFFICIENT_PRIVILEGE);
+    expect(await outcome(db.events, "CREATE TABLE sneaky (x int)")).toBe(INSUFFICIENT_PRIVILEGE);
   });
 });

@@ -9,75 +9,87 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { allRoutes, cloudFunctions } from "../../functions/groups.ts";
-import { buildContainer, buildFunctions } from "../../scripts/build.ts";
+import { buildContainer } from "../../scripts/build.ts";
 import {
   type BundleProcess,
   firstAnswer,
   helloWorld,
   linkDependencies,
+  listening,
   probeOf,
   startBundle,
+  startEntry,
 } from "../../scripts/bundle-process.ts";
 import { startFakeKms } from "../ci/identity/kms-fake.ts";
+import { ciYaml } from "../ci/support.ts";
+import { type Front, startLoadBalancer, startTokenFront } from "../deploy/fronts.ts";
+import {
+  type FunctionSettings,
+  localEnv,
+  SSE_ENV_EXPRESSION,
+  type StandIns,
+  terraformSettings,
+} from "../deploy/terraform-env.ts";
+import { buildOnce } from "../deploy/topology.ts";
 import { startPubsubFake } from "../events/pubsub-fake.ts";
-import { expr, loadTerraform, resource, type Terraform } from "../fast/deploy/terraform.ts";
+import { loadTerraform, resource } from "../fast/deploy/terraform.ts";
 import type { UrlMap } from "../fast/deploy/urlmap.ts";
-import { freshDatabase } from "../support/app.ts";
-import { startCloudSqlFake } from "../support/cloud-sql-fake.ts";
+import { type CloudSqlLikeDatabase, createCloudSqlLikeDatabase } from "../support/cloud-sql-database.ts";
+import { type CloudSqlFake, startCloudSqlFake } from "../support/cloud-sql-fake.ts";
 import { startFakeGcs } from "../support/fake-gcs.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
-import { freePort } from "../support/ports.ts";
+import { type FakeKubernetes, startFakeKubernetes } from "../support/k8s-fake.ts";
 import { startTasksEmulator } from "../webhooks/cloud-tasks.ts";
-import { type Front, startContainerEntry, startLoadBalancer, startTokenFront } from "./stand-ins.ts";
 
 /**
  * The deployment rehearsal (`npm run rehearse`, docs/deploy.md "The rehearsal"): what a deployment
- * does, on this machine. Build (`npm run build`); run the migration job's entry against a fresh
- * database; start every function and the SSE service on plain Node with the environment terraform
- * gives them (terraform/functions.tf `common_env`, values swapped for the emulators and fakes
- * below); send every OpenAPI operation through terraform's URL map to the process it names; commit
- * and see the event on the SSE service and the webhook delivered through Cloud Tasks; report each
- * function's cold start against a Functions Framework hello world started in the same run.
- *
- * Pieces that other work adds switch on here (each switch says what to change):
+ * does, on this machine. Build (`npm run build`); run the migration job's entry, as the built-in
+ * migrator, against a Cloud-SQL-like fresh database (test/support/cloud-sql-database.ts); start
+ * every function and the SSE service on plain Node with the environment terraform gives them
+ * (evaluated by `terraform console`, test/deploy/terraform-env.ts, each cloud name swapped for the
+ * emulator or fake below), each logging in as its own IAM-like database user through the Cloud SQL
+ * connector; send every OpenAPI operation through terraform's URL map to the process it names;
+ * commit and see the event on the SSE service, the webhook delivered through Cloud Tasks and a CI
+ * job claimed by a worker pod's token (no sweep, no cron: only what the commit itself sets off);
+ * report each function's cold start against a Functions Framework hello world started in the same
+ * run.
  */
-const PIECES = {
-  /**
-   * A Cloud-SQL-like fresh database (PUBLIC without CREATE, the functions' role owning nothing, the
-   * set-up step that grants it): until then the migration runs on a plain empty database.
-   */
-  cloudSqlLikeDatabase: false,
-  /** The webhook's task created right after the commit: until then the rehearsal runs the sweep, as Cloud Scheduler would. */
-  webhookEnqueuedAfterCommit: false,
-  /** CI wired to commits (a job queued for `.svc/ci.yaml` and claimable at `/claim`): until then that step is skipped. */
-  ciWired: false,
-};
 
 /** Cold start of a function at most this many times the hello world's. */
 const COLD_START_RATIO_TARGET = 3;
 
+const DOMAIN = "quire.example.com";
 const ADMIN = "admin@quire-rehearsal.example.com";
 const INVOKER = "invoker@quire-rehearsal.iam.gserviceaccount.com";
 const CLIENT_ID = "quire-rehearsal";
+const KMS_KEY = "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/jobs";
+const CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBdummyCAfortherehearsal\n-----END CERTIFICATE-----\n";
 
 let work: string;
-let tf: Terraform;
 let idp: TestIdp;
+let k8s: FakeKubernetes;
+let db: CloudSqlLikeDatabase;
+/** One Cloud SQL fake per IAM database user: each logs its own user in, as its token would. */
+let functionsSql: CloudSqlFake;
+let eventsSql: CloudSqlFake;
+let settings: FunctionSettings;
+let standIns: StandIns;
+/** Where the emulators are, and what only a rehearsal needs: no terraform counterpart. */
+let emulatorEnv: Record<string, string>;
 const closers: (() => Promise<unknown>)[] = [];
 /** The process serving each group (`events`: the SSE service) and each internal function. */
 const backends = new Map<string, string>();
 const processes = new Map<string, BundleProcess>();
 const routed: { url: string; group: string }[] = [];
 let lb: Front;
-let env: Record<string, string>;
 let functionsDir: string;
 let containerDir: string;
-const coldStarts: { target: string; ms: number }[] = [];
+/** Process start to listening (its code loaded) and to its first answer (its context built). */
+const coldStarts: { target: string; loadedMs: number; ms: number }[] = [];
 const anchors: number[] = [];
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), "quire-rehearsal-"));
-  tf = await loadTerraform();
 }, 60_000);
 
 afterAll(async () => {
@@ -86,60 +98,32 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-interface CloudSqlEnv {
-  SVC_CLOUD_SQL_INSTANCE: string;
-  SVC_CLOUD_SQL_ADMIN_ENDPOINT: string;
-  SVC_CLOUD_SQL_IP_TYPE: string;
-  SVC_DB_IAM_USER: string;
-  SVC_DB_NAME: string;
-  GCE_METADATA_HOST: string;
-}
-
-/**
- * A fresh, empty database behind the Cloud SQL fake, reached as the functions' IAM database user
- * (the fake logs it in without a password from the client, as Cloud SQL does on its token).
- * PIECES.cloudSqlLikeDatabase: make it Cloud-SQL-like here (PUBLIC without CREATE, the user owning
- * nothing) and run the set-up step that grants the user its rights before the migration.
- */
-async function cloudSqlDatabase(): Promise<CloudSqlEnv> {
+/** The Cloud SQL fakes, the emulators and the fronts, and terraform's settings evaluated for them. */
+async function standUpTheCloud(): Promise<void> {
   const adminUrl = inject("adminUrl");
   const server = new URL(adminUrl);
-  const user = `quire-functions-${randomBytes(3).toString("hex")}@quire-rehearsal.iam`;
-  const password = randomBytes(12).toString("hex");
-  const fake = await startCloudSqlFake({
-    host: server.hostname,
-    port: Number(server.port),
-    login: { user, password },
-  });
-  closers.push(() => fake.close());
-  const database = new URL(await freshDatabase({ empty: true })).pathname.slice(1);
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE ROLE "${user}" LOGIN PASSWORD '${password}'`);
-    await admin.query(`ALTER DATABASE ${database} OWNER TO "${user}"`);
-  } finally {
-    await admin.end();
-  }
-  closers.push(async () => {
-    const drop = new pg.Client({ connectionString: adminUrl });
-    await drop.connect();
-    await drop.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await drop.query(`DROP ROLE IF EXISTS "${user}"`);
-    await drop.end();
-  });
-  return {
-    SVC_CLOUD_SQL_INSTANCE: fake.instance,
-    SVC_CLOUD_SQL_ADMIN_ENDPOINT: fake.adminUrl,
-    SVC_CLOUD_SQL_IP_TYPE: "PUBLIC",
-    SVC_DB_IAM_USER: user,
-    SVC_DB_NAME: database,
-    GCE_METADATA_HOST: fake.metadataHost,
+  db = await createCloudSqlLikeDatabase(adminUrl);
+  closers.push(() => db.drop());
+  // The scheduler's Google access token (the metadata server's) is what the cluster's API accepts.
+  k8s = await startFakeKubernetes();
+  closers.push(() => k8s.close());
+  const sqlFor = async (user: string) => {
+    const login = { user, password: db.password(user) };
+    const fake = await startCloudSqlFake(
+      { host: server.hostname, port: Number(server.port), login },
+      { accessToken: k8s.schedulerToken },
+    );
+    closers.push(() => fake.close());
+    return fake;
   };
-}
+  functionsSql = await sqlFor(db.functions);
+  eventsSql = await sqlFor(db.events);
+  idp = await startTestIdp({ audience: CLIENT_ID });
+  closers.push(() => idp.close());
+  const map = resource(await loadTerraform(), "google_compute_url_map", "api") as UrlMap;
+  lb = await startLoadBalancer(map, () => backends, routed, DOMAIN);
+  closers.push(() => lb.close());
 
-/** `terraform/functions.tf` `local.common_env` with each value swapped for its stand-in here. */
-async function terraformEnvironment(cloudSql: CloudSqlEnv): Promise<Record<string, string>> {
   const pubsub = await startPubsubFake();
   closers.push(() => pubsub.close());
   const tasks = await startTasksEmulator();
@@ -154,9 +138,7 @@ async function terraformEnvironment(cloudSql: CloudSqlEnv): Promise<Record<strin
     });
     expect(res.ok, await res.text()).toBe(true);
   }
-  const keyVersion =
-    "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/jobs/cryptoKeyVersions/1";
-  const kms = await startFakeKms([keyVersion]);
+  const kms = await startFakeKms([`${KMS_KEY}/cryptoKeyVersions/1`]);
   closers.push(() => kms.close());
   // Cloud Tasks calls the private function with the invoker's OIDC token; this front adds it.
   const tasksFront = await startTokenFront(
@@ -165,54 +147,45 @@ async function terraformEnvironment(cloudSql: CloudSqlEnv): Promise<Record<strin
   );
   closers.push(() => tasksFront.close());
 
-  const standIns: Record<string, string | null> = {
-    LOG_FORMAT: "json",
-    GOOGLE_CLOUD_PROJECT: "quire-rehearsal",
-    // Cloud SQL through its connector, against the fake (test/support/cloud-sql-fake.ts).
-    SVC_CLOUD_SQL_INSTANCE: cloudSql.SVC_CLOUD_SQL_INSTANCE,
-    SVC_CLOUD_SQL_IP_TYPE: cloudSql.SVC_CLOUD_SQL_IP_TYPE,
-    SVC_DB_IAM_USER: cloudSql.SVC_DB_IAM_USER,
-    SVC_DB_NAME: cloudSql.SVC_DB_NAME,
-    SVC_INTERNAL_INVOKERS: INVOKER,
-    BOOTSTRAP_ADMIN: ADMIN,
-    GLOBAL_ADMINS: ADMIN,
-    OIDC_ISSUER: idp.issuer,
-    OIDC_CLIENT_ID: CLIENT_ID,
-    SVC_PUBLIC_URL: lb.url,
-    SVC_OIDC_ISSUER_URL: lb.url,
-    SVC_BLOB_STORE: "gcs",
-    SVC_BLOB_BUCKET: "quire-blobs",
-    SVC_CI_LOG_STORE: "gcs",
-    SVC_CI_LOG_BUCKET: "quire-ci-logs",
-    SVC_EVENT_FANOUT: "pubsub",
-    SVC_PUBSUB_TOPIC: "quire-events",
-    SVC_WEBHOOK_DELIVERY: "cloudtasks",
-    SVC_WEBHOOK_TASKS_QUEUE: tasks.queue,
-    SVC_WEBHOOK_TASKS_TARGET_URL: `${tasksFront.url}/webhook-delivery`,
-    SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT: INVOKER,
-    SVC_JOB_SIGNER: "kms",
-    SVC_JOB_KMS_KEY_VERSION: keyVersion,
-    RUNNER_URL: lb.url,
-    SVC_CI_TIMERS: "false",
+  settings = await terraformSettings({
+    project_id: "quire-rehearsal",
+    domain: DOMAIN,
+    container_image: "unused",
+    bootstrap_admin: ADMIN,
+    global_admins: ADMIN,
+    oidc_issuer: idp.issuer,
+    oidc_client_id: CLIENT_ID,
+    ci_k8s_api_url: k8s.url,
+    ci_k8s_ca_pem: CA_PEM,
+  });
+  standIns = {
+    publicUrl: `https://${DOMAIN}`,
+    lbUrl: lb.url,
+    functionUrls: { webhookDelivery: tasksFront.url },
+    references: {
+      "google_sql_database_instance.quire.connection_name": functionsSql.instance,
+      "google_sql_database.quire.name": db.database,
+      "google_sql_user.migrator.name": db.migrator,
+      "google_sql_user.functions.name": db.functions,
+      "google_sql_user.events.name": db.events,
+      "google_service_account.invoker.email": INVOKER,
+      "google_storage_bucket.blobs.name": "quire-blobs",
+      "google_storage_bucket.ci_logs.name": "quire-ci-logs",
+      "google_pubsub_topic.events.name": "quire-events",
+      "google_cloud_tasks_queue.webhooks.id": tasks.queue,
+      "google_kms_crypto_key.jobs.id": KMS_KEY,
+    },
+    // Secret Manager's values (storage.tf, database.tf).
+    secrets: {
+      SVC_CI_WEBHOOK_SECRET: randomBytes(16).toString("hex"),
+      SVC_ARCHIVE_SIGNING_KEY: randomBytes(32).toString("base64"),
+      OIDC_CLIENT_SECRET: randomBytes(16).toString("hex"),
+      SVC_DB_PASSWORD: db.password(db.migrator),
+    },
+    fileDir: path.join(work, "secret-files"),
+    files: { "google_secret_manager_secret.ci_k8s_ca.secret_id": CA_PEM },
   };
-  const commonEnv = tf.locals["common_env"] as Record<string, unknown>;
-  // Every variable terraform sets has a stand-in here: a new one must be taught to the rehearsal.
-  expect(Object.keys(standIns).sort()).toEqual(Object.keys(commonEnv).sort());
-  expect(
-    resource(tf, "google_cloudfunctions2_function", "fn")["service_config"][0]["environment_variables"],
-  ).toBe(expr("local.common_env"));
-  const fromTerraform = Object.fromEntries(
-    Object.entries(standIns).flatMap(([k, v]) => (v === null ? [] : [[k, v]])),
-  );
-  return {
-    ...fromTerraform,
-    // The secrets terraform mounts (local.common_secrets).
-    SVC_CI_WEBHOOK_SECRET: randomBytes(16).toString("hex"),
-    SVC_ARCHIVE_SIGNING_KEY: randomBytes(32).toString("hex"),
-    OIDC_CLIENT_SECRET: randomBytes(16).toString("hex"),
-    // Where the stand-ins are, and what only a rehearsal needs.
-    SVC_CLOUD_SQL_ADMIN_ENDPOINT: cloudSql.SVC_CLOUD_SQL_ADMIN_ENDPOINT,
-    GCE_METADATA_HOST: cloudSql.GCE_METADATA_HOST,
+  emulatorEnv = {
     METADATA_SERVER_DETECTION: "assume-present",
     PUBSUB_EMULATOR_HOST: pubsub.host,
     CLOUD_TASKS_EMULATOR_HOST: tasks.host,
@@ -224,42 +197,86 @@ async function terraformEnvironment(cloudSql: CloudSqlEnv): Promise<Record<strin
   };
 }
 
+/** The Cloud SQL Admin API and metadata server a process reaches: those of its own user's fake. */
+const cloudSqlOf = (fake: CloudSqlFake) => ({
+  SVC_CLOUD_SQL_ADMIN_ENDPOINT: fake.adminUrl,
+  GCE_METADATA_HOST: fake.metadataHost,
+});
+
+/** Terraform's environment of a function (terraform/functions.tf), on this machine. */
+async function functionEnv(target: string): Promise<Record<string, string>> {
+  const unit = {
+    env: settings.env[target] ?? {},
+    secrets: settings.secrets[target],
+    files: settings.files[target],
+  };
+  return { ...(await localEnv(settings, unit, standIns)), ...emulatorEnv, ...cloudSqlOf(functionsSql) };
+}
+
+/** A call through the load balancer as `token`'s holder; fails the test on anything but 2xx. */
+async function call(token: string, method: string, url: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${lb.url}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  expect(res.status, `${method} ${url}: ${text}`).toBeLessThan(300);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** A repository of a new organisation, through the load balancer. */
+async function newRepo(token: string): Promise<string> {
+  const org = `r${randomBytes(4).toString("hex")}`;
+  await call(token, "POST", "/orgs", { name: org });
+  await call(token, "POST", "/repos", { owner: org, name: `${org}/docs` });
+  return `${org}/docs`;
+}
+
+async function sqlAs(user: string, sql: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: db.urlAs(user) });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 describe("the deployment rehearsal", () => {
   it("builds the functions and the container image (npm run build)", { timeout: 180_000 }, async () => {
-    const built = await buildFunctions(path.join(work, "functions"));
-    functionsDir = path.join(work, "functions");
-    await linkDependencies(
-      work,
-      built.flatMap((b) => Object.keys(b.dependencies)),
-    );
-    expect(built.map((b) => b.target).sort()).toEqual(Object.keys(cloudFunctions).sort());
+    const built = await buildOnce(work);
+    functionsDir = built.dir;
+    expect(built.functions.map((b) => b.target).sort()).toEqual(Object.keys(cloudFunctions).sort());
     const container = await buildContainer(path.join(work, "image", "container"));
     containerDir = container.dir;
     await linkDependencies(containerDir, Object.keys(container.dependencies));
   });
 
-  it("runs the migration job's entry through the Cloud SQL connector against a fresh database", {
+  it("runs the migration job as the built-in migrator on a Cloud-SQL-like fresh database, granting the IAM users", {
     timeout: 120_000,
   }, async () => {
-    const cloudSql = await cloudSqlDatabase();
-    const migrate = await startContainerEntry(containerDir, "migrate.js", await freePort(), {
-      ...cloudSql,
-      METADATA_SERVER_DETECTION: "assume-present",
-      LOG_FORMAT: "json",
-    });
+    await standUpTheCloud();
+    const unit = { env: settings.migrate.env, secrets: settings.migrate.secrets };
+    const env: Record<string, string> = {
+      ...(await localEnv(settings, unit, standIns)),
+      ...emulatorEnv,
+      ...cloudSqlOf(functionsSql),
+    };
+    expect(env["SVC_DB_USER"]).toBe(db.migrator);
+    const migrate = await startEntry(containerDir, "migrate.js", env);
     const [code] = (await once(migrate.child, "exit")) as [number | null];
     expect(code, migrate.output()).toBe(0);
     expect(migrate.output()).toContain("the schema is current");
-
-    idp = await startTestIdp({ audience: CLIENT_ID });
-    closers.push(() => idp.close());
-    lb = await startLoadBalancer(
-      resource(tf, "google_compute_url_map", "api") as UrlMap,
-      () => backends,
-      routed,
+    expect(migrate.output()).toContain(`functions' rights granted to ${db.functions}`);
+    expect(migrate.output()).toContain(`event stream service rights granted to ${db.events}`);
+    // A certificate asked for without a token: the built-in user's password login, not an IAM one.
+    expect(functionsSql.connections).toContain("cert-login");
+    const owners = await sqlAs(
+      db.migrator,
+      "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'",
     );
-    closers.push(() => lb.close());
-    env = await terraformEnvironment(cloudSql);
+    expect(owners).toEqual([{ tableowner: db.migrator }]);
   });
 
   it("starts every function on plain Node with terraform's environment, and the SSE service", {
@@ -277,14 +294,18 @@ describe("the deployment rehearsal", () => {
     const targets = Object.keys(cloudFunctions);
     for (const [i, target] of targets.entries()) {
       if (i === Math.floor(targets.length / 2)) await anchor();
+      const env = await functionEnv(target);
       // Started twice, the better start counted: one sample on a shared machine is mostly noise.
       const probe = probeOf(cloudFunctions[target]);
-      let best = Number.POSITIVE_INFINITY;
+      let best = { target, loadedMs: Number.POSITIVE_INFINITY, ms: Number.POSITIVE_INFINITY };
       for (const attempt of [1, 2]) {
         const started = performance.now();
         const proc = await startBundle(path.join(functionsDir, target), target, env);
+        await listening(proc, 60_000);
+        const loadedMs = performance.now() - started;
         const res = await firstAnswer(proc, probe.pathname, probe.init, 60_000);
-        best = Math.min(best, performance.now() - started);
+        const ms = performance.now() - started;
+        if (ms < best.ms) best = { target, loadedMs, ms };
         const body = await res.text();
         expect(
           res.status,
@@ -293,11 +314,17 @@ describe("the deployment rehearsal", () => {
         if (attempt === 1) await proc.stop();
         else processes.set(target, proc);
       }
-      coldStarts.push({ target, ms: best });
+      coldStarts.push(best);
       backends.set(target, processes.get(target)?.url ?? "");
     }
     await anchor();
-    const sse = await startContainerEntry(containerDir, "sse.js", await freePort(), env);
+    // terraform/events.tf: the functions' settings with the SSE service's own database user.
+    expect(
+      JSON.stringify(resource(await loadTerraform(), "google_cloud_run_v2_service", "events")),
+    ).toContain(SSE_ENV_EXPRESSION);
+    const sseEnv = { ...(await localEnv(settings, { env: settings.sse }, standIns)), ...emulatorEnv };
+    expect(sseEnv["SVC_DB_IAM_USER"]).toBe(db.events);
+    const sse = await startEntry(containerDir, "sse.js", { ...sseEnv, ...cloudSqlOf(eventsSql) });
     processes.set("sse-service", sse);
     const health = await firstAnswer(sse, "/healthz", {}, 60_000);
     expect(health.status, sse.output()).toBe(200);
@@ -343,20 +370,7 @@ describe("the deployment rehearsal", () => {
     timeout: 120_000,
   }, async () => {
     const token = await idp.token(ADMIN, { audience: CLIENT_ID });
-    const call = async (method: string, url: string, body?: unknown) => {
-      const res = await fetch(`${lb.url}${url}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      expect(res.status, `${method} ${url}: ${text}`).toBeLessThan(300);
-      return text ? JSON.parse(text) : undefined;
-    };
-    const org = `r${randomBytes(4).toString("hex")}`;
-    const repo = `${org}/docs`;
-    await call("POST", "/orgs", { name: org });
-    await call("POST", "/repos", { owner: org, name: repo });
+    const repo = await newRepo(token);
 
     const received: unknown[] = [];
     const receiver = http.createServer((req, res) => {
@@ -371,7 +385,7 @@ describe("the deployment rehearsal", () => {
     await once(receiver, "listening");
     closers.push(() => new Promise((r) => receiver.close(r)));
     const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    await call("POST", "/subscriptions", { repo, backend: "webhook", config: { url: hook } });
+    await call(token, "POST", "/subscriptions", { repo, backend: "webhook", config: { url: hook } });
 
     // The stream, through the load balancer, before the commit.
     const ac = new AbortController();
@@ -393,33 +407,53 @@ describe("the deployment rehearsal", () => {
       return streamed.includes("com.svc.commit.created");
     })();
 
-    await call("POST", `/repos/${repo}/-/commit`, {
+    await call(token, "POST", `/repos/${repo}/-/commit`, {
       branch: "main",
       message: "rehearse",
       files: [{ path: "README.md", content: Buffer.from("# rehearsal\n").toString("base64") }],
     });
     expect(await Promise.race([sawCommit, sleep(20_000).then(() => false)]), streamed).toBe(true);
 
-    if (!PIECES.webhookEnqueuedAfterCommit) {
-      // As Cloud Scheduler does every minute: the sweep creates the tasks the commit did not.
-      const fn = new URL(backends.get("webhookDelivery") ?? "");
-      const sweep = await fetch(`${fn.origin}/webhook-sweep`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${await idp.token(INVOKER, { audience: `https://${fn.host}/webhook-sweep` })}`,
-          "content-type": "application/json",
-        },
-        body: "{}",
-      });
-      expect(sweep.status, await sweep.text()).toBeLessThan(300);
-    }
-    const deadline = Date.now() + 30_000;
+    // Nothing calls /webhook-sweep (Cloud Scheduler's minute): the commit's own task delivers it.
+    const deadline = Date.now() + 20_000;
     while (received.length === 0 && Date.now() < deadline) await sleep(50);
     expect(JSON.stringify(received)).toContain("com.svc.commit.created");
+    // Each service logged in through the connector as its own IAM user (each fake knows one).
+    expect(functionsSql.connections).toContain("iam-login");
+    expect(new Set(eventsSql.connections)).toEqual(new Set(["iam-login"]));
   });
 
-  it.skipIf(!PIECES.ciWired)("queues a CI job for the commit and lets a worker claim it", () => {
-    // PIECES.ciWired: commit a `.svc/ci.yaml`, then `POST /claim` with the worker's credentials.
+  it("queues a CI job for a commit (no sweep), which a worker pod's projected token claims", {
+    timeout: 60_000,
+  }, async () => {
+    const token = await idp.token(ADMIN, { audience: CLIENT_ID });
+    const repo = await newRepo(token);
+    const pod = k8s.addWorkerPod({ name: "ci-worker-1-abcde" });
+    const claim = () =>
+      fetch(`${lb.url}/claim`, { method: "POST", headers: { authorization: `Bearer ${pod}` } });
+    expect((await claim()).status, "nothing queued yet").toBe(204);
+    const committed = Date.now();
+    await call(token, "POST", `/repos/${repo}/-/commit`, {
+      branch: "main",
+      message: "add CI",
+      files: [{ path: ".svc/ci.yaml", content: Buffer.from(ciYaml(["docs/lint"])).toString("base64") }],
+    });
+    let job: Record<string, unknown> | undefined;
+    while (!job) {
+      const res = await claim();
+      if (res.status === 200) job = (await res.json()) as Record<string, unknown>;
+      else expect(res.status, await res.text()).toBe(204);
+      expect(Date.now() - committed, "the job was not queued within 20 s").toBeLessThan(20_000);
+      await sleep(50);
+    }
+    expect(routed.at(-1)?.group).toBe("scheduler");
+    expect(job).toMatchObject({
+      repo,
+      branch: "main",
+      status: "claimed",
+      claimed_by: "k8s:ci/ci-worker-1-abcde",
+    });
+    expect(k8s.requests.some((r) => r.path.endsWith("/tokenreviews"))).toBe(true);
   });
 
   it(`reports each function's cold start, at most ${COLD_START_RATIO_TARGET}× a hello world's`, () => {
@@ -428,7 +462,7 @@ describe("the deployment rehearsal", () => {
     const met = (ms: number) => ms <= COLD_START_RATIO_TARGET * anchor;
     const rows = coldStarts.map(
       (c) =>
-        `| ${c.target} | ${c.ms.toFixed(0)} | ${(c.ms / anchor).toFixed(2)}× | ${met(c.ms) ? "yes" : "**no**"} |`,
+        `| ${c.target} | ${c.loadedMs.toFixed(0)} | ${c.ms.toFixed(0)} | ${(c.ms / anchor).toFixed(2)}× | ${met(c.ms) ? "yes" : "**no**"} |`,
     );
     // A machine busier than its CPUs (other work, other test runs) times its queue, not the code:
     // the table is still printed, but the target is judged only on a machine with CPU to spare.
@@ -437,8 +471,8 @@ describe("the deployment rehearsal", () => {
     console.info(
       [
         `hello world (Functions Framework, same run): ${anchors.map((a) => a.toFixed(0)).join(" / ")} ms, median ${anchor.toFixed(0)} ms`,
-        `| function | process start to first answer, ms | to hello world | ≤ ${COLD_START_RATIO_TARGET}× |`,
-        "|---|---:|---:|---|",
+        `| function | to listening (code loaded), ms | to first answer (context built), ms | to hello world | ≤ ${COLD_START_RATIO_TARGET}× |`,
+        "|---|---:|---:|---:|---|",
         ...rows,
         judged
           ? ""

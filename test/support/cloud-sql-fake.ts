@@ -134,7 +134,11 @@ export interface FakeBackend {
   login: { user: string; password: string };
 }
 
-export async function startCloudSqlFake(postgres: FakeBackend): Promise<CloudSqlFake> {
+/** `accessToken`: the one the metadata server hands out (another fake may expect the same one). */
+export async function startCloudSqlFake(
+  postgres: FakeBackend,
+  opts: { accessToken?: string } = {},
+): Promise<CloudSqlFake> {
   const ca = certificateAuthority();
   const serverCert = ca.issue(`/CN=${PROJECT}:${INSTANCE}`);
   const connections: string[] = [];
@@ -167,7 +171,7 @@ export async function startCloudSqlFake(postgres: FakeBackend): Promise<CloudSql
   );
   const ip = await listenOnOwnLoopback(instance);
 
-  const accessToken = `ya29.fake-${Math.random().toString(36).slice(2)}`;
+  const accessToken = opts.accessToken ?? `ya29.fake-${Math.random().toString(36).slice(2)}`;
   const certRequests: CloudSqlFake["certRequests"] = [];
   const base = `/sql/v1beta4/projects/${PROJECT}/instances/${INSTANCE}`;
   const api = http.createServer(async (req, res) => {

@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
-import type { BundleProcess } from "../../scripts/bundle-process.ts";
 import { groupOf, routeRequest, type UrlMap } from "../fast/deploy/urlmap.ts";
 
 /**
- * The parts of Google Cloud that the rehearsal (./rehearsal.test.ts) puts in front of the built
- * processes: the load balancer (terraform's URL map, followed rule by rule) and the front of a
- * private function that adds the caller's OIDC token (what Cloud Tasks does for a task).
+ * The parts of Google Cloud that the rehearsal (test/rehearsal/) and the topology (./topology.ts)
+ * put in front of the built processes: the load balancer (terraform's URL map, followed rule by
+ * rule), the front of a private function that adds the caller's OIDC token (what Cloud Tasks does
+ * for a task), and the instance metadata server's token endpoint.
  */
 
 export interface Front {
@@ -58,13 +56,14 @@ async function listen(server: http.Server): Promise<Front> {
 export function startLoadBalancer(
   map: UrlMap,
   backends: () => Map<string, string>,
-  routed: { url: string; group: string }[],
+  routed: { url: string; group: string }[] = [],
+  host = "quire.example.com",
 ): Promise<Front> {
   const server = http.createServer((req, res) => {
     const headers = Object.fromEntries(
       Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : [])),
     );
-    const group = groupOf(routeRequest(map, { host: "quire.example.com", url: req.url ?? "/", headers }));
+    const group = groupOf(routeRequest(map, { host, url: req.url ?? "/", headers }));
     routed.push({ url: req.url ?? "/", group });
     const target = backends().get(group);
     if (target === undefined) {
@@ -94,33 +93,12 @@ export function startTokenFront(
   return listen(server);
 }
 
-/**
- * The container's `node sse.js`, as Cloud Run runs the SSE service: plain Node in the image's
- * folder, PORT set.
- */
-export async function startContainerEntry(
-  dir: string,
-  entry: string,
-  port: number,
-  env: Record<string, string>,
-): Promise<BundleProcess> {
-  const { NODE_OPTIONS: _loaders, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, [path.join(dir, entry)], {
-    cwd: dir,
-    env: { ...inherited, ...env, PORT: String(port), NODE_ENV: "production" },
-    stdio: ["ignore", "pipe", "pipe"],
+/** The instance metadata server's token endpoint: the service account's access token. */
+export function startMetadataServer(accessToken: string): Promise<Front & { host: string }> {
+  const server = http.createServer((req, res) => {
+    if (req.headers["metadata-flavor"] !== "Google") return void res.writeHead(403).end();
+    res.writeHead(200, { "content-type": "application/json", "metadata-flavor": "Google" });
+    res.end(JSON.stringify({ access_token: accessToken, expires_in: 3599, token_type: "Bearer" }));
   });
-  let output = "";
-  child.stdout?.on("data", (c) => (output += c));
-  child.stderr?.on("data", (c) => (output += c));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    output: () => output,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
-  };
+  return listen(server).then((front) => ({ ...front, host: new URL(front.url).host }));
 }
