@@ -2,7 +2,8 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { isLoopbackHost, secureUrlSetting } from "../shared/config.ts";
-import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from "./image/layers.ts";
+import type { ImageLimits } from "./image/layers.ts";
+import { imageLimitSettings, integerSetting } from "./image/limits-env.ts";
 
 /**
  * The worker's settings, all from the environment (docs/ci-worker.md has the table). Validated
@@ -46,20 +47,6 @@ const duration = (fallback: string, minMs: number, maxMs: number) =>
       return ms;
     });
 
-const integer = (fallback: number, min: number, max: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === "") return fallback;
-      const n = Number(v.trim());
-      if (!/^\d+$/.test(v.trim()) || n < min || n > max) {
-        ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
 /** The scheduler gets the worker's credential: https, or http on this machine only. */
 const schedulerUrl = secureUrlSetting("http://127.0.0.1:8080");
 
@@ -93,7 +80,7 @@ const workerEnvSchema = z.object({
   SVC_CI_DOCKER_CONFIG: text,
   SVC_CI_CHECK_NETWORK: z.enum(["none", "on"], "must be none or on").default("none"),
   SVC_CI_CHECK_TIMEOUT: duration("30m", 1000, 24 * 3_600_000),
-  SVC_CI_LOG_CAP_BYTES: integer(10 * MIB, 1024, 512 * MIB),
+  SVC_CI_LOG_CAP_BYTES: integerSetting(10 * MIB, 1024, 512 * MIB),
   SVC_CI_POLL_INTERVAL: duration("10s", 10, 3_600_000),
   SVC_CI_HEARTBEAT_INTERVAL: duration("30s", 10, 60_000),
   SVC_CI_SHUTDOWN_GRACE: duration("20s", 0, 3_600_000),
@@ -103,10 +90,9 @@ const workerEnvSchema = z.object({
     .min(1)
     .default(path.join(homedir(), ".cache", "quire-worker")),
   SVC_CI_WORK_DIR: z.string().trim().min(1).default(tmpdir()),
-  SVC_CI_ARCHIVE_MAX_BYTES: integer(2048 * MIB, 1, Number.MAX_SAFE_INTEGER),
-  SVC_CI_ARCHIVE_MAX_FILES: integer(200_000, 1, 10_000_000),
-  SVC_CI_IMAGE_MAX_BYTES: integer(DEFAULT_IMAGE_LIMITS.maxBytes, 1, Number.MAX_SAFE_INTEGER),
-  SVC_CI_IMAGE_MAX_ENTRIES: integer(DEFAULT_IMAGE_LIMITS.maxEntries, 1, 100_000_000),
+  SVC_CI_ARCHIVE_MAX_BYTES: integerSetting(2048 * MIB, 1, Number.MAX_SAFE_INTEGER),
+  SVC_CI_ARCHIVE_MAX_FILES: integerSetting(200_000, 1, 10_000_000),
+  ...imageLimitSettings,
   LOG_FORMAT: z.enum(["json", "text"]).default("json"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
@@ -161,19 +147,4 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     image: { maxBytes: e.SVC_CI_IMAGE_MAX_BYTES, maxEntries: e.SVC_CI_IMAGE_MAX_ENTRIES },
     log: { format: e.LOG_FORMAT, level: e.LOG_LEVEL },
   };
-}
-
-/**
- * The image limits alone, from the same variables: `quire ci run --local` runs checks with the
- * worker's runner and none of its other settings. Throws with every bad variable named.
- */
-export function imageLimitsFromEnv(env: Record<string, string | undefined>): ImageLimits {
-  const schema = workerEnvSchema.pick({ SVC_CI_IMAGE_MAX_BYTES: true, SVC_CI_IMAGE_MAX_ENTRIES: true });
-  const parsed = schema.safeParse({
-    SVC_CI_IMAGE_MAX_BYTES: env["SVC_CI_IMAGE_MAX_BYTES"],
-    SVC_CI_IMAGE_MAX_ENTRIES: env["SVC_CI_IMAGE_MAX_ENTRIES"],
-  });
-  if (!parsed.success)
-    throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; "));
-  return { maxBytes: parsed.data.SVC_CI_IMAGE_MAX_BYTES, maxEntries: parsed.data.SVC_CI_IMAGE_MAX_ENTRIES };
 }

@@ -104,7 +104,7 @@ async function runChecks(
   limits: { network: "none" | "on"; timeoutMs: number },
 ): Promise<{ name: string; result: CheckResult }[]> {
   const { createCheckRunner } = await import("../../worker/check/runner.ts");
-  const { imageLimitsFromEnv } = await import("../../worker/config.ts");
+  const { imageLimitsFromEnv } = await import("../../worker/image/limits-env.ts");
   let imageLimits: ImageLimits;
   try {
     imageLimits = imageLimitsFromEnv(env.env);

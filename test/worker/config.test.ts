@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  DEFAULT_TOKEN_FILE,
-  imageLimitsFromEnv,
-  loadWorkerConfig,
-  parseDuration,
-} from "../../worker/config.ts";
+import { DEFAULT_TOKEN_FILE, loadWorkerConfig, parseDuration } from "../../worker/config.ts";
+import { imageLimitsFromEnv } from "../../worker/image/limits-env.ts";
 import { withJitter } from "../../worker/loop.ts";
 
 describe("the worker's configuration", () => {
