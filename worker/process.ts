@@ -3,12 +3,12 @@ import { createLogger } from "../shared/log.ts";
 import type { RunCheck, RunnerOptions } from "./check/types.ts";
 import { loadWorkerConfig } from "./config.ts";
 import { describeError, runLoop } from "./loop.ts";
-import { removeStaleWorkspaces } from "./sandbox/workspace.ts";
+import { removeStaleDirectories } from "./owned-directory.ts";
 
 /**
- * How long past the check timeout a copy of another pid namespace (a worker container sharing the
- * work directory, or this one before a restart) may stay: no check of the same configuration
- * lives that long.
+ * How long past the check timeout a job's or check's directory of another pid namespace (a worker
+ * container sharing the work directory, or this one before a restart) may stay: no job of the
+ * same configuration lives that long (its checks run side by side).
  */
 const STALE_MARGIN_MS = 3_600_000;
 
@@ -59,7 +59,7 @@ export async function runWorkerProcess(
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
-  await removeStaleCopies(config.workDir, config.checkTimeoutMs + STALE_MARGIN_MS, log);
+  await removeLeftovers(config.workDir, config.checkTimeoutMs + STALE_MARGIN_MS, log);
   const runCheck = makeRunner({
     cacheDir: config.cacheDir,
     insecureRegistries: config.insecureRegistries,
@@ -97,17 +97,20 @@ export async function runWorkerProcess(
   }
 }
 
-/** A worker killed outright leaves its checks' copies of the source behind: remove them at start. */
-async function removeStaleCopies(
+/**
+ * A worker killed outright leaves its job's directory and its checks' copies of the source behind:
+ * remove them at start.
+ */
+async function removeLeftovers(
   workDir: string,
   olderThanMs: number,
   log: ReturnType<typeof createLogger>,
 ): Promise<void> {
   try {
-    const removed = await removeStaleWorkspaces(workDir, olderThanMs);
-    if (removed.length > 0) log.info({ workDir, removed }, "removed checks' copies a stopped worker left");
+    const removed = await removeStaleDirectories(workDir, olderThanMs);
+    if (removed.length > 0) log.info({ workDir, removed }, "removed the directories a stopped worker left");
   } catch (err) {
     // Only disk space is at stake: the worker still runs.
-    log.warn({ err: describeError(err), workDir }, "could not remove stale copies of the source");
+    log.warn({ err: describeError(err), workDir }, "could not remove the directories a stopped worker left");
   }
 }

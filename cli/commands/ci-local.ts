@@ -122,8 +122,8 @@ async function runChecks(
   // Each check's copy of the source goes here; a run killed outright (^C twice, a closed terminal)
   // left its copies behind, which the next run removes.
   const stagingDir = os.tmpdir();
-  const { removeStaleWorkspaces } = await import("../../worker/sandbox/workspace.ts");
-  await removeStaleWorkspaces(stagingDir, LOCAL_STALE_AFTER_MS).catch(() => []);
+  const { removeStaleDirectories } = await import("../../worker/owned-directory.ts");
+  await removeStaleDirectories(stagingDir, LOCAL_STALE_AFTER_MS).catch(() => []);
   const runCheck = createCheckRunner({
     cacheDir: env.env["SVC_CI_CACHE_DIR"] ?? path.join(os.homedir(), ".cache", "quire", "images"),
     insecureRegistries: insecure.map((s) => s.trim()),

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
-import { copyLeftByKilledProcess } from "../support/stale-workspace.ts";
+import { leftByKilledProcess } from "../support/stale-workspace.ts";
 import { runQuire } from "./support.ts";
 
 /**
@@ -122,7 +122,7 @@ describe("quire ci run --local", () => {
 
   it("removes the copies of the source a run killed outright left in the temporary folder", async () => {
     const temporary = await mkdtemp(path.join(home, "tmp-"));
-    const stale = await copyLeftByKilledProcess(temporary, await folder("stale-source", "", {}));
+    const stale = await leftByKilledProcess(temporary, await folder("stale-source", "", {}));
     await mkdir(path.join(temporary, "Others"));
     const dir = await folder("after-crash", ciYaml(image).split("  - name: fails")[0] ?? "", {
       "notes.md": "not committed\n",
@@ -135,7 +135,7 @@ describe("quire ci run --local", () => {
     // What is left: the folder of this run's logs (not a working copy), and what was not ours.
     const left = (await readdir(temporary)).filter((name) => !name.startsWith("quire-ci-local-"));
     expect(left).toEqual(["Others"]);
-    expect(stale.startsWith(temporary)).toBe(true);
+    expect(stale.copy.startsWith(temporary)).toBe(true);
   });
 
   it("copies the folder's symbolic links as written, so relative ones work and name no host path", async () => {

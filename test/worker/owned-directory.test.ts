@@ -2,14 +2,15 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeF
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorkspace, removeStaleWorkspaces } from "../../worker/sandbox/workspace.ts";
-import { copyLeftByKilledProcess } from "../support/stale-workspace.ts";
+import { createOwnedDirectory, removeStaleDirectories } from "../../worker/owned-directory.ts";
+import { createWorkspace } from "../../worker/sandbox/workspace.ts";
+import { leftByKilledProcess } from "../support/stale-workspace.ts";
 import { spawnWorker } from "./support.ts";
 
 /**
- * Each check's copy of the source, made in the work directory under a random name with a marker
- * naming its process beside it; copies left by a process killed outright are removed at the next
- * start, and nothing else in the directory is touched.
+ * Each job's directory and each check's copy of the source, made in the work directory under a
+ * random name with a marker naming its process beside it; those left by a process killed outright
+ * are removed at the next start, and nothing else in the directory is touched.
  */
 let scratch: string;
 let source: string;
@@ -36,7 +37,7 @@ const exists = (file: string) =>
 async function plantCopy(staging: string, name: string, owner: object): Promise<void> {
   await mkdir(path.join(staging, name));
   await writeFile(path.join(staging, name, "file"), "x");
-  await writeFile(path.join(staging, `.${name}.quire-check`), JSON.stringify(owner));
+  await writeFile(path.join(staging, `.${name}.quire-owner`), JSON.stringify(owner));
 }
 
 async function ourOwner() {
@@ -46,13 +47,15 @@ async function ourOwner() {
   };
 }
 
-describe("checks' copies of the source", () => {
-  it("removes the copy of a process killed outright, and nothing else", async () => {
+describe("the work directory's job folders and copies of the source", () => {
+  it("removes what a process killed outright left, and nothing else", async () => {
     const staging = await mkdtemp(path.join(scratch, "work-"));
-    const stale = await copyLeftByKilledProcess(staging, source);
-    expect(path.dirname(stale)).toBe(staging);
-    expect(path.basename(stale)).toMatch(/^[A-Za-z0-9]{6}$/);
-    expect(await readFile(path.join(stale, "README.md"), "utf8")).toBe("hello\n");
+    const stale = await leftByKilledProcess(staging, source);
+    expect(path.dirname(stale.copy)).toBe(staging);
+    expect(path.basename(stale.copy)).toMatch(/^[A-Za-z0-9]{6}$/);
+    expect(path.basename(stale.job)).toMatch(/^quire-job-[A-Za-z0-9]{6}$/);
+    expect(await readFile(path.join(stale.copy, "README.md"), "utf8")).toBe("hello\n");
+    const liveJob = await createOwnedDirectory(staging, "quire-job-");
     const live = await createWorkspace({
       sourceDir: source,
       stagingDir: staging,
@@ -69,20 +72,24 @@ describe("checks' copies of the source", () => {
     await symlink(outside, path.join(staging, "Linked"));
     // Our own pid, with a start time it never had: the pid was reused, its maker is gone.
     const reused = { ...(await ourOwner()), pid: process.pid, start: "1", createdAt: Date.now() };
-    await writeFile(path.join(staging, ".Linked.quire-check"), JSON.stringify(reused));
+    await writeFile(path.join(staging, ".Linked.quire-owner"), JSON.stringify(reused));
 
-    const removed = await removeStaleWorkspaces(staging, HOUR);
+    const removed = await removeStaleDirectories(staging, HOUR);
 
-    expect(removed.sort()).toEqual([path.basename(stale), "Linked"].sort());
-    expect(await exists(stale)).toBe(false);
+    expect(removed.sort()).toEqual([path.basename(stale.copy), path.basename(stale.job), "Linked"].sort());
+    expect(await exists(stale.copy)).toBe(false);
+    expect(await exists(stale.job)).toBe(false);
     expect(await readFile(path.join(outside, "precious"), "utf8")).toBe("keep");
-    const liveName = path.basename(live.src);
+    const liveNames = [path.basename(live.src), path.basename(liveJob.path)];
     expect((await readdir(staging)).sort()).toEqual(
-      ["Abcdef", "Linked", "notes.txt", "quire-job-x1", liveName, `.${liveName}.quire-check`].sort(),
+      [
+        ...["Abcdef", "Linked", "notes.txt", "quire-job-x1"],
+        ...liveNames.flatMap((name) => [name, `.${name}.quire-owner`]),
+      ].sort(),
     );
     await live.dispose();
-    expect(await exists(live.src)).toBe(false);
-    expect(await exists(path.join(staging, `.${liveName}.quire-check`))).toBe(false);
+    await liveJob.remove();
+    expect((await readdir(staging)).sort()).toEqual(["Abcdef", "Linked", "notes.txt", "quire-job-x1"]);
   });
 
   it("judges a copy of another pid namespace or a damaged marker by its age alone", async () => {
@@ -91,18 +98,18 @@ describe("checks' copies of the source", () => {
     await plantCopy(staging, "OldOne", { ...elsewhere, createdAt: Date.now() - 2 * HOUR });
     await plantCopy(staging, "NewOne", { ...elsewhere, createdAt: Date.now() });
     await mkdir(path.join(staging, "Broken"));
-    await writeFile(path.join(staging, ".Broken.quire-check"), "{");
-    expect(await removeStaleWorkspaces(staging, HOUR)).toEqual(["OldOne"]);
+    await writeFile(path.join(staging, ".Broken.quire-owner"), "{");
+    expect(await removeStaleDirectories(staging, HOUR)).toEqual(["OldOne"]);
     expect((await readdir(staging)).sort()).toEqual(
-      ["Broken", ".Broken.quire-check", "NewOne", ".NewOne.quire-check"].sort(),
+      ["Broken", ".Broken.quire-owner", "NewOne", ".NewOne.quire-owner"].sort(),
     );
     // The damaged marker is fresh; once older than the bound, it goes too.
-    expect((await removeStaleWorkspaces(staging, -1)).sort()).toEqual(["Broken", "NewOne"]);
+    expect((await removeStaleDirectories(staging, -1)).sort()).toEqual(["Broken", "NewOne"]);
   });
 
   it("is removed by the worker when it starts, before it claims anything", async () => {
     const staging = await mkdtemp(path.join(scratch, "work-"));
-    const stale = await copyLeftByKilledProcess(staging, source);
+    const stale = await leftByKilledProcess(staging, source);
     // No scheduler listens there: the worker starts, cleans up, fails its one claim and exits.
     const worker = spawnWorker({
       SVC_CI_SCHEDULER_URL: "http://127.0.0.1:9",
@@ -112,8 +119,8 @@ describe("checks' copies of the source", () => {
     });
     const { code } = await worker.exited;
     expect(code, worker.output()).toBe(1);
-    expect(worker.output()).toContain("removed checks' copies a stopped worker left");
+    expect(worker.output()).toContain("removed the directories a stopped worker left");
     expect(await readdir(staging)).toEqual([]);
-    expect(await exists(stale)).toBe(false);
+    expect(await exists(stale.copy)).toBe(false);
   });
 });
