@@ -1,3 +1,4 @@
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { createLogger } from "../shared/log.ts";
 import type { RunCheck, RunnerOptions } from "./check/types.ts";
@@ -11,6 +12,8 @@ import { removeStaleDirectories } from "./owned-directory.ts";
  * same configuration lives that long (its checks run side by side).
  */
 const STALE_MARGIN_MS = 3_600_000;
+/** The same for an unpacking image in `<cacheDir>/tmp/` of another pid namespace. */
+const PULL_STALE_AFTER_MS = 25 * 3_600_000;
 
 /**
  * The worker as a process: arguments, configuration, logger, signals, exit code. `makeRunner`
@@ -60,6 +63,8 @@ export async function runWorkerProcess(
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   await removeLeftovers(config.workDir, config.checkTimeoutMs + STALE_MARGIN_MS, log);
+  // A pull another check shares outlives the check that started it: a day is safer for the cache.
+  await removeLeftovers(path.join(config.cacheDir, "tmp"), PULL_STALE_AFTER_MS, log);
   const runCheck = makeRunner({
     cacheDir: config.cacheDir,
     insecureRegistries: config.insecureRegistries,
@@ -98,19 +103,22 @@ export async function runWorkerProcess(
 }
 
 /**
- * A worker killed outright leaves its job's directory and its checks' copies of the source behind:
- * remove them at start.
+ * A worker killed outright leaves its job's directory, its checks' copies of the source and the
+ * image it was unpacking behind: remove them at start.
  */
 async function removeLeftovers(
-  workDir: string,
+  directory: string,
   olderThanMs: number,
   log: ReturnType<typeof createLogger>,
 ): Promise<void> {
   try {
-    const removed = await removeStaleDirectories(workDir, olderThanMs);
-    if (removed.length > 0) log.info({ workDir, removed }, "removed the directories a stopped worker left");
+    const removed = await removeStaleDirectories(directory, olderThanMs);
+    if (removed.length > 0) log.info({ directory, removed }, "removed the directories a stopped worker left");
   } catch (err) {
     // Only disk space is at stake: the worker still runs.
-    log.warn({ err: describeError(err), workDir }, "could not remove the directories a stopped worker left");
+    log.warn(
+      { err: describeError(err), directory },
+      "could not remove the directories a stopped worker left",
+    );
   }
 }

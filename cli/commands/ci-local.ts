@@ -120,12 +120,14 @@ async function runChecks(
   }
   const insecure = (env.env["SVC_CI_INSECURE_REGISTRIES"] ?? "").split(",").filter((s) => s.trim() !== "");
   // Each check's copy of the source goes here; a run killed outright (^C twice, a closed terminal)
-  // left its copies behind, which the next run removes.
+  // left its copies there, and maybe an image half unpacked in the cache: the next run removes them.
   const stagingDir = os.tmpdir();
+  const cacheDir = env.env["SVC_CI_CACHE_DIR"] ?? path.join(os.homedir(), ".cache", "quire", "images");
   const { removeStaleDirectories } = await import("../../worker/owned-directory.ts");
-  await removeStaleDirectories(stagingDir, LOCAL_STALE_AFTER_MS).catch(() => []);
+  for (const directory of [stagingDir, path.join(cacheDir, "tmp")])
+    await removeStaleDirectories(directory, LOCAL_STALE_AFTER_MS).catch(() => []);
   const runCheck = createCheckRunner({
-    cacheDir: env.env["SVC_CI_CACHE_DIR"] ?? path.join(os.homedir(), ".cache", "quire", "images"),
+    cacheDir,
     insecureRegistries: insecure.map((s) => s.trim()),
     imageLimits,
     stagingDir,

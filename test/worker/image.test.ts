@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -138,6 +139,28 @@ describe("pulling", () => {
       rootfs: path.basename(pulled.rootfs),
       env: pulled.env,
     });
+  });
+
+  it("unpacks in a directory of tmp/ marked as this process's, so a killed pull is cleaned up", async () => {
+    // What tmp/ holds while the registry sends a blob: the pull's directory and its marker.
+    const seen: string[][] = [];
+    await withFront(
+      {
+        tamper: (kind, body) => {
+          if (kind === "blobs") seen.push(readdirSync(path.join(lastCacheDir, "tmp")).sort());
+          return body;
+        },
+      },
+      async (front) => (await storeFor(front.host)).pull(onFront(front, busybox.ref)),
+    );
+    expect(seen.length).toBeGreaterThan(0);
+    for (const names of seen) {
+      expect(names).toHaveLength(2);
+      const [marker, directory] = names;
+      expect(directory).toMatch(/^[A-Za-z0-9]{6}$/);
+      expect(marker).toBe(`.${directory}.quire-owner`);
+    }
+    expect(await readdir(path.join(lastCacheDir, "tmp"))).toEqual([]);
   });
 
   it("lets two worker processes pull one image into one cache: the first indexed wins", async () => {

@@ -110,6 +110,9 @@ describe("the work directory's job folders and copies of the source", () => {
   it("is removed by the worker when it starts, before it claims anything", async () => {
     const staging = await mkdtemp(path.join(scratch, "work-"));
     const stale = await leftByKilledProcess(staging, source);
+    // The same marked directories in the cache's tmp/, as an image pull killed half way leaves them.
+    await mkdir(path.join(scratch, "cache", "tmp"), { recursive: true });
+    const cacheDebris = await leftByKilledProcess(path.join(scratch, "cache", "tmp"), source);
     // No scheduler listens there: the worker starts, cleans up, fails its one claim and exits.
     const worker = spawnWorker({
       SVC_CI_SCHEDULER_URL: "http://127.0.0.1:9",
@@ -122,5 +125,7 @@ describe("the work directory's job folders and copies of the source", () => {
     expect(worker.output()).toContain("removed the directories a stopped worker left");
     expect(await readdir(staging)).toEqual([]);
     expect(await exists(stale.copy)).toBe(false);
+    expect(await readdir(path.join(scratch, "cache", "tmp"))).toEqual([]);
+    expect(await exists(cacheDebris.job)).toBe(false);
   });
 });

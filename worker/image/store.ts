@@ -4,6 +4,7 @@ import { link, lstat, mkdir, readFile, rename, rm, unlink, writeFile } from "nod
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { createOwnedDirectory } from "../owned-directory.ts";
 import type { CredentialLookup } from "./credentials.ts";
 import { applyLayer, DEFAULT_IMAGE_LIMITS, type ImageLimits, UnpackBudget } from "./layers.ts";
 import {
@@ -170,12 +171,6 @@ export class ImageStore {
     digest: string,
     manifest: { config: Descriptor; layers: Descriptor[] },
   ): Promise<PulledImage> {
-    const temporary = path.join(
-      this.#options.cacheDir,
-      "tmp",
-      `${digest.slice(7, 19)}-${randomBytes(6).toString("hex")}`,
-    );
-    const rootfs = path.join(temporary, "rootfs");
     if (manifest.layers.length > MAX_LAYERS)
       throw new ManifestError(`the image has ${manifest.layers.length} layers, more than ${MAX_LAYERS}`);
     const budget = new UnpackBudget(this.#options.limits ?? DEFAULT_IMAGE_LIMITS);
@@ -186,8 +181,13 @@ export class ImageStore {
       throw new ManifestError(
         `the image's layers are ${announced} bytes, over the limit of ${budget.limits.maxBytes} (SVC_CI_IMAGE_MAX_BYTES)`,
       );
-    await mkdir(rootfs, { recursive: true, mode: 0o755 });
+    // Marked as this process's (worker/owned-directory.ts): the debris of a killed pull is removed
+    // at the next start, while another worker's pull in progress in a shared cache is left alone.
+    await mkdir(path.join(this.#options.cacheDir, "tmp"), { recursive: true, mode: 0o755 });
+    const { path: temporary, remove } = await createOwnedDirectory(path.join(this.#options.cacheDir, "tmp"));
+    const rootfs = path.join(temporary, "rootfs");
     try {
+      await mkdir(rootfs, { mode: 0o755 });
       const config = parseImageConfig(await this.#fetchBlobBytes(client, manifest.config));
       // Downloads run concurrently; layers are applied strictly in order as each one lands.
       const downloads = manifest.layers.map((layer, i) => {
@@ -216,7 +216,7 @@ export class ImageStore {
       await rm(tree, { recursive: true, force: true });
       return { ...winner, cached: false };
     } finally {
-      await rm(temporary, { recursive: true, force: true });
+      await remove();
     }
   }
 
