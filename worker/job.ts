@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
@@ -11,6 +11,7 @@ import { ApiError, type JobApi, jobApi } from "./api.ts";
 import { ArchiveRefused, unpackArchive } from "./archive/unpack.ts";
 import type { CheckResult, RunCheck } from "./check/types.ts";
 import type { WorkerConfig } from "./config.ts";
+import { createOwnedDirectory, type OwnedDirectory } from "./owned-directory.ts";
 
 /**
  * One claimed job, start to end, exactly the spec's workflow (docs/ci-worker.md "How it works"):
@@ -70,7 +71,7 @@ export async function runJob(job: ClaimResponse, deps: JobDeps): Promise<JobOutc
   deps.abandon?.addEventListener("abort", onAbandon, { once: true });
   if (deps.abandon?.aborted) onAbandon();
   const heartbeat = startHeartbeat(api, settings.heartbeatIntervalMs, log, stop);
-  let workDir: string | undefined;
+  let workDir: OwnedDirectory | undefined;
   try {
     log.info({ checks: job.checks }, "job claimed");
     const tokens = new Map<string, string>();
@@ -84,8 +85,9 @@ export async function runJob(job: ClaimResponse, deps: JobDeps): Promise<JobOutc
     };
     await Promise.all(job.checks.map(mint));
 
-    workDir = await mkdtemp(path.join(settings.workDir, "quire-job-"));
-    const sourceDir = path.join(workDir, "src");
+    // Marked as ours: if the worker is killed outright, the next one removes it.
+    workDir = await createOwnedDirectory(path.resolve(settings.workDir), "quire-job-");
+    const sourceDir = path.join(workDir.path, "src");
     const source = await prepareSource(api, sourceDir, settings.archive, log);
 
     const reader = await mint(job.checks[0] ?? "ci");
@@ -157,7 +159,7 @@ export async function runJob(job: ClaimResponse, deps: JobDeps): Promise<JobOutc
   } finally {
     heartbeat.stop();
     deps.abandon?.removeEventListener("abort", onAbandon);
-    if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    if (workDir) await workDir.remove().catch(() => {});
   }
 }
 

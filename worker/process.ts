@@ -1,8 +1,19 @@
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { createLogger } from "../shared/log.ts";
 import type { RunCheck, RunnerOptions } from "./check/types.ts";
 import { loadWorkerConfig } from "./config.ts";
 import { describeError, runLoop } from "./loop.ts";
+import { removeStaleDirectories } from "./owned-directory.ts";
+
+/**
+ * How long past the check timeout a job's or check's directory of another pid namespace (a worker
+ * container sharing the work directory, or this one before a restart) may stay: no job of the
+ * same configuration lives that long (its checks run side by side).
+ */
+const STALE_MARGIN_MS = 3_600_000;
+/** The same for an unpacking image in `<cacheDir>/tmp/` of another pid namespace. */
+const PULL_STALE_AFTER_MS = 25 * 3_600_000;
 
 /**
  * The worker as a process: arguments, configuration, logger, signals, exit code. `makeRunner`
@@ -51,6 +62,9 @@ export async function runWorkerProcess(
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  await removeLeftovers(config.workDir, config.checkTimeoutMs + STALE_MARGIN_MS, log);
+  // A pull another check shares outlives the check that started it: a day is safer for the cache.
+  await removeLeftovers(path.join(config.cacheDir, "tmp"), PULL_STALE_AFTER_MS, log);
   const runCheck = makeRunner({
     cacheDir: config.cacheDir,
     insecureRegistries: config.insecureRegistries,
@@ -85,5 +99,26 @@ export async function runWorkerProcess(
     clearTimeout(grace);
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
+  }
+}
+
+/**
+ * A worker killed outright leaves its job's directory, its checks' copies of the source and the
+ * image it was unpacking behind: remove them at start.
+ */
+async function removeLeftovers(
+  directory: string,
+  olderThanMs: number,
+  log: ReturnType<typeof createLogger>,
+): Promise<void> {
+  try {
+    const removed = await removeStaleDirectories(directory, olderThanMs);
+    if (removed.length > 0) log.info({ directory, removed }, "removed the directories a stopped worker left");
+  } catch (err) {
+    // Only disk space is at stake: the worker still runs.
+    log.warn(
+      { err: describeError(err), directory },
+      "could not remove the directories a stopped worker left",
+    );
   }
 }

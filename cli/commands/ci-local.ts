@@ -97,6 +97,13 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
   }
 }
 
+/**
+ * How old a copy must be before a run removes it when its maker cannot be checked from here (a
+ * process of another pid namespace sharing the temporary directory): past the longest check
+ * timeout a worker allows (24 hours).
+ */
+const LOCAL_STALE_AFTER_MS = 25 * 3_600_000;
+
 async function runChecks(
   env: CliEnv,
   checks: { name: string; image: string; steps: string[] }[],
@@ -112,10 +119,18 @@ async function runChecks(
     throw usageError((error as Error).message);
   }
   const insecure = (env.env["SVC_CI_INSECURE_REGISTRIES"] ?? "").split(",").filter((s) => s.trim() !== "");
+  // Each check's copy of the source goes here; a run killed outright (^C twice, a closed terminal)
+  // left its copies there, and maybe an image half unpacked in the cache: the next run removes them.
+  const stagingDir = os.tmpdir();
+  const cacheDir = env.env["SVC_CI_CACHE_DIR"] ?? path.join(os.homedir(), ".cache", "quire", "images");
+  const { removeStaleDirectories } = await import("../../worker/owned-directory.ts");
+  for (const directory of [stagingDir, path.join(cacheDir, "tmp")])
+    await removeStaleDirectories(directory, LOCAL_STALE_AFTER_MS).catch(() => []);
   const runCheck = createCheckRunner({
-    cacheDir: env.env["SVC_CI_CACHE_DIR"] ?? path.join(os.homedir(), ".cache", "quire", "images"),
+    cacheDir,
     insecureRegistries: insecure.map((s) => s.trim()),
     imageLimits,
+    stagingDir,
     ...(env.env["SVC_CI_DOCKER_CONFIG"] ? { dockerConfigPath: env.env["SVC_CI_DOCKER_CONFIG"] } : {}),
   });
   if (!env.out.json) env.out.note(`running ${checks.map((c) => c.name).join(", ") || "no checks"}`);

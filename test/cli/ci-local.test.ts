@@ -1,9 +1,10 @@
 import { closeSync, openSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
+import { leftByKilledProcess } from "../support/stale-workspace.ts";
 import { runQuire } from "./support.ts";
 
 /**
@@ -117,6 +118,24 @@ describe("quire ci run --local", () => {
     expect(await readFile(row?.log ?? "", "utf8")).toContain(
       "more than 10 entries (SVC_CI_IMAGE_MAX_ENTRIES)",
     );
+  });
+
+  it("removes the copies of the source a run killed outright left in the temporary folder", async () => {
+    const temporary = await mkdtemp(path.join(home, "tmp-"));
+    const stale = await leftByKilledProcess(temporary, await folder("stale-source", "", {}));
+    await mkdir(path.join(temporary, "Others"));
+    const dir = await folder("after-crash", ciYaml(image).split("  - name: fails")[0] ?? "", {
+      "notes.md": "not committed\n",
+    });
+    const res = await runQuire(["ci", "run", "--local", "--json"], home, {
+      cwd: dir,
+      env: { ...env, TMPDIR: temporary },
+    });
+    expect(res.code, res.stderr).toBe(0);
+    // What is left: the folder of this run's logs (not a working copy), and what was not ours.
+    const left = (await readdir(temporary)).filter((name) => !name.startsWith("quire-ci-local-"));
+    expect(left).toEqual(["Others"]);
+    expect(stale.copy.startsWith(temporary)).toBe(true);
   });
 
   it("copies the folder's symbolic links as written, so relative ones work and name no host path", async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { type AddressInfo, connect, createServer } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import path from "node:path";
@@ -113,6 +113,12 @@ function workerEnv(schedulerUrl = app.url): Record<string, string> {
     SVC_CI_CACHE_DIR: path.join(scratch.dir, "cache"),
     SVC_CI_WORK_DIR: scratch.dir,
   };
+}
+
+/** The directories in the work directory that a worker marked as its own (worker/owned-directory.ts). */
+async function ownedLeftovers(): Promise<string[]> {
+  const names = await readdir(scratch.dir);
+  return names.flatMap((name) => /^\.(.+)\.quire-owner$/.exec(name)?.[1] ?? []);
 }
 
 /** Waits until the push job of `sequence` is queued (deliveries are asynchronous); returns its id. */
@@ -263,6 +269,11 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     first.child.kill("SIGKILL");
     expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
     expect(await storedJob(app, id)).toMatchObject({ status: "claimed", attempt: 1 });
+    // It left its job's directory and its checks' copies, each marked as the worker's.
+    const left = await ownedLeftovers();
+    expect(left.filter((name) => name.startsWith("quire-job-"))).toHaveLength(1);
+    expect(left.filter((name) => /^[A-Za-z0-9]{6}$/.test(name)).length).toBeGreaterThanOrEqual(1);
+    for (const name of left) expect(existsSync(path.join(scratch.dir, name)), name).toBe(true);
 
     const requestToken = [...app.bearers].find((t) => /^[\w-]{43}$/.test(t));
     const jwt = [...app.bearers].find((t) => t.startsWith("eyJ"));
@@ -287,6 +298,9 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
 
     await runWorkerOnce();
     expect(await storedJob(app, id)).toMatchObject({ status: "passed", attempt: 2, token_hash: null });
+    // The second worker removed them when it started, and its own when it was done.
+    expect(await ownedLeftovers()).toEqual([]);
+    for (const name of left) expect(existsSync(path.join(scratch.dir, name)), name).toBe(false);
     const runs = await checkRunsAt(app, fx.repo, "feature-kill", head);
     expect(Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, r.status]))).toEqual({
       "e2e/escape": "passed",

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -119,7 +120,71 @@ describe("pulling", () => {
     });
     // Nothing half-done is left behind: the downloads and the unpacking happened in tmp/.
     expect(await readdir(path.join(lastCacheDir, "tmp"))).toEqual([]);
-    expect(await readdir(path.join(lastCacheDir, "images"))).toEqual([busybox.digest.replace(":", "-")]);
+    expect(await readdir(path.join(lastCacheDir, "images"))).toEqual([
+      `${busybox.digest.replace(":", "-")}.json`,
+    ]);
+  });
+
+  it("keeps each root filesystem under a random name, found through the digest's index", async () => {
+    // A step reads its root's host path in /proc/self/mountinfo: the path names no digest.
+    const store = await storeFor(registry.host);
+    const pulled = await store.pull(busybox.ref);
+    expect(pulled.rootfs).toMatch(new RegExp(`^${lastCacheDir}/r/[0-9a-f]{16}$`));
+    expect(pulled.rootfs).not.toContain(busybox.digest.slice(7, 19));
+    expect((await lstat(path.join(pulled.rootfs, "bin/busybox"))).isFile()).toBe(true);
+    // Nothing but the image: the index is beside the tree, not in it.
+    expect(await readdir(pulled.rootfs)).not.toContain("image.json");
+    const index = path.join(lastCacheDir, "images", `${busybox.digest.replace(":", "-")}.json`);
+    expect(JSON.parse(await readFile(index, "utf8"))).toEqual({
+      rootfs: path.basename(pulled.rootfs),
+      env: pulled.env,
+    });
+  });
+
+  it("unpacks in a directory of tmp/ marked as this process's, so a killed pull is cleaned up", async () => {
+    // What tmp/ holds while the registry sends a blob: the pull's directory and its marker.
+    const seen: string[][] = [];
+    await withFront(
+      {
+        tamper: (kind, body) => {
+          if (kind === "blobs") seen.push(readdirSync(path.join(lastCacheDir, "tmp")).sort());
+          return body;
+        },
+      },
+      async (front) => (await storeFor(front.host)).pull(onFront(front, busybox.ref)),
+    );
+    expect(seen.length).toBeGreaterThan(0);
+    for (const names of seen) {
+      expect(names).toHaveLength(2);
+      const [marker, directory] = names;
+      expect(directory).toMatch(/^[A-Za-z0-9]{6}$/);
+      expect(marker).toBe(`.${directory}.quire-owner`);
+    }
+    expect(await readdir(path.join(lastCacheDir, "tmp"))).toEqual([]);
+  });
+
+  it("lets two worker processes pull one image into one cache: the first indexed wins", async () => {
+    const first = await storeFor(registry.host);
+    const second = new ImageStore({
+      cacheDir: lastCacheDir,
+      insecureRegistries: [registry.host],
+      credentials: await loadDockerCredentials(undefined),
+    });
+    const [a, b] = await Promise.all([first.pull(busybox.ref), second.pull(busybox.ref)]);
+    expect(a.rootfs).toBe(b.rootfs);
+    // The loser dropped its own tree and its temporary directory.
+    expect(await readdir(path.join(lastCacheDir, "r"))).toEqual([path.basename(a.rootfs)]);
+    expect(await readdir(path.join(lastCacheDir, "tmp"))).toEqual([]);
+    expect((await lstat(path.join(a.rootfs, "bin/busybox"))).isFile()).toBe(true);
+  });
+
+  it("refuses an index that names anything but a tree of its own", async () => {
+    const store = await storeFor(registry.host);
+    const pinned = `${registry.host}/quire/busybox@${busybox.digest}`;
+    await mkdir(path.join(lastCacheDir, "images"), { recursive: true });
+    const index = path.join(lastCacheDir, "images", `${busybox.digest.replace(":", "-")}.json`);
+    await writeFile(index, JSON.stringify({ rootfs: "../../../etc", env: [] }));
+    await expect(store.pull(pinned)).rejects.toThrow(/index .* is damaged/);
   });
 
   it("pulls by digest and follows an image index to its linux/amd64 image", async () => {

@@ -15,6 +15,8 @@ import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
  */
 let registry: Awaited<ReturnType<typeof startRegistry>>;
 let image: string;
+/** The manifest digest of `image`, which a step must not be able to read. */
+let imageDigest: string;
 let run: RunCheck;
 let scratch: string;
 let sourceDir: string;
@@ -23,7 +25,7 @@ const TOKEN = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJjaGVjayJ9.job-token-signature";
 
 beforeAll(async () => {
   registry = await startRegistry();
-  image = (await pushBusyboxImage(registry.host)).ref;
+  ({ ref: image, digest: imageDigest } = await pushBusyboxImage(registry.host));
   scratch = await mkdtemp(path.join(tmpdir(), "quire-sandbox-test-"));
   sourceDir = path.join(scratch, "source");
   await mkdirWith(sourceDir, { "README.md": "hello from the repo\n" });
@@ -304,9 +306,9 @@ describe("isolation", () => {
     expect(log).toContain("unshare(0x10000000): Operation not permitted");
     // bwrap's init, the step's shell, its subshell, `ls` and `wc`: nothing of the host.
     expect(Number(log.match(/processes=(\d+)/)?.[1])).toBeLessThanOrEqual(5);
-    const images = path.join(scratch, "cache", "images");
-    for (const digest of await readdir(images)) {
-      await expect(stat(path.join(images, digest, "rootfs", "bin", "planted"))).rejects.toThrow();
+    const trees = path.join(scratch, "cache", "r");
+    for (const name of await readdir(trees)) {
+      await expect(stat(path.join(trees, name, "bin", "planted"))).rejects.toThrow();
     }
   });
 
@@ -348,7 +350,7 @@ describe("isolation", () => {
     expect(await readFile(writable, "utf8")).toBe("must-stay\n");
   });
 
-  it("shows no host path of the job's folder in /proc/self/mountinfo: only the image cache's", async () => {
+  it("shows no host path of the job or the image in /proc/self/mountinfo: only neutral names", async () => {
     // As the worker lays it out: the job's source in a quire-job-* folder of the work directory.
     const work = await mkdtemp(path.join(scratch, "work-"));
     const jobDir = await mkdtemp(path.join(work, "quire-job-"));
@@ -379,8 +381,14 @@ describe("isolation", () => {
     for (const file of ["/run/quire/token", "/etc/hosts", "/etc/resolv.conf"])
       expect(sources.get(file)).toMatch(/^\/bindfile\w+\/\/deleted$/);
     // The kernel shows a bind mount's source as its path on its file system, and nothing renames
-    // it: the root filesystem, mounted from the cache, is the one host path left (docs/ci-worker.md).
-    expect(sources.get("/")).toMatch(new RegExp(`^${cacheDir}/images/sha256-[0-9a-f]{64}/rootfs$`));
+    // it: the root filesystem is kept under a random name, so the cache's layout and the image's
+    // digest stay out of sight (docs/ci-worker.md).
+    expect(sources.get("/")).toMatch(new RegExp(`^${cacheDir}/r/[0-9a-f]{16}$`));
+    // The log's header names the image; what the step read must not.
+    const mountinfo = log.slice(log.indexOf("==> step 1/2"), log.indexOf("<== step 1 "));
+    expect(mountinfo).toContain(`${sources.get("/")} / ro,`);
+    expect(mountinfo).not.toContain(imageDigest.slice("sha256:".length, "sha256:".length + 12));
+    expect(mountinfo).not.toMatch(/sha256|\/images\/|\/rootfs/);
     const underScratch = [...sources.values()].filter((source) => source?.startsWith(scratch));
     expect(underScratch.sort()).toEqual([sources.get("/"), sources.get("/src")].sort());
   });

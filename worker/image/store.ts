@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { createOwnedDirectory } from "../owned-directory.ts";
 import type { CredentialLookup } from "./credentials.ts";
 import { applyLayer, DEFAULT_IMAGE_LIMITS, type ImageLimits, UnpackBudget } from "./layers.ts";
 import {
@@ -55,22 +56,25 @@ const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const MOUNT_DIRECTORIES = ["src", "tmp", "proc", "dev", "run/quire", "etc"];
 const MOUNT_FILES = ["etc/hosts", "etc/resolv.conf"];
 
+/** The random names of the cached trees under `<cacheDir>/r/`. */
+const TREE_NAME = /^[0-9a-f]{16}$/;
+
 function sha256(bytes: Buffer): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-async function exists(file: string): Promise<boolean> {
-  return lstat(file).then(
-    () => true,
-    () => false,
-  );
-}
-
 /**
- * Pulls images over the OCI distribution API into root filesystems cached by manifest digest under
- * `<cacheDir>/images/<digest>`. Every manifest and blob is checked against its digest before use; a
- * root filesystem is unpacked into a temporary directory and renamed into place, so a crash leaves
- * either nothing or a complete tree, and concurrent pulls of one image (in this process) share one.
+ * Pulls images over the OCI distribution API into root filesystems cached by manifest digest. Every
+ * manifest and blob is checked against its digest before use.
+ *
+ * A step reads its root filesystem's host path in /proc/self/mountinfo (the kernel shows a bind
+ * mount's source as its path on its file system), so each tree lives under a random name that says
+ * nothing, `<cacheDir>/r/<16 hex>`, and the digest leads to it through an index file beside it,
+ * `<cacheDir>/images/sha256-<hex>.json`. A tree is unpacked in `<cacheDir>/tmp/`, renamed to its
+ * random name, and only then indexed, with a hard link that fails if the index exists: a crash
+ * leaves at worst an unindexed tree, never a half one reachable, and of two worker processes
+ * pulling one image into one cache the first to index wins and the other drops its own tree.
+ * Concurrent pulls of one image in this process share one.
  */
 export class ImageStore {
   readonly #options: ImageStoreOptions;
@@ -83,8 +87,9 @@ export class ImageStore {
   async pull(image: string): Promise<PulledImage> {
     const ref = parseImageReference(image);
     // A reference pinned to an image manifest already unpacked needs no registry at all.
-    if (ref.digest && (await exists(path.join(this.#imageDir(ref.digest), "image.json")))) {
-      return this.#load(ref.digest, true);
+    if (ref.digest) {
+      const cached = await this.#lookup(ref.digest);
+      if (cached) return cached;
     }
     const client = new RegistryClient(ref.registry, ref.repository, this.#options);
     const { descriptorDigest, manifest } = await this.#resolve(
@@ -92,8 +97,8 @@ export class ImageStore {
       ref.digest ?? ref.tag ?? "latest",
       ref.digest,
     );
-    const directory = this.#imageDir(descriptorDigest);
-    if (await exists(path.join(directory, "image.json"))) return this.#load(descriptorDigest, true);
+    const cached = await this.#lookup(descriptorDigest);
+    if (cached) return cached;
     let pending = this.#inFlight.get(descriptorDigest);
     if (!pending) {
       pending = this.#unpack(client, descriptorDigest, manifest).finally(() =>
@@ -109,16 +114,27 @@ export class ImageStore {
     }
   }
 
-  #imageDir(digest: string): string {
-    return path.join(this.#options.cacheDir, "images", digest.replace(":", "-"));
+  #indexFile(digest: string): string {
+    return path.join(this.#options.cacheDir, "images", `${digest.replace(":", "-")}.json`);
   }
 
-  async #load(digest: string, cached: boolean): Promise<PulledImage> {
-    const directory = this.#imageDir(digest);
-    const meta = JSON.parse(await readFile(path.join(directory, "image.json"), "utf8")) as { env: string[] };
-    return { digest, rootfs: path.join(directory, "rootfs"), env: meta.env, cached };
+  #treeDir(name: string): string {
+    return path.join(this.#options.cacheDir, "r", name);
   }
 
+  /** The cached image of this digest, or null when none is indexed. */
+  async #lookup(digest: string): Promise<PulledImage | null> {
+    const text = await readFile(this.#indexFile(digest), "utf8").catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return null;
+      throw error;
+    });
+    if (text === null) return null;
+    const index = JSON.parse(text) as { rootfs: unknown; env: string[] };
+    // The name is joined to a path: anything but our own random names is a damaged cache.
+    if (typeof index.rootfs !== "string" || !TREE_NAME.test(index.rootfs))
+      throw new Error(`the image cache's index ${this.#indexFile(digest)} is damaged`);
+    return { digest, rootfs: this.#treeDir(index.rootfs), env: index.env, cached: true };
+  }
   /** Fetches the manifest, following an index to its linux/amd64 image, checking every digest. */
   async #resolve(client: RegistryClient, reference: string, pinned: string | undefined) {
     let body = await this.#fetchManifest(client, reference, pinned);
@@ -155,12 +171,6 @@ export class ImageStore {
     digest: string,
     manifest: { config: Descriptor; layers: Descriptor[] },
   ): Promise<PulledImage> {
-    const temporary = path.join(
-      this.#options.cacheDir,
-      "tmp",
-      `${digest.slice(7, 19)}-${randomBytes(6).toString("hex")}`,
-    );
-    const rootfs = path.join(temporary, "rootfs");
     if (manifest.layers.length > MAX_LAYERS)
       throw new ManifestError(`the image has ${manifest.layers.length} layers, more than ${MAX_LAYERS}`);
     const budget = new UnpackBudget(this.#options.limits ?? DEFAULT_IMAGE_LIMITS);
@@ -171,8 +181,13 @@ export class ImageStore {
       throw new ManifestError(
         `the image's layers are ${announced} bytes, over the limit of ${budget.limits.maxBytes} (SVC_CI_IMAGE_MAX_BYTES)`,
       );
-    await mkdir(rootfs, { recursive: true, mode: 0o755 });
+    // Marked as this process's (worker/owned-directory.ts): the debris of a killed pull is removed
+    // at the next start, while another worker's pull in progress in a shared cache is left alone.
+    await mkdir(path.join(this.#options.cacheDir, "tmp"), { recursive: true, mode: 0o755 });
+    const { path: temporary, remove } = await createOwnedDirectory(path.join(this.#options.cacheDir, "tmp"));
+    const rootfs = path.join(temporary, "rootfs");
     try {
+      await mkdir(rootfs, { mode: 0o755 });
       const config = parseImageConfig(await this.#fetchBlobBytes(client, manifest.config));
       // Downloads run concurrently; layers are applied strictly in order as each one lands.
       const downloads = manifest.layers.map((layer, i) => {
@@ -187,20 +202,48 @@ export class ImageStore {
         await rm(file);
       }
       await prepareMountPoints(rootfs);
-      await writeFile(path.join(temporary, "image.json"), JSON.stringify({ digest, env: envOf(config) }));
-      const final = this.#imageDir(digest);
-      await mkdir(path.dirname(final), { recursive: true });
-      try {
-        await rename(temporary, final);
-      } catch (error) {
-        // Another worker process on the same cache finished first: its tree is as good as ours.
-        if (!(await exists(path.join(final, "image.json")))) throw error;
-        await rm(temporary, { recursive: true, force: true });
-      }
-      return await this.#load(digest, false);
+      const env = envOf(config);
+      const name = randomBytes(8).toString("hex");
+      const tree = this.#treeDir(name);
+      await mkdir(path.dirname(tree), { recursive: true, mode: 0o755 });
+      await rename(rootfs, tree);
+      const winner = await this.#index(digest, { rootfs: name, env }, temporary).catch(async (error) => {
+        await rm(tree, { recursive: true, force: true });
+        throw error;
+      });
+      if (!winner) return { digest, rootfs: tree, env, cached: false };
+      // Another worker process on the same cache indexed it first: its tree is as good as ours.
+      await rm(tree, { recursive: true, force: true });
+      return { ...winner, cached: false };
+    } finally {
+      await remove();
+    }
+  }
+
+  /**
+   * Makes the tree reachable by its digest: the index is written whole in the temporary directory,
+   * then hard-linked into place, which fails rather than replace an index another process made.
+   * Returns that other image when it won, else null.
+   */
+  async #index(
+    digest: string,
+    index: { rootfs: string; env: string[] },
+    temporary: string,
+  ): Promise<PulledImage | null> {
+    const written = path.join(temporary, "index.json");
+    await writeFile(written, JSON.stringify(index));
+    const final = this.#indexFile(digest);
+    await mkdir(path.dirname(final), { recursive: true, mode: 0o755 });
+    try {
+      await link(written, final);
+      return null;
     } catch (error) {
-      await rm(temporary, { recursive: true, force: true });
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const other = await this.#lookup(digest);
+      if (!other) throw error;
+      return other;
+    } finally {
+      await unlink(written).catch(() => {});
     }
   }
 

@@ -1,5 +1,6 @@
-import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, readFile } from "node:fs/promises";
 import path from "node:path";
+import { createOwnedDirectory } from "../owned-directory.ts";
 
 /** Where the job JWT is inside the sandbox, and the variables that name it (docs/ci-worker.md). */
 export const TOKEN_DIRECTORY = "/run/quire";
@@ -16,7 +17,8 @@ export const TOKEN_FILE_ENV = "QUIRE_JOB_TOKEN_FILE";
  * A step can read every mount's source in /proc/self/mountinfo: the kernel shows a bind mount's
  * host directory as its path from the root of its file system, and no bind can rename it. So the
  * copy lives in a directory of its own directly in the staging directory, with a random name that
- * says nothing (`XXXXXX`), not in the job's folder (`quire-job-…/check-…`).
+ * says nothing (`XXXXXX`), not in the job's folder (`quire-job-…/check-…`). Its marker beside it
+ * (worker/owned-directory.ts) lets the next worker remove it if this one is killed outright.
  */
 export interface Workspace {
   /** The host directory mounted at /src. */
@@ -36,22 +38,16 @@ export async function createWorkspace(input: {
   jobToken: string;
   network: "none" | "on";
 }): Promise<Workspace> {
-  const src = await mkdtemp(`${path.resolve(input.stagingDir)}${path.sep}`);
+  const { path: src, remove: dispose } = await createOwnedDirectory(path.resolve(input.stagingDir));
   try {
     // Links are copied as links (verbatim): the unpacker already refused any pointing outside /src.
     await cp(input.sourceDir, src, { recursive: true, verbatimSymlinks: true, errorOnExist: true });
     // With the network on, name resolution works as on the node; off, there is nothing to resolve.
     const resolvConf =
       input.network === "on" ? await readFile("/etc/resolv.conf", "utf8").catch(() => "") : "";
-    return {
-      src,
-      token: input.jobToken,
-      hosts: HOSTS,
-      resolvConf,
-      dispose: () => rm(src, { recursive: true, force: true }),
-    };
+    return { src, token: input.jobToken, hosts: HOSTS, resolvConf, dispose };
   } catch (error) {
-    await rm(src, { recursive: true, force: true });
+    await dispose();
     throw error;
   }
 }
