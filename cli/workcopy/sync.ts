@@ -103,6 +103,14 @@ async function writeChecked(
   return [sha, st.size, st.mtimeMs];
 }
 
+/**
+ * Writes bytes a merge made (not a server version) to `rel` inside the copy, with the same guards
+ * as a download; answers its index entry.
+ */
+export async function writeMerged(root: string, rel: string, bytes: Buffer): Promise<IndexEntry> {
+  return writeChecked(root, rel, bytes, sha256Hex(bytes), new Set());
+}
+
 /** A write the file system refused, named by the repo's path rather than the disk's. */
 function unwritable(rel: string, e: unknown): unknown {
   const code = (e as NodeJS.ErrnoException).code;
