@@ -76,7 +76,7 @@ export async function login(opts: LoginOptions): Promise<Session> {
   const settings = await getJson<CliAuthSettings>(
     `${opts.server}/auth/cli`,
     `${opts.server}/auth/cli`,
-    "check the server URL; the server may not be configured for CLI sign-in (SVC_CLI_CLIENT_ID)",
+    "this server may offer no CLI sign-in (SVC_CLI_CLIENT_ID unset): set QUIRE_TOKEN to an ID token it accepts instead, with QUIRE_SERVER naming the server; or check the server URL",
   );
   const discovery = await getJson<Discovery>(
     `${settings.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`,

@@ -390,8 +390,13 @@ export function register(program: Command, env: CliEnv): void {
           );
         }
         // With --json the result above is stdout's one document; the error goes to stderr.
+        const why = r.outcome === "denied" ? "the merge policies deny it" : "the branch conflicts with main";
         throw new CliError(
-          r.outcome === "denied" ? "the merge policies refused the merge" : "the branch conflicts with main",
+          o.dryRun
+            ? `a merge now would be refused: ${why} (dry run: nothing changed)`
+            : r.outcome === "denied"
+              ? "the merge policies refused the merge"
+              : "the branch conflicts with main",
           {
             hint:
               r.outcome === "denied"
