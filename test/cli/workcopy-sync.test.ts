@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -5,6 +6,7 @@ import { z } from "zod";
 import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture } from "../support/world.ts";
+import { cliBin } from "./support.ts";
 import { copyWorld } from "./workcopy-support.ts";
 
 const app = useFixture(startTestApp);
@@ -240,3 +242,60 @@ describe("quire commit without -m", () => {
     }
   }, 180_000);
 });
+
+describe("quire commit --force on a terminal", () => {
+  it("asks before discarding, and commits only on yes", async () => {
+    const w = await copyWorld(app);
+    try {
+      await w.repo.commit("main", { "a.md": "a\n" });
+      await w.json(["clone", w.repo.repo, "c"]);
+      await w.write("c/a.md", "a mine\n");
+      await w.repo.commit("main", { "a.md": "a colleague\n" });
+
+      const no = await answerOnTty(w, ["commit", "-m", "over", "--force"], "n");
+      expect(no.output).toContain("Discard them? [y/N]");
+      expect(no.code).toBe(1);
+      expect(await fileOn(w, "a.md")).toBe("a colleague\n");
+
+      const yes = await answerOnTty(w, ["commit", "-m", "over", "--force"], "y");
+      expect(yes.output).toContain("  a.md");
+      expect(yes.code).toBe(0);
+      expect(await fileOn(w, "a.md")).toBe("a mine\n");
+    } finally {
+      await w.cleanup();
+    }
+  }, 180_000);
+});
+
+/** Runs quire in the copy `c` on a pseudo-terminal (script(1)), typing `answer` at its question. */
+async function answerOnTty(
+  w: World,
+  args: string[],
+  answer: string,
+): Promise<{ code: number; output: string }> {
+  const token = await app.idp.token(w.repo.owner);
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, await cliBin(), ...args].map(quote).join(" ");
+  const child = spawn("script", ["-qec", command, "/dev/null"], {
+    cwd: path.join(w.dir, "c"),
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: w.dir,
+      TERM: "dumb",
+      QUIRE_SERVER: app.url,
+      QUIRE_TOKEN: token,
+    },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let output = "";
+  let answered = false;
+  child.stdout.on("data", (d: Buffer) => {
+    output += d.toString();
+    if (!answered && output.includes("[y/N]")) {
+      answered = true;
+      child.stdin.write(`${answer}\r`);
+    }
+  });
+  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
+  return { code, output: output.replace(/\r\n/g, "\n") };
+}
