@@ -229,7 +229,9 @@ export function register(program: Command, env: CliEnv): void {
         const r = await pull(copy, remote);
         if (out().json) out().writeJson(r);
         else {
-          out().done(movedLine(r, "pull"));
+          // A pull that left conflicts did not end well: no ✓ for it.
+          if (r.conflicts.length > 0) out().line(movedLine(r, "pull"));
+          else out().done(movedLine(r, "pull"));
           if (r.merged.length > 0)
             out().line(`merged your changes with '${r.branch}''s in: ${r.merged.join(", ")}`);
           if (r.status !== "active")
