@@ -139,9 +139,7 @@ export function explain(err: unknown, server?: string, ctx: ExplainContext = {})
   if (err instanceof TypeError && err.message === "fetch failed")
     return {
       message: `could not reach ${server ?? "the server"}${cause?.code ? ` (${cause.code})` : ""}`,
-      hint: tlsMismatch(cause, server)
-        ? `${server} was reached but does not answer TLS: a server given without a scheme is taken as https (except a loopback address); if it serves plain HTTP, write http://, e.g. --server ${server?.replace(/^https:/, "http:")}`
-        : "check --server or QUIRE_SERVER, and that the server is up",
+      hint: plainHttpHint(err, server) ?? "check --server or QUIRE_SERVER, and that the server is up",
       exitCode: EXIT.failed,
       json: { error: "unreachable", server, code: cause?.code },
     };
@@ -159,11 +157,14 @@ function errorText(err: QuireApiError | StreamRefused): string {
   }
 }
 
-/** Whether a failed https request met a server that speaks no TLS (plain HTTP answers garbage to a handshake). */
-function tlsMismatch(
-  cause: { code?: string; message?: string } | undefined,
-  server: string | undefined,
-): boolean {
-  if (!server?.startsWith("https://") || !cause) return false;
-  return /SSL|EPROTO|TLS/i.test(`${cause.code ?? ""} ${cause.message ?? ""}`);
+/**
+ * For a failed https request that met a server speaking no TLS (a plain-HTTP server answers a
+ * handshake with text OpenSSL calls a "wrong version number"): the hint to write http://.
+ */
+export function plainHttpHint(err: unknown, server: string | undefined): string | undefined {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  if (!server?.startsWith("https://") || !cause) return undefined;
+  if (!/SSL|EPROTO|TLS/i.test(`${cause.code ?? ""} ${cause.message ?? ""}`)) return undefined;
+  const origin = new URL(server).origin;
+  return `${origin} was reached but does not answer TLS: a server given without a scheme is taken as https (except a loopback address); if it serves plain HTTP, write http://, e.g. --server ${origin.replace(/^https:/, "http:")}`;
 }

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { CliError } from "../errors.ts";
+import { CliError, plainHttpHint } from "../errors.ts";
 import { expiryOf, tokenRequest } from "./refresh.ts";
 import type { Session } from "./store.ts";
 
@@ -43,7 +43,9 @@ async function getJson<T>(url: string, what: string, hint: string): Promise<T> {
   try {
     res = await fetch(url, { headers: { accept: "application/json" } });
   } catch (err) {
-    throw new CliError(`could not reach ${url} (${(err as Error).message})`, { hint });
+    throw new CliError(`could not reach ${url} (${(err as Error).message})`, {
+      hint: plainHttpHint(err, url) ?? hint,
+    });
   }
   if (!res.ok) {
     const text = await res.text();

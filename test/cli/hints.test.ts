@@ -130,6 +130,11 @@ describe("hints that lead to the next step", () => {
     );
     expect(tls.stderr).toContain("does not answer TLS");
     expect(tls.stderr).toContain(`--server http://127.0.0.1:${port}`);
+    const login = expectExit(
+      await runQuire(["login", `https://127.0.0.1:${port}`, "--no-browser"], home.dir),
+      1,
+    );
+    expect(login.stderr).toContain("does not answer TLS");
   });
 
   it("merge --dry-run says 'would be refused' when it would be, and 'would merge' when it would", async () => {
