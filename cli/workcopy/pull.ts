@@ -86,6 +86,32 @@ async function fetchVersion(
   return bytes;
 }
 
+/** The three sides of each path both changed, in the order of `both`. */
+async function eachSides(
+  copy: Copy,
+  remote: Remote,
+  both: LocalChange[],
+  where: { repo: string; branch: string; at: number; from: number },
+  target: Map<string, string>,
+): Promise<Sides[]> {
+  const { repo, branch, from } = where;
+  const out: Sides[] = [];
+  for (const change of both) {
+    out.push({
+      base: await fetchVersion(
+        remote,
+        { repo, branch, at: from },
+        change.path,
+        copy.index.files.get(change.path)?.[0],
+      ),
+      ours: change.status === "deleted" ? null : await readFile(path.join(copy.root, change.path)),
+      theirs: await fetchVersion(remote, where, change.path, target.get(change.path)),
+      theirsVersion: target.get(change.path),
+    });
+  }
+  return out;
+}
+
 /** Brings the copy to its branch's head, merging local changes with the remote's. */
 export async function pull(copy: Copy, remote: Remote): Promise<PullResult> {
   await refuseUnresolved(copy.root, "pull");
@@ -102,19 +128,14 @@ export async function pull(copy: Copy, remote: Remote): Promise<PullResult> {
     remove: plan.remove.filter((p) => !bothPaths.has(p)),
   };
   const where = { repo, branch, at: head };
+  // Every side is fetched before anything is written: a failed download leaves the copy as it was.
+  const sides = await eachSides(copy, remote, both, { ...where, from }, target);
   const files = await applySync(copy.root, remote, where, copy.index, plain, copy.onProgress);
   const label = `${branch}@${head}`;
   const merged: string[] = [];
   const conflicts: PullConflict[] = [];
-  for (const change of both) {
-    const baseVersion = copy.index.files.get(change.path)?.[0];
-    const sides: Sides = {
-      base: await fetchVersion(remote, { repo, branch, at: from }, change.path, baseVersion),
-      ours: change.status === "deleted" ? null : await readFile(path.join(copy.root, change.path)),
-      theirs: await fetchVersion(remote, where, change.path, target.get(change.path)),
-      theirsVersion: target.get(change.path),
-    };
-    const r = await mergeOne(copy, change, sides, label, files);
+  for (const [i, change] of both.entries()) {
+    const r = await mergeOne(copy, change, sides[i] as Sides, label, files);
     if (r === "merged") merged.push(change.path);
     else if (r !== "same") conflicts.push(r);
   }
