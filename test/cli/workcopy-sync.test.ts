@@ -191,6 +191,13 @@ describe("a working copy on a merged branch", () => {
       await w.json(["branch", "next"], "c");
       await w.json(["commit", "-m", "carried over"], "c");
       expect(await fileOn(w, "a.md", "next")).toBe("a more\n");
+
+      // Deleted (abandoned) is said as such.
+      await api(w.repo.client).delete("/repos/:repo*/-/branch/:branch*", {
+        params: { repo: w.repo.repo, branch: "next" },
+      });
+      const gone = await w.run(["status"], "c");
+      expect(gone.stdout).toContain("'next' was abandoned: it takes no more commits");
     } finally {
       await w.cleanup();
     }
