@@ -5,7 +5,7 @@ import type { Output } from "../output.ts";
 import { canAsk, confirm, editMessage, messageTemplate } from "../workcopy/ask.ts";
 import { type Copy, commit, type MoveResult, status } from "../workcopy/copy.ts";
 import { readConflicts } from "../workcopy/meta.ts";
-import { markResolved, pull } from "../workcopy/pull.ts";
+import { markResolved, type PullResult, pull } from "../workcopy/pull.ts";
 import type { Branch, Remote } from "../workcopy/remote.ts";
 import { type Style, statusLines } from "../workcopy/render.ts";
 
@@ -128,29 +128,7 @@ export function registerSync(program: Command, env: CliEnv, kit: CopyKit): void 
     .action(
       action(async () => {
         const { copy, remote } = await here();
-        const r = await pull(copy, remote);
-        if (out().json) out().writeJson(r);
-        else {
-          // A pull that left conflicts did not end well: no ✓ for it.
-          if (r.conflicts.length > 0) out().line(movedLine(r, "pull"));
-          else out().done(movedLine(r, "pull"));
-          if (r.merged.length > 0)
-            out().line(`merged your changes with '${r.branch}''s in: ${r.merged.join(", ")}`);
-          if (r.status !== "active")
-            out().note(
-              `'${r.branch}' ${r.status === "merged" ? "was merged into main" : "was abandoned"}: it takes no more commits; \`quire switch main\`, then \`quire branch <new-name>\``,
-            );
-        }
-        if (r.conflicts.length === 0) return;
-        if (!out().json) {
-          out().line(`conflicts (${r.conflicts.length}):`);
-          for (const c of r.conflicts) out().line(`  ${c.path} (${c.kind})`);
-        }
-        throw new CliError(`the pull left ${r.conflicts.length} path(s) in conflict`, {
-          hint:
-            "edit each file (text conflicts are between `<<<<<<< local` and `>>>>>>> " +
-            `${r.branch}@${r.sequence}\`), then \`quire resolve <path>\` and \`quire commit\``,
-        });
+        showMerge(out(), await pull(copy, remote), "pull");
       }),
     );
 }
@@ -173,4 +151,35 @@ export async function resolvePulled(out: Output, copy: Copy, paths: string[]): P
         ? `still in conflict: ${left.map((c) => c.path).join(", ")}`
         : "no conflicts left: `quire commit` when ready",
     );
+}
+
+/**
+ * What a merging move did (`pull`, `switch --merge`): the move, the paths merged cleanly, and the
+ * conflicts, which end the command with exit 1 (the copy did move).
+ */
+export function showMerge(out: Output, r: PullResult, what: string): void {
+  if (out.json) out.writeJson(r);
+  else {
+    // A pull that left conflicts did not end well: no ✓ for it.
+    if (r.conflicts.length > 0) out.line(movedLine(r, what));
+    else out.done(movedLine(r, what));
+    if (r.merged.length > 0) out.line(`merged your changes with '${r.branch}''s in: ${r.merged.join(", ")}`);
+    if (r.status !== "active")
+      out.note(
+        `'${r.branch}' ${r.status === "merged" ? "was merged into main" : "was abandoned"}: it takes no more commits; \`quire switch main\`, then \`quire branch <new-name>\``,
+      );
+  }
+  if (r.conflicts.length === 0) return;
+  if (!out.json) {
+    out.line(`conflicts (${r.conflicts.length}):`);
+    for (const c of r.conflicts) out.line(`  ${c.path} (${c.kind})`);
+  }
+  throw new CliError(
+    `the ${what === "pull" ? "pull" : "switch"} left ${r.conflicts.length} path(s) in conflict`,
+    {
+      hint:
+        "edit each file (text conflicts are between `<<<<<<< local` and `>>>>>>> " +
+        `${r.branch}@${r.sequence}\`), then \`quire resolve <path>\` and \`quire commit\``,
+    },
+  );
 }

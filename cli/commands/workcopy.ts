@@ -7,6 +7,7 @@ import type { Output } from "../output.ts";
 import { clone, createBranch, openCopy, switchBranch } from "../workcopy/copy.ts";
 import { log, show, verify } from "../workcopy/history.ts";
 import { CopyError } from "../workcopy/meta.ts";
+import { switchMerging } from "../workcopy/pull.ts";
 import { clientRemote, type Remote } from "../workcopy/remote.ts";
 import {
   colourPatch,
@@ -17,7 +18,7 @@ import {
   statusLines,
 } from "../workcopy/render.ts";
 import { branchDiff, localDiff, merge, patchOf, rebase, resolve } from "../workcopy/review.ts";
-import { movedLine, registerSync, resolvePulled } from "./workcopy-sync.ts";
+import { movedLine, registerSync, resolvePulled, showMerge } from "./workcopy-sync.ts";
 
 /*
  * The working copy's git-like verbs (docs/cli.md, "Working copy"): clone, status, commit, pull,
@@ -120,9 +121,11 @@ export function register(program: Command, env: CliEnv): void {
     .command("switch")
     .description("Switch the copy to another branch's head")
     .argument("<branch>", "the branch")
+    .option("--merge", "carry local changes along, merged with the branch's files as `pull` merges")
     .action(
-      action(async (branch: string) => {
+      action(async (branch: string, o: { merge?: boolean }) => {
         const { copy, remote } = await here();
+        if (o.merge) return showMerge(out(), await switchMerging(copy, remote, branch), "switched to");
         const r = await switchBranch(copy, remote, branch);
         out().done(movedLine(r, "switched to"), r);
       }),

@@ -275,7 +275,7 @@ export async function notActive(copy: Copy, remote: Remote): Promise<CopyError> 
         : "is no longer active";
   return new CopyError(
     `'${branch}' ${state}: it takes no more commits; nothing was committed`,
-    "carry your changes to a new branch: `quire switch main` (local changes to files main also changed must be committed or undone first), then `quire branch <new-name>`, then commit",
+    "carry your changes to a new branch: `quire switch main` (or `quire switch --merge main` when main changed the same files), then `quire branch <new-name>`, then commit",
   );
 }
 
@@ -298,11 +298,12 @@ export async function moveTo(
   branch: string,
   at: number,
   what: string,
+  clashHint?: string,
 ): Promise<MoveResult> {
   const { changes } = await scan(copy.root, copy.index);
   const target = await treeMap(remote, { repo: copy.config.repo, branch, at }, copy.onSkip);
   const plan = planSync(copy.index.files, target);
-  refuseClashes(plan, changes, what);
+  refuseClashes(plan, changes, what, clashHint);
   // A new local file at a path the target adds is a clash too: planSync counts it as a write.
   const files = await applySync(
     copy.root,
@@ -338,7 +339,14 @@ export async function switchBranch(copy: Copy, remote: Remote, branch: string): 
       );
     throw e;
   }
-  return moveTo(copy, remote, branch, head, `switching to '${branch}'`);
+  return moveTo(
+    copy,
+    remote,
+    branch,
+    head,
+    `switching to '${branch}'`,
+    `commit them or undo them first; or carry them along, merged with '${branch}''s files: \`quire switch --merge ${branch}\``,
+  );
 }
 
 /** Creates `name` from main's head and switches the copy to it. */

@@ -91,19 +91,15 @@ async function eachSides(
   copy: Copy,
   remote: Remote,
   both: LocalChange[],
-  where: { repo: string; branch: string; at: number; from: number },
+  where: { repo: string; branch: string; at: number },
   target: Map<string, string>,
 ): Promise<Sides[]> {
-  const { repo, branch, from } = where;
+  // The base is what the copy last synced: its own branch at its own sequence.
+  const synced = { repo: copy.config.repo, branch: copy.config.branch, at: copy.config.sequence };
   const out: Sides[] = [];
   for (const change of both) {
     out.push({
-      base: await fetchVersion(
-        remote,
-        { repo, branch, at: from },
-        change.path,
-        copy.index.files.get(change.path)?.[0],
-      ),
+      base: await fetchVersion(remote, synced, change.path, copy.index.files.get(change.path)?.[0]),
       ours: change.status === "deleted" ? null : await readFile(path.join(copy.root, change.path)),
       theirs: await fetchVersion(remote, where, change.path, target.get(change.path)),
       theirsVersion: target.get(change.path),
@@ -115,8 +111,23 @@ async function eachSides(
 /** Brings the copy to its branch's head, merging local changes with the remote's. */
 export async function pull(copy: Copy, remote: Remote): Promise<PullResult> {
   await refuseUnresolved(copy.root, "pull");
-  const { repo, branch, sequence: from } = copy.config;
-  const info = await remote.branch(repo, branch);
+  const info = await remote.branch(copy.config.repo, copy.config.branch);
+  return mergeTo(copy, remote, info);
+}
+
+/**
+ * Switches the copy to `branch`'s head carrying local changes along, merged three ways with that
+ * branch's files where both differ (`quire switch --merge`, as `git switch --merge`).
+ */
+export async function switchMerging(copy: Copy, remote: Remote, branch: string): Promise<PullResult> {
+  await refuseUnresolved(copy.root, "switch");
+  return mergeTo(copy, remote, await remote.branch(copy.config.repo, branch));
+}
+
+/** Moves the copy to the head of the branch `info` describes, merging local changes into it. */
+async function mergeTo(copy: Copy, remote: Remote, info: Branch): Promise<PullResult> {
+  const { repo, sequence: from } = copy.config;
+  const branch = info.name;
   const head = info.head_sequence;
   const { changes } = await scan(copy.root, copy.index);
   const target = await treeMap(remote, { repo, branch, at: head }, copy.onSkip);
@@ -129,7 +140,7 @@ export async function pull(copy: Copy, remote: Remote): Promise<PullResult> {
   };
   const where = { repo, branch, at: head };
   // Every side is fetched before anything is written: a failed download leaves the copy as it was.
-  const sides = await eachSides(copy, remote, both, { ...where, from }, target);
+  const sides = await eachSides(copy, remote, both, where, target);
   const files = await applySync(copy.root, remote, where, copy.index, plain, copy.onProgress);
   const label = `${branch}@${head}`;
   const merged: string[] = [];
@@ -140,7 +151,7 @@ export async function pull(copy: Copy, remote: Remote): Promise<PullResult> {
     else if (r !== "same") conflicts.push(r);
   }
   await writeConflicts(copy.root, conflicts);
-  await settle(copy, files, { sequence: head });
+  await settle(copy, files, { branch, sequence: head });
   const kept = changes.length - both.length;
   return {
     branch,

@@ -136,6 +136,34 @@ describe("quire pull merges, as git does", () => {
   }, 180_000);
 });
 
+describe("quire switch --merge", () => {
+  it("carries local changes to a branch that changed the same file, where plain switch refuses", async () => {
+    const w = await copyWorld(app);
+    try {
+      await w.repo.commit("main", { "doc.md": lines("1", "2", "3", "4", "5", "6") });
+      await w.json(["clone", w.repo.repo, "c"]);
+      await w.json(["branch", "topic"], "c");
+      await w.write("c/doc.md", lines("1 mine", "2", "3", "4", "5", "6"));
+      await w.repo.commit("main", { "doc.md": lines("1", "2", "3", "4", "5", "6 main") });
+
+      const refused = await w.run(["switch", "main"], "c");
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("doc.md");
+      expect(refused.stderr).toContain("`quire switch --merge main`");
+
+      const switched = await w.run(["switch", "--merge", "main"], "c");
+      expect(switched.code).toBe(0);
+      expect(switched.stdout).toContain("merged your changes with 'main''s in: doc.md");
+      expect(await w.read("c/doc.md")).toBe(lines("1 mine", "2", "3", "4", "5", "6 main"));
+      const st = statusJson.parse(await w.json(["status"], "c"));
+      expect(st).toMatchObject({ branch: "main", sequence: await headOf(w), conflicts: [] });
+      expect(st.changes.map((c) => [c.path, c.status])).toEqual([["doc.md", "modified"]]);
+    } finally {
+      await w.cleanup();
+    }
+  }, 180_000);
+});
+
 describe("quire commit --force", () => {
   it("names each path whose remote change it discards, and without a terminal needs --yes", async () => {
     const w = await copyWorld(app);
