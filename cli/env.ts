@@ -71,10 +71,17 @@ export interface ResolvedServer {
   copyRoot?: string;
 }
 
-/** Normalizes what a user typed as a server: `quire.example.com` means https, no trailing slash. */
+/** A bare loopback host (`localhost:8080`, `127.0.0.1`, `[::1]:3000`): a development server, plain HTTP. */
+const BARE_LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i;
+
+/**
+ * Normalizes what a user typed as a server: `quire.example.com` means https, a bare loopback
+ * `localhost:8080` means http (nothing on this machine serves TLS unasked), no trailing slash.
+ */
 export function normalizeServer(raw: string): string {
   const trimmed = raw.trim().replace(/\/+$/, "");
-  const withScheme = /^https?:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
+  const scheme = BARE_LOOPBACK.test(trimmed) ? "http" : "https";
+  const withScheme = /^https?:\/\//i.test(trimmed) ? trimmed : `${scheme}://${trimmed}`;
   try {
     const url = new URL(withScheme);
     return url.origin + url.pathname.replace(/\/+$/, "");

@@ -1,4 +1,5 @@
 import { CommanderError } from "commander";
+import { jwtExpiry, whenText } from "./auth/jwt.ts";
 import { QuireApiError } from "./client/errors.ts";
 import { StreamRefused } from "./client/sse.ts";
 
@@ -26,6 +27,12 @@ function hintFor(err: { status: number; code: string }): string | undefined {
   switch (err.code) {
     case "UNAUTHENTICATED":
       return "sign in with `quire login`, or set QUIRE_TOKEN";
+    case "BRANCH_NOT_FOUND":
+      return "check the branch's name: `quire branches list <repo> --all` lists them, drafts too";
+    case "BRANCH_NOT_ACTIVE":
+      return "a merged or abandoned branch takes no more changes: start a new branch from main (`quire branches create <repo> <name>`; in a working copy, `quire switch main` then `quire branch <name>`)";
+    case "SELF_APPROVAL":
+      return "no role lets anyone approve their own branch: ask another writer of the repo to review it";
     case "HEAD_MOVED":
       return "the branch moved: pull the new commits first, or pass --force";
     case "MERGE_CONFLICT":
@@ -61,10 +68,47 @@ export interface Explained {
   json: Record<string, unknown>;
 }
 
+/** What the run knew that explains a refusal better: the QUIRE_TOKEN it sent, if any. */
+export interface ExplainContext {
+  quireToken?: string | undefined;
+  now?: Date;
+}
+
+/**
+ * A 401 while QUIRE_TOKEN is set: "sign in or set QUIRE_TOKEN" would mislead, so say whether it
+ * expired (read from its own `exp`) or was refused as it is.
+ */
+function refusedToken(
+  serverSays: string,
+  ctx: ExplainContext,
+): { message: string; hint: string } | undefined {
+  const token = ctx.quireToken?.trim();
+  if (!token) return undefined;
+  const now = ctx.now ?? new Date();
+  const exp = jwtExpiry(token);
+  if (exp && exp.getTime() <= now.getTime())
+    return {
+      message: `QUIRE_TOKEN expired at ${whenText(exp, now)}; the server refused it (401 UNAUTHENTICATED)`,
+      hint: "set QUIRE_TOKEN to a fresh ID token (they last about an hour), or unset it and sign in with `quire login`",
+    };
+  return {
+    message: `the server refused QUIRE_TOKEN: ${serverSays} (401 UNAUTHENTICATED)`,
+    hint: "QUIRE_TOKEN must be an ID token from the server's identity provider, issued for it; or unset it and sign in with `quire login`",
+  };
+}
+
 /** Any error of a command, as the CLI reports it. */
-export function explain(err: unknown, server?: string): Explained {
+export function explain(err: unknown, server?: string, ctx: ExplainContext = {}): Explained {
   if (err instanceof CliError)
     return { message: err.message, hint: err.hint, exitCode: err.exitCode, json: { error: err.message } };
+  const token = (err instanceof QuireApiError || err instanceof StreamRefused) && err.status === 401;
+  const refused = token ? refusedToken(errorText(err), ctx) : undefined;
+  if (refused)
+    return {
+      ...refused,
+      exitCode: EXIT.failed,
+      json: { status: 401, code: "UNAUTHENTICATED", error: refused.message },
+    };
   if (err instanceof QuireApiError) {
     const hint = hintFor(err);
     return {
@@ -91,14 +135,36 @@ export function explain(err: unknown, server?: string): Explained {
   }
   if (err instanceof CommanderError)
     return { message: err.message, exitCode: EXIT.usage, json: { error: err.message, code: err.code } };
-  const cause = (err as { cause?: { code?: string } })?.cause;
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   if (err instanceof TypeError && err.message === "fetch failed")
     return {
       message: `could not reach ${server ?? "the server"}${cause?.code ? ` (${cause.code})` : ""}`,
-      hint: "check --server or QUIRE_SERVER, and that the server is up",
+      hint: plainHttpHint(err, server) ?? "check --server or QUIRE_SERVER, and that the server is up",
       exitCode: EXIT.failed,
       json: { error: "unreachable", server, code: cause?.code },
     };
   const message = err instanceof Error ? err.message : String(err);
   return { message, exitCode: EXIT.failed, json: { error: message } };
+}
+
+/** The server's own words of an API refusal. */
+function errorText(err: QuireApiError | StreamRefused): string {
+  if (err instanceof QuireApiError) return err.body.error;
+  try {
+    return (JSON.parse(err.body) as { error: string }).error;
+  } catch {
+    return err.body;
+  }
+}
+
+/**
+ * For a failed https request that met a server speaking no TLS (a plain-HTTP server answers a
+ * handshake with text OpenSSL calls a "wrong version number"): the hint to write http://.
+ */
+export function plainHttpHint(err: unknown, server: string | undefined): string | undefined {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  if (!server?.startsWith("https://") || !cause) return undefined;
+  if (!/SSL|EPROTO|TLS/i.test(`${cause.code ?? ""} ${cause.message ?? ""}`)) return undefined;
+  const origin = new URL(server).origin;
+  return `${origin} was reached but does not answer TLS: a server given without a scheme is taken as https (except a loopback address); if it serves plain HTTP, write http://, e.g. --server ${origin.replace(/^https:/, "http:")}`;
 }

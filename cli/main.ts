@@ -40,7 +40,10 @@ export async function run(argv: string[], o: EnvOptions): Promise<number> {
       // Help and --version end the parse by throwing, with exit code 0; anything else is usage.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const e = explain(err instanceof UsageArgError ? usageError(err.message) : err, env.flags.server);
+    const server = await env.server().catch(() => env.flags.server);
+    const e = explain(err instanceof UsageArgError ? usageError(err.message) : err, server, {
+      quireToken: env.env["QUIRE_TOKEN"],
+    });
     if (env.flags.json) o.stderr.write(`${JSON.stringify(e.json)}\n`);
     else {
       const c = env.out.c;

@@ -11,6 +11,7 @@ import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
+import { meRoutes } from "./me/routes.ts";
 import { mergeRoutes } from "./merge/routes.ts";
 import { metaRoutes } from "./meta/routes.ts";
 import { oidcRoutes } from "./oidc/routes.ts";
@@ -39,8 +40,14 @@ import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
  * (shared/http/dispatch.ts).
  */
 export const groups = {
-  /** `/healthz` and `/openapi.json`; also the URL map's default service (its 404s). */
-  meta: [...healthRoutes, ...metaRoutes(() => allRoutes)],
+  /** `/healthz`, `/openapi.json` and `/me`; also the URL map's default service (its 404s). */
+  // The tuple type keeps `/me` and `/healthz` typed for the client (cli/client/types.ts): an array
+  // literal's element type would collapse them into the untyped AnyRoute of metaRoutes.
+  meta: [...healthRoutes, ...meRoutes, ...metaRoutes(() => allRoutes)] as (
+    | (typeof healthRoutes)[number]
+    | (typeof meRoutes)[number]
+    | AnyRoute
+  )[],
   /** Everything under `/repos` except the event stream. */
   repos: [
     ...repoRoutes,

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { CliError } from "../errors.ts";
+import { CliError, plainHttpHint } from "../errors.ts";
 import { expiryOf, tokenRequest } from "./refresh.ts";
 import type { Session } from "./store.ts";
 
@@ -43,7 +43,9 @@ async function getJson<T>(url: string, what: string, hint: string): Promise<T> {
   try {
     res = await fetch(url, { headers: { accept: "application/json" } });
   } catch (err) {
-    throw new CliError(`could not reach ${url} (${(err as Error).message})`, { hint });
+    throw new CliError(`could not reach ${url} (${(err as Error).message})`, {
+      hint: plainHttpHint(err, url) ?? hint,
+    });
   }
   if (!res.ok) {
     const text = await res.text();
@@ -76,7 +78,7 @@ export async function login(opts: LoginOptions): Promise<Session> {
   const settings = await getJson<CliAuthSettings>(
     `${opts.server}/auth/cli`,
     `${opts.server}/auth/cli`,
-    "check the server URL; the server may not be configured for CLI sign-in (SVC_CLI_CLIENT_ID)",
+    "this server may offer no CLI sign-in (SVC_CLI_CLIENT_ID unset): set QUIRE_TOKEN to an ID token it accepts instead, with QUIRE_SERVER naming the server; or check the server URL",
   );
   const discovery = await getJson<Discovery>(
     `${settings.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`,

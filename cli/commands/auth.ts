@@ -1,7 +1,10 @@
 import type { Command } from "commander";
+import type { MeResponse } from "../../shared/api/cli-auth.ts";
+import { jwtClaims, jwtExpiry, whenText } from "../auth/jwt.ts";
 import { login, openBrowser } from "../auth/login.ts";
 import { freshIdToken } from "../auth/refresh.ts";
 import { serverKey } from "../auth/store.ts";
+import { createClient, QuireApiError } from "../client/index.ts";
 import { type CliEnv, normalizeServer } from "../env.ts";
 import { CliError } from "../errors.ts";
 
@@ -28,6 +31,15 @@ export function register(program: Command, env: CliEnv): void {
     .action(async (serverArg: string | undefined, opts: { browser: boolean }) => {
       const out = env.out;
       const server = serverArg ? normalizeServer(serverArg) : await loginServer(env);
+      const dev = await devIdentityOf(server);
+      if (dev) {
+        out.done(`no sign-in needed: ${server} runs with DEV_IDENTITY, and every request is ${dev}`, {
+          server,
+          identity: dev,
+          via: "dev_identity",
+        });
+        return;
+      }
       const session = await login({
         server,
         onUrl: async (url) => {
@@ -60,33 +72,84 @@ export function register(program: Command, env: CliEnv): void {
 
   program
     .command("whoami")
-    .description("who you are signed in as, where, and until when")
+    .description("who the server takes you to be, with which token, and until when")
     .action(async () => {
       const server = await env.server();
-      if (env.env["QUIRE_TOKEN"]?.trim()) {
-        env.out.record({ server, source: "QUIRE_TOKEN" }, [
-          { header: "server", value: (r) => r.server },
-          { header: "token", value: (r) => r.source },
-        ]);
-        return;
+      const fromEnv = env.env["QUIRE_TOKEN"]?.trim();
+      let session = fromEnv ? null : await env.store.get(server);
+      if (session) {
+        await freshIdToken(env.store, server, session);
+        session = (await env.store.get(server)) ?? session;
       }
-      const s = await env.store.get(server);
-      if (!s) throw new CliError(`not signed in to ${server}`, { hint: `run \`quire login ${server}\`` });
-      await freshIdToken(env.store, server, s);
-      const now = (await env.store.get(server)) ?? s;
-      env.out.record(
+      const token = fromEnv || session?.id_token;
+      const me = await askServer(env, Boolean(token));
+      const claims = token ? jwtClaims(token) : {};
+      const exp = token ? jwtExpiry(token) : undefined;
+      const via = fromEnv
+        ? "QUIRE_TOKEN"
+        : session
+          ? "quire login"
+          : me?.via === "dev_identity"
+            ? "none needed"
+            : null;
+      if (!me && !token)
+        throw new CliError(`not signed in to ${server}`, {
+          hint: `sign in with \`quire login ${server}\` (where the server offers CLI sign-in), or set QUIRE_TOKEN to an ID token`,
+        });
+      const row = {
+        server: serverKey(server),
+        identity: me?.identity ?? null,
+        global_admin: me?.global_admin ?? null,
+        server_sees: me?.via ?? null,
+        token: via,
+        email: typeof claims["email"] === "string" ? claims["email"] : (session?.email ?? null),
+        issuer: typeof claims["iss"] === "string" ? claims["iss"] : (session?.issuer ?? null),
+        expires_at: exp?.toISOString() ?? null,
+      };
+      if (env.out.json) return env.out.writeJson(row);
+      env.out.record(row, [
+        { header: "server", value: (r) => r.server },
+        { header: "identity", value: (r) => r.identity ?? "(the server did not say: it has no GET /me)" },
         {
-          server: serverKey(server),
-          email: now.email ?? null,
-          issuer: now.issuer,
-          expires_at: new Date(now.expires_at * 1000).toISOString(),
+          header: "global admin",
+          value: (r) => (r.global_admin === null ? null : r.global_admin ? "yes" : "no"),
         },
-        [
-          { header: "server", value: (r) => r.server },
-          { header: "email", value: (r) => r.email },
-          { header: "issuer", value: (r) => r.issuer },
-          { header: "expires", value: (r) => r.expires_at, kind: "time" },
-        ],
-      );
+        { header: "token", value: (r) => r.token },
+        { header: "email", value: (r) => r.email },
+        { header: "issuer", value: (r) => r.issuer },
+        { header: "expires", value: () => (exp ? whenText(exp) : null) },
+      ]);
+      if (me?.via === "dev_identity")
+        env.out.note(
+          `this server runs with DEV_IDENTITY: every request is ${me.identity}, whatever token is sent; no sign-in is needed`,
+        );
     });
+}
+
+/**
+ * `GET /me`: the server's view of the caller. Undefined when it answers 404 (a server older than
+ * the route) or, without a token, 401 (not signed in); a token it refuses is an error (expired…).
+ */
+async function askServer(env: CliEnv, withToken: boolean): Promise<MeResponse | undefined> {
+  try {
+    return await (await env.client()).get("/me");
+  } catch (e) {
+    if (e instanceof QuireApiError && (e.status === 404 || (e.status === 401 && !withToken)))
+      return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The identity a development server gives everyone (DEV_IDENTITY), asked of `GET /me` without a
+ * token; undefined for any other server, or one that cannot say.
+ */
+async function devIdentityOf(server: string): Promise<string | undefined> {
+  const client = createClient({ server, token: async () => null, userAgent: "quire-cli" });
+  try {
+    const me = await client.get("/me");
+    return me.via === "dev_identity" ? me.identity : undefined;
+  } catch {
+    return undefined;
+  }
 }

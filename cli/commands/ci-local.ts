@@ -87,10 +87,15 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
     for (const c of skipped)
       rows.push({ check: c.name, status: "skipped", summary: `if: ${c.if}`, log: null });
     env.out.table(rows, COLUMNS);
-    if (rows.some((r) => r.status === "failed"))
+    if (rows.some((r) => r.status === "failed")) {
+      const plain = plainHttpRegistries(results);
       throw new CliError("some checks failed", {
-        hint: "read the failed checks' logs: the table names each file",
+        hint:
+          plain.length > 0
+            ? `the registry ${plain.join(", ")} does not answer TLS; if it serves plain HTTP, name it in SVC_CI_INSECURE_REGISTRIES (comma-separated host:port), e.g. SVC_CI_INSECURE_REGISTRIES=${plain.join(",")}`
+            : "read the failed checks' logs: the table names each file",
       });
+    }
   } finally {
     // Outside a working copy the logs stay in the temporary folder the table names.
     await rm(branch === null ? path.join(work, "src") : work, { recursive: true, force: true });
@@ -162,4 +167,19 @@ async function keepLogs(
       return { check: name, status: result.conclusion, summary: result.summary, log: file };
     }),
   );
+}
+
+/**
+ * Registries an image pull reached but could not speak TLS with (OpenSSL's "wrong version
+ * number": a plain-HTTP server answering a handshake), from the checks' logs.
+ */
+function plainHttpRegistries(results: { result: CheckResult }[]): string[] {
+  const hosts = new Set<string>();
+  for (const { result } of results) {
+    const m = /cannot reach registry (\S+): .*(wrong version number|SSL routines|EPROTO)/.exec(
+      result.log.toString("utf8"),
+    );
+    if (m?.[1]) hosts.add(m[1]);
+  }
+  return [...hosts];
 }

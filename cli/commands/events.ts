@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import type { StreamMessage } from "../client/index.ts";
+import { StreamRefused } from "../client/sse.ts";
 import type { CliEnv } from "../env.ts";
-import { usageError } from "../errors.ts";
+import { CliError, usageError } from "../errors.ts";
 import { longType, shortType } from "./subscriptions.ts";
 
 interface Envelope {
@@ -77,6 +78,13 @@ export function register(program: Command, env: CliEnv): void {
             if (++shown >= limit) break;
           } else notice(env, m);
         }
+      } catch (e) {
+        // Without a repo this is the global stream, which only global admins may follow.
+        if (!repo && e instanceof StreamRefused && e.status === 403)
+          throw new CliError("the stream of every repo's events is for global admins", {
+            hint: "name a repo to follow its events: `quire events <org>/<repo>`",
+          });
+        throw e;
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);

@@ -4,21 +4,14 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import type { CliEnv } from "../env.ts";
 import { CliError } from "../errors.ts";
 import type { Output } from "../output.ts";
-import {
-  clone,
-  commit,
-  createBranch,
-  type MoveResult,
-  openCopy,
-  pull,
-  status,
-  switchBranch,
-} from "../workcopy/copy.ts";
+import { clone, createBranch, openCopy, switchBranch } from "../workcopy/copy.ts";
 import { log, show, verify } from "../workcopy/history.ts";
 import { CopyError } from "../workcopy/meta.ts";
+import { switchMerging } from "../workcopy/pull.ts";
 import { clientRemote, type Remote } from "../workcopy/remote.ts";
 import { colourPatch, conflictTable, policyTable, type Style, statusLines } from "../workcopy/render.ts";
 import { branchDiff, localDiff, merge, patchOf, rebase, resolve } from "../workcopy/review.ts";
+import { movedLine, registerSync, resolvePulled, showMerge } from "./workcopy-sync.ts";
 
 /*
  * The working copy's git-like verbs (docs/cli.md, "Working copy"): clone, status, commit, pull,
@@ -40,13 +33,6 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
     if (e instanceof CopyError) throw new CliError(e.message, e.hint ? { hint: e.hint } : {});
     throw e;
   }
-}
-
-function movedLine(m: MoveResult, what: string): string {
-  const kept = m.kept > 0 ? `; ${m.kept} local change(s) kept` : "";
-  return m.from === m.sequence && m.written + m.removed === 0 && what === "pull"
-    ? `already up to date: '${m.branch}' at ${m.sequence}${kept}`
-    : `${what} '${m.branch}' at ${m.sequence} (was ${m.from}): ${m.written} file(s) written, ${m.removed} removed${kept}`;
 }
 
 export function register(program: Command, env: CliEnv): void {
@@ -122,55 +108,17 @@ export function register(program: Command, env: CliEnv): void {
       }),
     );
 
-  program
-    .command("status")
-    .description("Local changes against the sequence the copy is at, found by content hash")
-    .action(
-      action(async () => {
-        const { copy } = await here();
-        const r = await status(copy);
-        const { repo, branch, sequence } = copy.config;
-        if (out().json) return out().writeJson({ repo, branch, sequence, changes: r.changes });
-        out().line(`${repo} on '${branch}' at ${sequence}`);
-        if (r.changes.length === 0) return out().line("no local changes");
-        out().line(`${r.changes.length} local change(s):`);
-        for (const l of statusLines(r.changes, style())) out().line(l);
-        out().note("commit them with `quire commit -m <message>`");
-      }),
-    );
-
-  program
-    .command("commit")
-    .description("Commit every local change as one atomic commit on the copy's branch")
-    .requiredOption("-m, --message <message>", "the commit message")
-    .option("--force", "commit even when the branch moved since the copy's sequence")
-    .action(
-      action(async (o: { message: string; force?: boolean }) => {
-        const { copy, remote } = await here();
-        const r = await commit(copy, remote, { message: o.message, force: o.force === true });
-        const extra = r.broughtIn > 0 ? `; ${r.broughtIn} file(s) of newer commits brought in` : "";
-        out().done(`committed ${r.files} file(s) to '${r.branch}' as sequence ${r.sequence}${extra}`, r);
-      }),
-    );
-
-  program
-    .command("pull")
-    .description("Fast-forward the copy to its branch's head, refusing to overwrite local changes")
-    .action(
-      action(async () => {
-        const { copy, remote } = await here();
-        const r = await pull(copy, remote);
-        out().done(movedLine(r, "pull"), r);
-      }),
-    );
+  registerSync(program, env, { here, action, style });
 
   program
     .command("switch")
     .description("Switch the copy to another branch's head")
     .argument("<branch>", "the branch")
+    .option("--merge", "carry local changes along, merged with the branch's files as `pull` merges")
     .action(
-      action(async (branch: string) => {
+      action(async (branch: string, o: { merge?: boolean }) => {
         const { copy, remote } = await here();
+        if (o.merge) return showMerge(out(), await switchMerging(copy, remote, branch), "switched to");
         const r = await switchBranch(copy, remote, branch);
         out().done(movedLine(r, "switched to"), r);
       }),
@@ -307,8 +255,13 @@ export function register(program: Command, env: CliEnv): void {
           );
         }
         // With --json the result above is stdout's one document; the error goes to stderr.
+        const why = r.outcome === "denied" ? "the merge policies deny it" : "the branch conflicts with main";
         throw new CliError(
-          r.outcome === "denied" ? "the merge policies refused the merge" : "the branch conflicts with main",
+          o.dryRun
+            ? `a merge now would be refused: ${why} (dry run: nothing changed)`
+            : r.outcome === "denied"
+              ? "the merge policies refused the merge"
+              : "the branch conflicts with main",
           {
             hint:
               r.outcome === "denied"
@@ -374,14 +327,20 @@ export function register(program: Command, env: CliEnv): void {
 
   program
     .command("resolve")
-    .description("Settle conflicts with main by taking one side for the given paths (all when none)")
-    .argument("[paths...]", "conflicted paths")
+    .description(
+      "After a pull: mark conflicted paths resolved. Against main: settle a branch's conflicts by taking one side (--take)",
+    )
+    .argument("[paths...]", "conflicted paths (default: all)")
     .addOption(
-      new Option("--take <side>", "whose content to keep").choices(["main", "branch"]).makeOptionMandatory(),
+      new Option("--take <side>", "for conflicts with main: whose content to keep").choices([
+        "main",
+        "branch",
+      ]),
     )
     .action(
-      action(async (paths: string[], o: { take: "main" | "branch" }) => {
+      action(async (paths: string[], o: { take?: "main" | "branch" }) => {
         const { copy, remote } = await here();
+        if (o.take === undefined) return resolvePulled(out(), copy, paths);
         const r = await resolve(copy, remote, { paths, take: o.take });
         if (out().json) return out().writeJson(r);
         out().done(

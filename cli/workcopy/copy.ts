@@ -8,6 +8,7 @@ import {
   type IndexEntry,
   readConfig,
   readIndex,
+  refuseUnresolved,
   writeConfig,
   writeIndex,
 } from "./meta.ts";
@@ -39,7 +40,11 @@ export async function openCopy(dir: string): Promise<Copy> {
 }
 
 /** Records that the copy's files are the tree of (branch, sequence), as `files` describes them. */
-async function settle(copy: Copy, files: Map<string, IndexEntry>, moved: Partial<CopyConfig>): Promise<void> {
+export async function settle(
+  copy: Copy,
+  files: Map<string, IndexEntry>,
+  moved: Partial<CopyConfig>,
+): Promise<void> {
   copy.config = { ...copy.config, ...moved };
   await writeIndex(copy.root, files);
   await writeConfig(copy.root, copy.config);
@@ -171,8 +176,9 @@ export interface CommitResult {
 export async function commit(
   copy: Copy,
   remote: Remote,
-  opts: { message: string; force: boolean },
+  opts: { message: string; force: boolean; confirmDiscard?: ConfirmDiscard },
 ): Promise<CommitResult> {
+  await refuseUnresolved(copy.root, "commit");
   const { changes, local } = await scan(copy.root, copy.index);
   if (changes.length === 0)
     throw new CopyError("nothing to commit: no local changes", "edit, add or delete files first");
@@ -182,21 +188,24 @@ export async function commit(
       "commit part of the work: move some changes aside, commit, then bring them back",
     );
   const { repo, branch, sequence } = copy.config;
+  // Forced: over the head seen now, once told which of its changes the commit discards.
+  const expected = opts.force ? await forcedHead(copy, remote, changes, opts.confirmDiscard) : sequence;
   let created: { sequence: number };
   try {
     created = await remote.commit(repo, {
       branch,
       message: opts.message,
       files: await readChanges(copy.root, changes),
-      ...(opts.force ? {} : { expected_head_sequence: sequence }),
+      expected_head_sequence: expected,
     });
   } catch (e) {
     if (e instanceof RemoteError && e.code === "HEAD_MOVED")
       throw new CopyError(
-        `'${branch}' moved to sequence ${String(e.body["head_sequence"])} since this copy's sequence ${sequence}; nothing was committed`,
-        "run `quire pull` to bring in the new commits (your changes are kept unless they touch the same files), then commit again; or `quire commit --force` to commit over them",
+        `'${branch}' moved to sequence ${String(e.body["head_sequence"])} since ${opts.force ? "it was checked" : `this copy's sequence ${sequence}`}; nothing was committed`,
+        "run `quire pull` to merge the new commits into your changes (files changed on both sides are merged line by line; overlapping edits become conflicts to resolve), then commit again",
         { head_sequence: e.body["head_sequence"] },
       );
+    if (e instanceof RemoteError && e.code === "BRANCH_NOT_ACTIVE") throw await notActive(copy, remote);
     if (e instanceof RemoteError && e.status === 413)
       throw new CopyError(
         `the commit of ${changes.length} file(s) is larger than the server accepts in one request`,
@@ -222,6 +231,54 @@ export async function commit(
   return { sequence: at, branch, files: changes.length, broughtIn: plan.write.size + plan.remove.length };
 }
 
+/**
+ * Asked before a forced commit discards remote changes: the paths both the copy and the branch
+ * changed since the copy's sequence, and the head the commit would go over. Answers whether to go on.
+ */
+export type ConfirmDiscard = (paths: string[], head: number) => Promise<boolean>;
+
+/**
+ * The head a forced commit goes over: the branch's head now. The local changes to paths the
+ * branch also changed since the copy's sequence replace those changes, so they are named to
+ * `confirm` first (which may refuse); without `confirm`, such a commit is refused.
+ */
+async function forcedHead(
+  copy: Copy,
+  remote: Remote,
+  changes: LocalChange[],
+  confirm: ConfirmDiscard | undefined,
+): Promise<number> {
+  const { repo, branch, sequence } = copy.config;
+  const head = (await remote.branch(repo, branch)).head_sequence;
+  if (head === sequence) return head;
+  const target = await treeMap(remote, { repo, branch, at: head }, copy.onSkip);
+  const remoteChanged = (p: string) => target.get(p) !== copy.index.files.get(p)?.[0];
+  const discarded = changes.map((c) => c.path).filter(remoteChanged);
+  if (discarded.length > 0 && !(await confirm?.(discarded, head)))
+    throw new CopyError(
+      `nothing was committed: the commit would discard the changes of '${branch}' up to sequence ${head} to ${discarded.join(", ")}`,
+      "`quire pull` merges them with yours instead; or pass --yes with --force to discard them",
+      { discarded },
+    );
+  return head;
+}
+
+/** Why a branch takes no commits, and where work goes next. */
+export async function notActive(copy: Copy, remote: Remote): Promise<CopyError> {
+  const { repo, branch } = copy.config;
+  const info = await remote.branch(repo, branch).catch(() => null);
+  const state =
+    info?.status === "merged"
+      ? "was merged into main"
+      : info?.status === "abandoned"
+        ? "was abandoned (deleted)"
+        : "is no longer active";
+  return new CopyError(
+    `'${branch}' ${state}: it takes no more commits; nothing was committed`,
+    "carry your changes to a new branch: `quire switch main` (or `quire switch --merge main` when main changed the same files), then `quire branch <new-name>`, then commit",
+  );
+}
+
 export interface MoveResult {
   branch: string;
   from: number;
@@ -241,11 +298,12 @@ export async function moveTo(
   branch: string,
   at: number,
   what: string,
+  clashHint?: string,
 ): Promise<MoveResult> {
   const { changes } = await scan(copy.root, copy.index);
   const target = await treeMap(remote, { repo: copy.config.repo, branch, at }, copy.onSkip);
   const plan = planSync(copy.index.files, target);
-  refuseClashes(plan, changes, what);
+  refuseClashes(plan, changes, what, clashHint);
   // A new local file at a path the target adds is a clash too: planSync counts it as a write.
   const files = await applySync(
     copy.root,
@@ -267,14 +325,9 @@ export async function moveTo(
   };
 }
 
-/** Fast-forwards the copy to its branch's head. */
-export async function pull(copy: Copy, remote: Remote): Promise<MoveResult> {
-  const head = (await remote.branch(copy.config.repo, copy.config.branch)).head_sequence;
-  return moveTo(copy, remote, copy.config.branch, head, "pull");
-}
-
 /** Switches the copy to another branch's head; local changes to paths that differ are refused. */
 export async function switchBranch(copy: Copy, remote: Remote, branch: string): Promise<MoveResult> {
+  await refuseUnresolved(copy.root, "switch");
   let head: number;
   try {
     head = (await remote.branch(copy.config.repo, branch)).head_sequence;
@@ -286,7 +339,14 @@ export async function switchBranch(copy: Copy, remote: Remote, branch: string): 
       );
     throw e;
   }
-  return moveTo(copy, remote, branch, head, `switching to '${branch}'`);
+  return moveTo(
+    copy,
+    remote,
+    branch,
+    head,
+    `switching to '${branch}'`,
+    `commit them or undo them first; or carry them along, merged with '${branch}''s files: \`quire switch --merge ${branch}\``,
+  );
 }
 
 /** Creates `name` from main's head and switches the copy to it. */

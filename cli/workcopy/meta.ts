@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { COPY_META_DIR } from "../../shared/api/path-rules.ts";
 
@@ -136,4 +136,68 @@ export async function writeIndex(root: string, files: Map<string, IndexEntry>): 
   await mkdir(path.join(root, META_DIR), { recursive: true });
   const body = { written_at_ms: Date.now(), files: Object.fromEntries(files) };
   await writeAtomic(path.join(root, META_DIR, "index.json"), JSON.stringify(body));
+}
+
+/**
+ * A path a pull could not merge by itself (`.quire/conflicts.json`): until `quire resolve` clears
+ * it, `status` shows it and `commit` refuses. `kind` says what clashed; `remote` names the side
+ * merged in, as `<branch>@<sequence>` (the label of its conflict markers).
+ */
+export interface PullConflict {
+  path: string;
+  kind:
+    | "both changed"
+    | "binary, both changed"
+    | "deleted locally, changed remotely"
+    | "changed locally, deleted remotely";
+  remote: string;
+}
+
+const CONFLICT_KINDS: readonly PullConflict["kind"][] = [
+  "both changed",
+  "binary, both changed",
+  "deleted locally, changed remotely",
+  "changed locally, deleted remotely",
+];
+
+const isConflict = (v: unknown): v is PullConflict => {
+  const c = v as Partial<Record<keyof PullConflict, unknown>>;
+  return (
+    typeof c === "object" &&
+    c !== null &&
+    typeof c.path === "string" &&
+    typeof c.remote === "string" &&
+    CONFLICT_KINDS.includes(c.kind as PullConflict["kind"])
+  );
+};
+
+export async function readConflicts(root: string): Promise<PullConflict[]> {
+  const text = await readFile(path.join(root, META_DIR, "conflicts.json"), "utf8").catch(() => null);
+  if (text === null) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    damaged("conflicts.json");
+  }
+  if (!Array.isArray(parsed) || !parsed.every(isConflict)) damaged("conflicts.json");
+  return parsed;
+}
+
+/** Records the pull's conflicts; none removes the file. */
+export async function writeConflicts(root: string, conflicts: PullConflict[]): Promise<void> {
+  const file = path.join(root, META_DIR, "conflicts.json");
+  if (conflicts.length === 0) await rm(file, { force: true });
+  else await writeAtomic(file, `${JSON.stringify(conflicts, null, 2)}\n`);
+}
+
+/** Refuses to go on while a pull's conflicts are unresolved, naming them. */
+export async function refuseUnresolved(root: string, what: string): Promise<void> {
+  const open = await readConflicts(root);
+  if (open.length === 0) return;
+  throw new CopyError(
+    `cannot ${what}: ${open.length} path(s) still in conflict from the last pull: ${open.map((c) => c.path).join(", ")}`,
+    "edit each file (look for `<<<<<<< local`), then `quire resolve <path>` (or `quire resolve` for all of them)",
+    { conflicts: open },
+  );
 }

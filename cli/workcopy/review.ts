@@ -124,7 +124,10 @@ export async function merge(copy: Copy, remote: Remote, dryRun: boolean): Promis
         message: String(e.body["error"]),
       };
     if (e.code === "BRANCH_DRAFT")
-      throw new CopyError(`'${branch}' is a draft`, `mark it ready first: quire branches ready ${branch}`);
+      throw new CopyError(
+        `'${branch}' is a draft${dryRun ? ": a merge now would be refused" : ""}`,
+        `mark it ready first: quire branches ready ${repo} ${branch}`,
+      );
     throw e;
   }
 }

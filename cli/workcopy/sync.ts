@@ -36,14 +36,19 @@ export function clashes(plan: SyncPlan, changes: LocalChange[]): LocalChange[] {
 }
 
 /** Refuses a plan that would lose local work, naming the paths. */
-export function refuseClashes(plan: SyncPlan, changes: LocalChange[], what: string): void {
+export function refuseClashes(
+  plan: SyncPlan,
+  changes: LocalChange[],
+  what: string,
+  hint = "commit them (`quire commit -m …`) or undo them first, then try again",
+): void {
   const lost = clashes(plan, changes);
   if (lost.length === 0) return;
   const list = lost.slice(0, 10).map((c) => `  ${c.status} ${c.path}`);
   if (lost.length > 10) list.push(`  … and ${lost.length - 10} more`);
   throw new CopyError(
     `${what} would overwrite local changes to ${lost.length} file(s):\n${list.join("\n")}`,
-    "commit them (`quire commit -m …`) or undo them first, then try again",
+    hint,
     { paths: lost.map((c) => c.path) },
   );
 }
@@ -101,6 +106,14 @@ async function writeChecked(
   }
   const st = await stat(abs);
   return [sha, st.size, st.mtimeMs];
+}
+
+/**
+ * Writes bytes a merge made (not a server version) to `rel` inside the copy, with the same guards
+ * as a download; answers its index entry.
+ */
+export async function writeMerged(root: string, rel: string, bytes: Buffer): Promise<IndexEntry> {
+  return writeChecked(root, rel, bytes, sha256Hex(bytes), new Set());
 }
 
 /** A write the file system refused, named by the repo's path rather than the disk's. */

@@ -84,6 +84,7 @@ const probes: Record<string, Probe> = {
   "GET /auth/logout": { public: true },
   "POST /auth/logout": { public: true, publicStatus: 303 },
   "POST /orgs": { body: (w) => ({ name: w.unique("probe-org") }) },
+  "GET /me": {},
   "GET /orgs": {},
   "GET /orgs/:org": {},
   "DELETE /orgs/:org": {},

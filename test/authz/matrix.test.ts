@@ -67,6 +67,7 @@ const matrix: Record<string, Statuses> = {
   "GET /auth/logout":                                     s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "POST /auth/logout":                                    s(303,       303,      303,    303,    303,        303,   303,      303,       303,         303, 303),
 
+  "GET /me":                                              s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "POST /orgs":                                           s(401,       201,      201,    201,    201,        201,   201,      201,       201,         403, 403),
   "GET /orgs":                                            s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "GET /orgs/:org":                                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
@@ -255,6 +256,7 @@ const requests: Record<string, Request> = {
   "POST /auth/logout": plainRoute(async () => ({ method: "POST", path: "/auth/logout" })),
 
   "POST /orgs": plainRoute(async (w) => ({ method: "POST", path: "/orgs", body: { name: w.unique("new") } })),
+  "GET /me": plainRoute(async () => ({ method: "GET", path: "/me" })),
   "GET /orgs": plainRoute(async () => ({ method: "GET", path: "/orgs" })),
   "GET /orgs/:org": orgRoute(async (w) => ({ method: "GET", path: `/orgs/${w.org}` })),
   // An org is visible to repo-role holders only through a repo, and an org with repos cannot be

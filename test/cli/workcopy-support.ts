@@ -18,9 +18,21 @@ export interface Run {
  */
 export async function quire(
   args: string[],
-  o: { cwd: string; home: string; server: string; token: string; tty?: boolean },
+  o: {
+    cwd: string;
+    home: string;
+    server: string;
+    token: string;
+    tty?: boolean;
+    env?: Record<string, string>;
+  },
 ): Promise<Run> {
-  const env = { QUIRE_SERVER: o.server, QUIRE_TOKEN: o.token, ...(o.tty ? {} : { NO_COLOR: "1" }) };
+  const env = {
+    QUIRE_SERVER: o.server,
+    QUIRE_TOKEN: o.token,
+    ...(o.tty ? {} : { NO_COLOR: "1" }),
+    ...o.env,
+  };
   if (o.tty) {
     const r = await runQuireOnTty(args, o.home, { cwd: o.cwd, env });
     const text = r.stdout.replace(/\r\n/g, "\n");
@@ -35,8 +47,8 @@ export async function copyWorld(app: TestApp) {
   const repo: RepoHandle = await world(app).repo();
   const dir = await mkdtemp(path.join(tmpdir(), "quire-copy-"));
   const token = await app.idp.token(repo.owner);
-  const run = (args: string[], sub = "", tty = false) =>
-    quire(args, { cwd: path.join(dir, sub), home: dir, server: app.url, token, tty });
+  const run = (args: string[], sub = "", tty = false, env: Record<string, string> = {}) =>
+    quire(args, { cwd: path.join(dir, sub), home: dir, server: app.url, token, tty, env });
   const read = (rel: string) => readFile(path.join(dir, rel), "utf8");
   const write = (rel: string, text: string) => writeFile(path.join(dir, rel), text);
   const remove = (rel: string) => rm(path.join(dir, rel));
