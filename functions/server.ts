@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -11,6 +10,7 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embed
 import { migrate } from "../shared/db/migrate.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
+import { checkEmbeddedPostgresFree, httpPortTaken, listenOrExplain, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
 export interface RunningServer {
@@ -27,8 +27,10 @@ async function embeddedDatabase(
   port: number,
   log: (line: string) => void,
 ): Promise<{ url: string; server: EmbeddedDatabase }> {
+  const clusterDir = path.join(dataDir, "postgres");
+  await checkEmbeddedPostgresFree({ dataDir, clusterDir, port });
   const server = await startEmbeddedPostgres({
-    dataDir: path.join(dataDir, "postgres"),
+    dataDir: clusterDir,
     port,
     persistent: true,
     log,
@@ -62,6 +64,8 @@ export async function startServer(
       `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}' WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
     );
   }
+  // Before the database starts, so a second `npm start` stops with one line and starts nothing.
+  if (config.PORT !== 0 && (await portInUse(config.PORT))) throw httpPortTaken(config.PORT);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
@@ -81,8 +85,10 @@ export async function startServer(
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
-  server.listen(config.PORT);
-  await once(server, "listening");
+  await listenOrExplain(server, config.PORT).catch(async (err) => {
+    await embedded?.stop();
+    throw err;
+  });
   const { port } = server.address() as AddressInfo;
   ctx.selfUrl = `http://127.0.0.1:${port}`;
   log.info({ port }, "quire is listening");
