@@ -64,6 +64,11 @@ export async function startServer(
       `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}' WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
     );
   }
+  if (!config.DEV_IDENTITY && !config.OIDC_CLIENT_ID) {
+    log.warn(
+      "no identity provider is configured for sign-in (OIDC_CLIENT_ID is unset), so no browser can sign in. To try Quire locally, start in development mode: DEV_IDENTITY=you@example.com npm start (docs/configuration.md)",
+    );
+  }
   // Before the database starts, so a second `npm start` stops with one line and starts nothing.
   if (config.PORT !== 0 && (await portInUse(config.PORT))) throw httpPortTaken(config.PORT);
   let embedded: EmbeddedDatabase | undefined;

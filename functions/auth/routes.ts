@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { z } from "zod";
 import {
@@ -29,6 +30,7 @@ import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
 import { type Reply, route } from "../../shared/http/route.ts";
+import { signInNotConfiguredPage } from "../web/pages/setup.ts";
 
 /**
  * Browser sign-in (docs/sessions.md): `/auth/login` starts the OAuth 2.0 authorization code flow
@@ -58,13 +60,25 @@ type LoginState = z.infer<typeof loginState>;
 
 const noStore = { "cache-control": "no-store" };
 
+/** No OAuth client is configured: a browser gets the page that says how to start instead. */
+class SignInNotConfigured extends DomainError {
+  constructor() {
+    super(
+      "UNAVAILABLE",
+      "browser sign-in is not configured: set OIDC_CLIENT_ID (docs/sessions.md), or for local development start with DEV_IDENTITY=you@example.com npm start",
+    );
+  }
+}
+
 /** The OAuth client browser sign-in acts as; UNAVAILABLE when none is configured. */
 function oauthClient(ctx: AppContext): { clientId: string; clientSecret: string | undefined } {
   const clientId = ctx.config.OIDC_CLIENT_ID;
-  if (!clientId)
-    fail("UNAVAILABLE", "browser sign-in is not configured: set OIDC_CLIENT_ID (docs/sessions.md)");
+  if (!clientId) throw new SignInNotConfigured();
   return { clientId, clientSecret: ctx.config.OIDC_CLIENT_SECRET };
 }
+
+const wantsHtml = (headers: IncomingHttpHeaders) =>
+  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
 
 const redirectUri = (ctx: AppContext) => `${publicUrl(ctx)}/auth/callback`;
 const loginCookieName = (ctx: AppContext) => cookieName(LOGIN_COOKIE, secureCookies(ctx));
@@ -250,6 +264,8 @@ export const authRoutes = [
     }),
     responses: { 302: redirect },
     handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
+    errorPage: (err, { headers }) =>
+      err instanceof SignInNotConfigured && wantsHtml(headers) ? signInNotConfiguredPage() : undefined,
   }),
   route({
     method: "GET",
