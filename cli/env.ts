@@ -11,6 +11,8 @@ export interface GlobalFlags {
   server?: string;
   json?: boolean;
   color?: boolean;
+  /** Development mode: act as this one of the server's DEV_IDENTITIES (also QUIRE_AS). */
+  as?: string;
 }
 
 /**
@@ -111,7 +113,8 @@ export function createEnv(o: EnvOptions): CliEnv {
     },
     async client() {
       const server = await env.server();
-      return createClient({ server, token: () => env.token(server), userAgent: "quire-cli" });
+      const devIdentity = flags.as ?? (o.env["QUIRE_AS"] || undefined);
+      return createClient({ server, token: () => env.token(server), userAgent: "quire-cli", devIdentity });
     },
   };
   return env;

@@ -61,7 +61,7 @@ export async function startServer(
   const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }, opts.logTo);
   if (config.DEV_IDENTITY) {
     log.warn(
-      `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}' WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
+      `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}'${config.DEV_IDENTITIES.length > 1 ? ` (or whichever of DEV_IDENTITIES ${config.DEV_IDENTITIES.join(", ")} it names)` : ""} WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
     );
   }
   if (!config.DEV_IDENTITY && !config.OIDC_CLIENT_ID) {

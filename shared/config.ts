@@ -237,6 +237,10 @@ export const envSchema = z
     SVC_DB_APP_USERS: databaseUsers,
     PORT: integer(8080, 0, 65535),
     DEV_IDENTITY: identitySetting,
+    // Development mode as several people (docs/configuration.md): a request picks one by header or cookie.
+    DEV_IDENTITIES: identityList.refine((vs) => vs.every(isPlausibleEmail), {
+      message: "must be email addresses, comma-separated",
+    }),
     BOOTSTRAP_ADMIN: identitySetting,
     GLOBAL_ADMINS: identityList,
     LOG_FORMAT: z.enum(["json", "text"]).default("json"),
@@ -310,6 +314,18 @@ export const envSchema = z
       .transform((v) => v !== "false"),
   })
   .superRefine((env, ctx) => {
+    if (
+      env.DEV_IDENTITY &&
+      env.DEV_IDENTITIES.length > 0 &&
+      !env.DEV_IDENTITIES.some((d) => d.toLowerCase() === env.DEV_IDENTITY?.toLowerCase())
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["DEV_IDENTITY"],
+        message:
+          "must be one of DEV_IDENTITIES when both are set (it is the default identity); or unset it, and the first of DEV_IDENTITIES is the default",
+      });
+    }
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
       ctx.addIssue({
         code: "custom",
@@ -392,13 +408,30 @@ export function requiredSetting<K extends keyof Env>(config: Env, key: K): NonNu
   return value;
 }
 
+/**
+ * DEV_IDENTITIES alone makes its first identity DEV_IDENTITY, the default: whatever keys on
+ * DEV_IDENTITY (development mode's loopback-only rule, its warning, the authenticator) then
+ * covers both settings.
+ */
+function withDevDefault(env: Env): Env {
+  return env.DEV_IDENTITY || env.DEV_IDENTITIES.length === 0
+    ? env
+    : { ...env, DEV_IDENTITY: env.DEV_IDENTITIES[0] };
+}
+
+/** Who development mode may act as: DEV_IDENTITIES, else DEV_IDENTITY alone; empty outside it. */
+export function devIdentities(config: Pick<Env, "DEV_IDENTITY" | "DEV_IDENTITIES">): string[] {
+  const listed = config.DEV_IDENTITIES.length > 0 ? config.DEV_IDENTITIES : [config.DEV_IDENTITY ?? ""];
+  return listed.filter((d) => d !== "").map((d) => d.toLowerCase());
+}
+
 /** Raised when the environment is invalid; its message names every bad variable. */
 export class ConfigError extends Error {}
 
 /** Validates `source` (normally `process.env`) and returns typed configuration, or throws ConfigError. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Env {
   const parsed = envSchema.safeParse(source);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return withDevDefault(parsed.data);
   const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
   throw new ConfigError(`invalid configuration:\n  ${lines.join("\n  ")}`);
 }

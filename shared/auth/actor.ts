@@ -1,3 +1,5 @@
+import type { DevActorInfo } from "./dev-identity.ts";
+
 /** The CI job behind a job OIDC JWT (SPEC, Authentication 5), as the database knows it now. */
 export interface JobActor {
   /** `ci_jobs.id`, also the token's `job_id`. */
@@ -29,4 +31,6 @@ export interface Actor {
    * mutations must pass the CSRF checks (shared/auth/csrf.ts) with this token, which pages embed.
    */
   session?: { csrfToken: string };
+  /** Set in development mode (DEV_IDENTITY/DEV_IDENTITIES): who the web switcher offers. */
+  dev?: DevActorInfo;
 }
