@@ -28,6 +28,8 @@ function hintFor(err: { status: number; code: string }): string | undefined {
       return "sign in with `quire login`, or set QUIRE_TOKEN";
     case "HEAD_MOVED":
       return "the branch moved: pull the new commits first, or pass --force";
+    case "EMPTY_COMMIT":
+      return "the files are already as the branch has them: change something first";
     case "MERGE_CONFLICT":
       return "resolve the conflicts (`quire rebase`, then `quire resolve`), then merge again";
     case "BRANCH_DRAFT":
