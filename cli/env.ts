@@ -32,6 +32,8 @@ export interface CliEnv {
   token(server: string): Promise<string | null>;
   /** A client of the resolved server with the resolved token. */
   client(): Promise<QuireClient>;
+  /** Development servers only: who to act as, `--as` else QUIRE_AS (docs/cli.md). */
+  devIdentity(): string | undefined;
 }
 
 export interface EnvOptions {
@@ -111,10 +113,15 @@ export function createEnv(o: EnvOptions): CliEnv {
       const s = await store.get(server);
       return s ? freshIdToken(store, server, s) : null;
     },
+    devIdentity: () => flags.as ?? (o.env["QUIRE_AS"] || undefined),
     async client() {
       const server = await env.server();
-      const devIdentity = flags.as ?? (o.env["QUIRE_AS"] || undefined);
-      return createClient({ server, token: () => env.token(server), userAgent: "quire-cli", devIdentity });
+      return createClient({
+        server,
+        token: () => env.token(server),
+        userAgent: "quire-cli",
+        devIdentity: env.devIdentity(),
+      });
     },
   };
   return env;

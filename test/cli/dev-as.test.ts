@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { cliBin, expectExit, runQuire, tempHome } from "./support.ts";
@@ -31,6 +33,24 @@ describe("quire --as on a development server", { timeout: 90_000 }, () => {
       0,
     );
     expect(env.json()).toMatchObject({ created_by: "bob@example.com" });
+  });
+
+  it("clones, file contents included, a repo only the --as identity can read", async () => {
+    const asBob = (path: string, body: unknown) =>
+      fetch(app.url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-quire-dev-identity": "bob@example.com" },
+        body: JSON.stringify(body),
+      });
+    expect((await asBob("/orgs", { name: "bobonly" })).status).toBe(201);
+    expect((await asBob("/repos", { owner: "bobonly", name: "bobonly/notes" })).status).toBe(201);
+    const files = [{ path: "secret.md", content: Buffer.from("for bob").toString("base64") }];
+    expect(
+      (await asBob("/repos/bobonly/notes/-/commit", { branch: "main", message: "m", files })).status,
+    ).toBe(201);
+    expect((await quire(["clone", "bobonly/notes", "c"])).code).toBe(1);
+    expectExit(await quire(["--as", "bob@example.com", "clone", "bobonly/notes", "c", "--json"]), 0);
+    expect(await readFile(path.join(home.dir, "c", "secret.md"), "utf8")).toBe("for bob");
   });
 
   it("exits 1 with the server's reason for an identity it does not list", async () => {
