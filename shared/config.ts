@@ -419,10 +419,13 @@ function withDevDefault(env: Env): Env {
     : { ...env, DEV_IDENTITY: env.DEV_IDENTITIES[0] };
 }
 
-/** Who development mode may act as: DEV_IDENTITIES, else DEV_IDENTITY alone; empty outside it. */
+/**
+ * Who development mode may act as, the default (DEV_IDENTITY) first, then the rest of
+ * DEV_IDENTITIES in their order; empty outside development mode.
+ */
 export function devIdentities(config: Pick<Env, "DEV_IDENTITY" | "DEV_IDENTITIES">): string[] {
-  const listed = config.DEV_IDENTITIES.length > 0 ? config.DEV_IDENTITIES : [config.DEV_IDENTITY ?? ""];
-  return listed.filter((d) => d !== "").map((d) => d.toLowerCase());
+  const all = [config.DEV_IDENTITY ?? "", ...config.DEV_IDENTITIES].map((d) => d.toLowerCase());
+  return [...new Set(all.filter((d) => d !== ""))];
 }
 
 /** Raised when the environment is invalid; its message names every bad variable. */

@@ -21,9 +21,9 @@ export interface Authenticator {
 /**
  * Bearer ID tokens and CI job tokens, else the session cookie of browser sign-in, or — with
  * DEV_IDENTITY or DEV_IDENTITIES set, for local development only — everyone is the default
- * identity, or the listed one the request names, without any token check. A bearer token whose (unverified) `iss` is our own job issuer is a job token and is
- * verified as one (shared/auth/jobtoken.ts); every other bearer token is an ID token of the
- * identity provider. A request with an Authorization header is judged by it alone.
+ * identity, or the listed one the request names, without any token check. A bearer token whose
+ * (unverified) `iss` is our own job issuer is a job token and is verified as one
+ * (shared/auth/jobtoken.ts); every other bearer token is an ID token of the identity provider. A request with an Authorization header is judged by it alone.
  */
 export function createAuthenticator(opts: {
   verifier: IdTokenVerifier;

@@ -179,4 +179,16 @@ describe("DEV_IDENTITIES configuration", () => {
     expect(() => loadConfig({ DEV_IDENTITIES: `${ALICE},bob` })).toThrow(ConfigError);
     expect(loadConfig({ DEV_IDENTITY: BOB, DEV_IDENTITIES: `${ALICE},${BOB}` }).DEV_IDENTITY).toBe(BOB);
   });
+
+  it("acts as DEV_IDENTITY by default when it is set beside the list, even when not first", async () => {
+    const app = await startTestApp({ DEV_IDENTITY: BOB, DEV_IDENTITIES: `${ALICE},${BOB}` });
+    try {
+      expect((await as(app.url).post("/orgs", { name: "defaults" })).body).toMatchObject({ created_by: BOB });
+      expect((await as(app.url, ALICE).post("/orgs", { name: "alices" })).body).toMatchObject({
+        created_by: ALICE,
+      });
+    } finally {
+      await app.close();
+    }
+  });
 });
