@@ -21,11 +21,12 @@ import { cloudFunctions } from "./groups.ts";
 let context: Promise<AppContext> | undefined;
 
 // The framework listens on every interface (Cloud Run's PORT), and DEV_IDENTITY makes every caller
-// that identity without a token: an instance with it set refuses to load rather than serve.
-if (process.env["DEV_IDENTITY"]?.trim())
-  throw new ConfigError(
-    "invalid configuration: DEV_IDENTITY: is refused in the cloud functions, which listen on every interface; it is for a local server on a loopback address only",
-  );
+// that identity without a token: an instance with either development setting refuses to load.
+for (const name of ["DEV_IDENTITY", "DEV_IDENTITIES"])
+  if (process.env[name]?.trim())
+    throw new ConfigError(
+      `invalid configuration: ${name}: is refused in the cloud functions, which listen on every interface; it is for a local server on a loopback address only`,
+    );
 
 /** The schema is older than the code: a migration has not been applied. */
 class SchemaBehind extends DomainError {
