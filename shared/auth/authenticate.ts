@@ -23,7 +23,9 @@ export interface Authenticator {
  * DEV_IDENTITY or DEV_IDENTITIES set, for local development only — everyone is the default
  * identity, or the listed one the request names, without any token check. A bearer token whose
  * (unverified) `iss` is our own job issuer is a job token and is verified as one
- * (shared/auth/jobtoken.ts); every other bearer token is an ID token of the identity provider. A request with an Authorization header is judged by it alone.
+ * (shared/auth/jobtoken.ts), in development mode too; every other bearer token is an ID token of
+ * the identity provider. Outside development mode a request with an Authorization header is judged
+ * by it alone.
  */
 export function createAuthenticator(opts: {
   verifier: IdTokenVerifier;
@@ -41,19 +43,29 @@ export function createAuthenticator(opts: {
   return {
     idTokens: opts.verifier,
     async authenticate(headers, ctx) {
-      if (dev) return { ...actorFor(dev.identityOf(headers)), dev: dev.actorInfo };
-      refuseDevIdentityHeader(headers);
       const header = headers.authorization;
+      if (dev) {
+        // A CI job's token stays the job's: a local worker reports as ci-job:<id>, in its scope.
+        const token = bearerToken(header);
+        if (token !== undefined && opts.jobTokens.claimsOurIssuer(ctx, token))
+          return opts.jobTokens.verify(ctx, token);
+        return { ...actorFor(dev.identityOf(headers)), dev: dev.actorInfo };
+      }
+      refuseDevIdentityHeader(headers);
       if (header === undefined || header === "") {
         const session = await findSession(ctx, headers);
         if (!session) return null;
         const { csrfToken, idHash } = session;
         return { ...actorFor(session.identity), session: { csrfToken, idHash } };
       }
-      const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+      const token = bearerToken(header);
       if (token === undefined) fail("UNAUTHENTICATED", "the Authorization header must be 'Bearer <token>'");
       if (opts.jobTokens.claimsOurIssuer(ctx, token)) return opts.jobTokens.verify(ctx, token);
       return actorFor(await opts.verifier.verify(token));
     },
   };
 }
+
+/** The token of an `Authorization: Bearer <token>` header, if that is what it holds. */
+const bearerToken = (header: string | undefined): string | undefined =>
+  header ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined;
