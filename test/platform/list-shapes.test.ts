@@ -77,6 +77,7 @@ const notLists = [
   "GET /auth/callback",
   "GET /auth/logout",
   "GET /auth/cli",
+  "GET /me",
   // The web interface's pages, its static files and `/`: HTML, not JSON lists (docs/web.md).
   "GET /",
   "GET /ui",
