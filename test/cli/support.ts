@@ -1,9 +1,10 @@
-import { type StdioOptions, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildCli } from "../../scripts/build-cli.ts";
 import type { TestApp } from "../support/app.ts";
+import { stdioWith } from "../support/child.ts";
 
 let built: Promise<string> | undefined;
 /**
@@ -36,16 +37,6 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Open descriptors the CLI inherits, by their number in the CLI (above 2): `{40: fd}`. */
   inherit?: Record<number, number>;
-}
-
-/** stdin ignored, stdout and stderr piped, and the `inherit` descriptors at their numbers. */
-function stdioWith(inherit: Record<number, number> = {}): StdioOptions {
-  const stdio: StdioOptions = ["ignore", "pipe", "pipe"];
-  for (const [at, fd] of Object.entries(inherit)) {
-    while (stdio.length < Number(at)) stdio.push("ignore");
-    stdio[Number(at)] = fd;
-  }
-  return stdio;
 }
 
 /** The environment of a CLI run: nothing of the developer's own (no HOME config, no colour). */

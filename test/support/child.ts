@@ -1,4 +1,4 @@
-import type { ChildProcess } from "node:child_process";
+import type { ChildProcess, StdioOptions } from "node:child_process";
 
 /**
  * Waits until a Quire started as a child process says it is listening (on stdout or stderr), and
@@ -26,4 +26,17 @@ export async function untilListening(child: ChildProcess, what = "child server")
       reject(new Error(`${what} exited (${code}): ${output}`));
     });
   });
+}
+
+/**
+ * stdin ignored, stdout and stderr piped, and the `inherit` descriptors at their numbers in the
+ * child (`{40: fd}`): how the sandbox tests leave host files open in a worker or the CLI.
+ */
+export function stdioWith(inherit: Record<number, number> = {}): StdioOptions {
+  const stdio: StdioOptions = ["ignore", "pipe", "pipe"];
+  for (const [at, fd] of Object.entries(inherit)) {
+    while (stdio.length < Number(at)) stdio.push("ignore");
+    stdio[Number(at)] = fd;
+  }
+  return stdio;
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,6 +13,7 @@ import type { JobOutcome } from "../../worker/job.ts";
 import { runLoop } from "../../worker/loop.ts";
 import { type CiApp, startCiApp, WORKER_TOKEN } from "../ci/support.ts";
 import type { TestApp } from "../support/app.ts";
+import { stdioWith } from "../support/child.ts";
 
 /**
  * A CI test app behind a small HTTP relay: SVC_PUBLIC_URL (the claim's `api_url` and the host of
@@ -178,16 +179,6 @@ export interface WorkerProcess {
   output(): string;
   /** Resolves with the exit code (null when killed by a signal) and the signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** stdin ignored, stdout and stderr piped, and the `inherit` descriptors at their numbers. */
-function stdioWith(inherit: Record<number, number> = {}): StdioOptions {
-  const stdio: StdioOptions = ["ignore", "pipe", "pipe"];
-  for (const [at, fd] of Object.entries(inherit)) {
-    while (stdio.length < Number(at)) stdio.push("ignore");
-    stdio[Number(at)] = fd;
-  }
-  return stdio;
 }
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

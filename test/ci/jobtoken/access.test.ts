@@ -4,21 +4,19 @@ import { type ApiError, api } from "../../support/api.ts";
 import type { Client, Res } from "../../support/client.ts";
 import {
   commit,
-  createBranch,
   errorOf,
   expectOk,
   type RepoFixture,
   repoWithOwner,
   useFixture,
 } from "../../support/world.ts";
-import { claimedJob, mint, startJobTokenApp } from "./support.ts";
+import { CI_YAML, jobOnFeature, mint, startJobTokenApp } from "./support.ts";
 
 /**
  * What a job OIDC JWT may do on the repo API (SPEC, Authentication 5): read its own repo, report
  * check runs on its job's branch there, and nothing else. Every request goes over HTTP.
  */
 
-const CI_YAML = "checks:\n  - name: docs/lint\n    image: alpine:3.20\n    steps:\n      - echo lint\n";
 const FORBIDDEN_MESSAGE = "a CI job token may only read its repo and report check runs";
 
 let fx: RepoFixture;
@@ -29,12 +27,8 @@ let jwt: Client;
 const app = useFixture(startJobTokenApp);
 beforeAll(async () => {
   [fx, other] = await Promise.all([repoWithOwner(app), repoWithOwner(app)]);
-  await commit(fx, "main", { ".svc/ci.yaml": CI_YAML, "docs/a.md": "# A\n" }, "first");
-  await createBranch(fx, "feature");
-  await commit(fx, "feature", { "docs/b.md": "# B\n" }, "on feature");
   await commit(other, "main", { "docs/secret.md": "# no\n" }, "other first");
-  job = await claimedJob(app, fx, "feature");
-  jwt = app.bearer(await mint(app, job));
+  ({ job, jwt } = await jobOnFeature(app, fx));
 });
 
 /** Asserts the status and error code of a refusal; returns its error body. */

@@ -1,15 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { JobRow } from "../../../shared/ci/jobs/records.ts";
 import type { Client } from "../../support/client.ts";
-import {
-  commit,
-  createBranch,
-  errorOf,
-  type RepoFixture,
-  repoWithOwner,
-  useFixture,
-} from "../../support/world.ts";
-import { claimedJob, mint, startJobTokenApp } from "./support.ts";
+import { errorOf, type RepoFixture, useFixture } from "../../support/world.ts";
+import { jobOnFeature, startJobTokenApp } from "./support.ts";
 
 /**
  * Development mode (DEV_IDENTITY) takes every request without a token as the development
@@ -18,7 +11,6 @@ import { claimedJob, mint, startJobTokenApp } from "./support.ts";
  */
 
 const DEV = "dev@example.com";
-const CI_YAML = "checks:\n  - name: docs/lint\n    image: alpine:3.20\n    steps:\n      - echo lint\n";
 
 let fx: RepoFixture;
 let job: JobRow;
@@ -26,12 +18,7 @@ let jwt: Client;
 
 const app = useFixture(() => startJobTokenApp({ DEV_IDENTITY: DEV }));
 beforeAll(async () => {
-  fx = await repoWithOwner(app);
-  await commit(fx, "main", { ".svc/ci.yaml": CI_YAML, "docs/a.md": "# A\n" }, "first");
-  await createBranch(fx, "feature");
-  await commit(fx, "feature", { "docs/b.md": "# B\n" }, "on feature");
-  job = await claimedJob(app, fx, "feature");
-  jwt = app.bearer(await mint(app, job));
+  ({ fx, job, jwt } = await jobOnFeature(app));
 });
 
 describe("a job token in development mode", () => {

@@ -3,7 +3,7 @@ import type { JobRow } from "../../../shared/ci/jobs/records.ts";
 import { ManualClock } from "../../../shared/clock.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
 import { type Client, client } from "../../support/client.ts";
-import type { RepoFixture } from "../../support/world.ts";
+import { commit, createBranch, type RepoFixture, repoWithOwner } from "../../support/world.ts";
 import { queueAndClaim } from "../support.ts";
 
 export interface JobTokenApp extends TestApp {
@@ -38,4 +38,24 @@ export function mint(
   request: { audience?: string; check_name?: string } = {},
 ): Promise<string> {
   return issueJobToken(app.server.ctx, job, { audience: "quire", ...request });
+}
+
+/** The `.svc/ci.yaml` of `jobOnFeature`'s repo: one check, docs/lint. */
+export const CI_YAML =
+  "checks:\n  - name: docs/lint\n    image: alpine:3.20\n    steps:\n      - echo lint\n";
+
+/**
+ * A repo whose main has CI_YAML and docs/a.md, a branch `feature` with docs/b.md, and a job of
+ * that branch claimed at its head, with a client that sends the job's JWT.
+ */
+export async function jobOnFeature(
+  app: JobTokenApp,
+  fx?: RepoFixture,
+): Promise<{ fx: RepoFixture; job: JobRow; jwt: Client }> {
+  const repo = fx ?? (await repoWithOwner(app));
+  await commit(repo, "main", { ".svc/ci.yaml": CI_YAML, "docs/a.md": "# A\n" }, "first");
+  await createBranch(repo, "feature");
+  await commit(repo, "feature", { "docs/b.md": "# B\n" }, "on feature");
+  const job = await claimedJob(app, repo, "feature");
+  return { fx: repo, job, jwt: app.bearer(await mint(app, job)) };
 }
