@@ -13,7 +13,12 @@ import { mergeBranch } from "../../shared/merge/merge.ts";
 import type { PolicyResult } from "../../shared/policy/engine.ts";
 import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
 import { listProposals } from "../../shared/proposals/proposals.ts";
-import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
+import {
+  MAX_REVIEW_BODY,
+  type ReviewStatus,
+  reviewStatuses,
+  submitReview,
+} from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
@@ -80,6 +85,14 @@ const reviewForm = z.strictObject({
   body: z.string().max(MAX_REVIEW_BODY).default(""),
 });
 const mergeForm = z.strictObject(csrfToken);
+
+/** What a refused review form held, read leniently so it can be shown again as typed. */
+function typedReview(call: Call<unknown, unknown, unknown>): { status?: ReviewStatus; body: string } {
+  const fields = new URLSearchParams(call.rawBody ? bodyText(call.rawBody) : "");
+  const status = fields.get("status");
+  const body = (fields.get("body") ?? "").slice(0, MAX_REVIEW_BODY);
+  return status === "approved" || status === "rejected" ? { status, body } : { body };
+}
 
 /** Where the review and merge forms return: the branch's open proposal if it has one, else the branch. */
 async function reviewHome(ctx: AppContext, access: RepoAccess, branch: string): Promise<string | undefined> {
@@ -216,13 +229,24 @@ const repoPages = [
     responses: { 303: redirect },
     handler: async (call) => {
       const { ctx, actor, repo, params } = call;
-      const form = formOf(call, reviewForm);
-      await submitReview(ctx.pool, actor, repo, {
-        branch: params.branch,
-        status: form.status,
-        body: form.body,
-      });
       const proposal = await reviewHome(ctx, repo, params.branch);
+      try {
+        const form = formOf(call, reviewForm);
+        await submitReview(ctx.pool, actor, repo, {
+          branch: params.branch,
+          status: form.status,
+          body: form.body,
+        });
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.status >= 500 || !wantsHtml(call.headers)) throw err;
+        // The page again, with what was typed and why it was refused, instead of a dead end.
+        const draft = { message: err.message, ...typedReview(call) };
+        const csrf = csrfField(actor);
+        const shown = proposal
+          ? await proposalPage(ctx, actor, repo, proposal, csrf, undefined, draft)
+          : await branchPage(ctx, actor, repo, params.branch, csrf, undefined, draft);
+        return htmlReply(shown, err.status);
+      }
       return seeOther(
         proposal ? u.proposalUrl(repo.repo.name, proposal) : u.branchUrl(repo.repo.name, params.branch),
         303,

@@ -60,6 +60,21 @@ const reviews_select = `
   WHERE branch_id = $1 AND sequence <= $2
   ORDER BY created_at, id`;
 
+const authored_on_named_branch = `
+  SELECT 1 FROM commits c JOIN branches b ON b.id = c.branch_id
+  WHERE b.repo_id = $1 AND b.name = $2 AND c.author = $3 LIMIT 1`;
+
+/** Whether `identity` authored a commit on the branch, and so may not approve it (the web form asks). */
+export async function authoredOnBranch(
+  db: Queryable,
+  access: RepoAccess,
+  branch: string,
+  identity: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(authored_on_named_branch, [access.repo.id, branch, identity]);
+  return Boolean(rowCount);
+}
+
 /**
  * Records a review of a branch, attached to its current head. The branch row is held FOR SHARE, so
  * no commit can move the head between reading it and recording the review. Reviews are for

@@ -99,3 +99,39 @@ describe("reviewing and merging a proposal in the browser", () => {
     await screenshot(page, "check-live");
   });
 });
+
+describe("the review form offers only what the person may do", () => {
+  it("offers the author no Approve, a reader no form, and keeps what was typed when refused", async () => {
+    const repo = await world(app).repo({ people: { reviewer: "writer", reader: "reader" } });
+    await repo.branch("mine", { files: { "a.md": "# A\n" } });
+    const url = `/ui/repos/${repo.repo}/-/branch/mine`;
+
+    const author = await (await contextAs(repo.owner)).newPage();
+    await author.goto(url);
+    expect(await author.getByLabel("Approve").count()).toBe(0);
+    expect(await author.getByLabel("Request changes").isChecked()).toBe(true);
+    expect(await author.locator("#no-self-approval").textContent()).toContain("not approve");
+
+    const reader = await (await contextAs(repo.people.reader)).newPage();
+    await reader.goto(url);
+    expect(await reader.locator("#review-form").count()).toBe(0);
+    expect(await reader.locator("#no-review-rights").textContent()).toContain("writer");
+
+    // The reviewer opens the form, then commits to the branch elsewhere: approving is now refused.
+    const reviewer = await (await contextAs(repo.people.reviewer)).newPage();
+    await reviewer.goto(url);
+    expect(await reviewer.getByLabel("Approve").isChecked()).toBe(false);
+    await reviewer.getByLabel("Comment").fill("Ship it <now>");
+    await reviewer.getByLabel("Approve").check();
+    await repo.commit("mine", { "b.md": "b\n" }, "add b", repo.as("reviewer"));
+    const answer = reviewer.waitForResponse((r) => r.url().endsWith("/review"));
+    await reviewer.getByRole("button", { name: "Submit review" }).click();
+    expect((await answer).status()).toBe(403);
+    expect(await reviewer.locator("#review-refused").textContent()).toContain("cannot approve");
+    expect(await reviewer.getByLabel("Comment").inputValue()).toBe("Ship it <now>");
+    expect(await reviewer.getByLabel("Approve").count()).toBe(0);
+    await reviewer.getByRole("button", { name: "Submit review" }).click();
+    expect(await reviewer.locator(".review").textContent()).toContain(`rejected by ${repo.people.reviewer}`);
+    await screenshot(author, "review-form-author");
+  });
+});

@@ -8,8 +8,8 @@ import type { AppContext } from "../../../shared/context.ts";
 import { type BranchStatusReport, branchStatus } from "../../../shared/merge/status.ts";
 import type { PolicyResult } from "../../../shared/policy/engine.ts";
 import { getProposal, listProposals, type ProposalRecord } from "../../../shared/proposals/proposals.ts";
-import { listReviews } from "../../../shared/reviews/reviews.ts";
-import { type Html, html } from "../html.ts";
+import { authoredOnBranch, listReviews, type ReviewStatus } from "../../../shared/reviews/reviews.ts";
+import { Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import * as u from "../urls.ts";
 import { diffView } from "./content.ts";
@@ -19,6 +19,13 @@ export interface Refusal {
   message: string;
   policies?: PolicyResult[];
   conflicts?: { path: string }[];
+}
+
+/** A review the service refused, shown again with what was typed so nothing is lost. */
+export interface ReviewDraft {
+  message: string;
+  status?: ReviewStatus;
+  body: string;
 }
 
 const when = (d: Date | string) => new Date(d).toISOString().replace("T", " ").slice(0, 16);
@@ -59,6 +66,28 @@ ${status.conflicts.length > 0 ? html`<p class="fail">Conflicts with main: ${stat
 </section>`;
 }
 
+const checkedIf = (on: boolean) => (on ? new Html(" checked") : "");
+
+/**
+ * The review form offers only what this person may do: someone who authored a commit on the
+ * branch may not approve it (submitReview refuses), so they are offered "Request changes" alone
+ * and told why. Nothing is pre-selected for the others, so no one approves by accident.
+ */
+function reviewForm(action: string, csrf: Html, authored: boolean, draft: ReviewDraft | undefined): Html {
+  const refused = draft
+    ? html`<div class="notice refused" role="alert" id="review-refused"><h2>Review not recorded</h2><p>${draft.message}</p></div>`
+    : "";
+  const options = authored
+    ? html`<p class="muted" id="no-self-approval">You authored commits on this branch, so you can comment or request changes but not approve it.</p>
+<label><input type="radio" name="status" value="rejected" checked required> Request changes</label>`
+    : html`<label><input type="radio" name="status" value="approved" required${checkedIf(draft?.status === "approved")}> Approve</label>
+<label><input type="radio" name="status" value="rejected"${checkedIf(draft?.status === "rejected")}> Request changes</label>`;
+  return html`${refused}<form method="post" action="${action}" id="review-form"><fieldset><legend>Review this branch</legend>${csrf}
+<label for="review-body">Comment</label><textarea id="review-body" name="body" maxlength="65536">${draft?.body ?? ""}</textarea>
+${options}
+<button type="submit">Submit review</button></fieldset></form>`;
+}
+
 function refusalNotice(r: Refusal): Html {
   return html`<div class="notice refused" role="alert" id="merge-refused"><h2>Merge refused</h2><p>${r.message}</p>
 ${r.policies ? html`<ul>${r.policies.filter((p) => !p.pass).map((p) => html`<li><strong>${p.name}</strong>: ${p.reason}</li>`)}</ul>` : ""}
@@ -73,19 +102,21 @@ async function branchSections(
   branchName: string,
   csrf: Html,
   notice: Html | string,
+  draft?: ReviewDraft,
 ): Promise<Html> {
   const name = access.repo.name;
   const branch = await getBranch(ctx.pool, access, branchName);
+  const canReview = atLeast(access.role, "writer") && branch.status === "active";
   // A merged or abandoned branch has no merge to assess and no diff against today's main.
   const active = branch.status === "active";
-  const [status, checks, reviews, comments, diff] = await Promise.all([
+  const [status, checks, reviews, comments, diff, authored] = await Promise.all([
     active ? branchStatus(ctx, actor, access, branchName) : null,
     listCheckRuns(ctx.pool, access, { branch: branchName }),
     listReviews(ctx.pool, access, { branch: branchName }),
     listComments(ctx.pool, access, { branch: branchName }),
     active ? diffBranch(ctx, access, branchName) : { changes: [], conflicts: [] },
+    canReview ? authoredOnBranch(ctx.pool, access, branchName, actor.identity) : false,
   ]);
-  const canReview = atLeast(access.role, "writer") && branch.status === "active";
   const canMerge = atLeast(access.role, "maintainer") && branch.status === "active";
   const commentsOn = (path: string) => comments.filter((c) => c.path === path);
   const changed = new Set(diff.changes.map((c) => c.path));
@@ -109,12 +140,10 @@ ${reviews.length === 0 ? html`<p class="muted">No reviews yet.</p>` : html`<ul>$
 </section>
 ${
   canReview
-    ? html`<form method="post" action="${u.reviewUrl(name, branch.name)}"><fieldset><legend>Review this branch</legend>${csrf}
-<label for="review-body">Comment</label><textarea id="review-body" name="body" maxlength="65536"></textarea>
-<label><input type="radio" name="status" value="approved" checked> Approve</label>
-<label><input type="radio" name="status" value="rejected"> Reject</label>
-<button type="submit">Submit review</button></fieldset></form>`
-    : ""
+    ? reviewForm(u.reviewUrl(name, branch.name), csrf, authored, draft)
+    : active
+      ? html`<p class="muted" id="no-review-rights">Reviewing needs the writer role on this repo.</p>`
+      : ""
 }
 ${canMerge ? html`<form method="post" action="${u.mergeUrl(name, branch.name)}">${csrf}<button type="submit" id="merge-button">Merge into main</button></form>` : ""}
 <section aria-labelledby="diff-h"><h2 id="diff-h">Changes</h2>
@@ -136,11 +165,12 @@ export async function branchPage(
   branchName: string,
   csrf: Html,
   refusal?: Refusal,
+  draft?: ReviewDraft,
 ): Promise<Html> {
   const name = access.repo.name;
   const [open] = await listProposals(ctx.pool, access, { state: "open", branch: branchName });
   const notice = html`${refusal ? refusalNotice(refusal) : ""}${open ? html`<p>Proposal: <a href="${u.proposalUrl(name, open.id)}">${open.title}</a></p>` : ""}`;
-  const body = html`<h1>Branch ${branchName}</h1>${await branchSections(ctx, actor, access, branchName, csrf, notice)}`;
+  const body = html`<h1>Branch ${branchName}</h1>${await branchSections(ctx, actor, access, branchName, csrf, notice, draft)}`;
   return page({
     title: `${branchName} · ${name}`,
     actor,
@@ -186,6 +216,7 @@ export async function proposalPage(
   id: string,
   csrf: Html,
   refusal?: Refusal,
+  draft?: ReviewDraft,
 ): Promise<Html> {
   const name = access.repo.name;
   const p = await getProposal(ctx.pool, access, id);
@@ -193,7 +224,7 @@ export async function proposalPage(
   const body = html`<h1>${p.title}</h1>
 <p class="muted"><span class="state">${p.state}</span> · opened by ${p.author} on ${when(p.created_at)} · <a href="${u.branchUrl(name, p.branch)}">${p.branch}</a> into ${p.base_branch}</p>
 ${p.description ? html`<div class="description"><p>${p.description}</p></div>` : ""}
-${await branchSections(ctx, actor, access, p.branch, csrf, notice)}`;
+${await branchSections(ctx, actor, access, p.branch, csrf, notice, draft)}`;
   return page({
     title: `${p.title} · ${name}`,
     actor,
