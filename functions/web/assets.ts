@@ -113,6 +113,26 @@ const js = `"use strict";
       .catch(function () { loaded = false; });
   });
 })();
+(function () {
+  // Times come from the server in UTC; show them in the reader's zone, the title keeps the UTC.
+  if (typeof Intl === "undefined") return;
+  var format = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short"
+  });
+  function localize(root) {
+    root.querySelectorAll("time[data-utc]").forEach(function (t) {
+      var d = new Date(t.getAttribute("datetime"));
+      if (!isNaN(d.getTime())) t.textContent = format.format(d);
+    });
+  }
+  localize(document);
+  // Live regions are swapped in with server markup: localize what arrives.
+  new MutationObserver(function (changes) {
+    changes.forEach(function (c) {
+      c.addedNodes.forEach(function (n) { if (n.nodeType === 1) localize(n); });
+    });
+  }).observe(document.body, { childList: true, subtree: true });
+})();
 `;
 
 export const styles: Asset = asset("app.css", "text/css; charset=utf-8", css);

@@ -65,7 +65,7 @@ function devSwitcher(current: string, dev: DevActorInfo): Html | "" {
 }
 
 /**
- * The page shell: landmarks, a skip link, the stylesheet and, on a repo's pages, the script (live
+ * The page shell: landmarks, a skip link, the stylesheet and the script (local times; on a repo's pages live
  * updates where the page names a branch, the branch picker's suggestions).
  */
 export function page(p: PageInput): Html {
@@ -78,7 +78,7 @@ export function page(p: PageInput): Html {
 <title>${p.title} · Quire</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${styles.path}">
-${p.repo ? html`<script src="${liveScript.path}" defer></script>` : ""}
+<script src="${liveScript.path}" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

@@ -1,6 +1,12 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import {
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  chromium,
+  type Page,
+} from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import type { TestApp } from "../support/app.ts";
 
@@ -49,9 +55,14 @@ export async function signedInContext(
   browser: Browser,
   app: TestApp,
   email: string,
+  options: BrowserContextOptions = {},
 ): Promise<BrowserContext> {
   const token = await app.idp.token(email);
-  return browser.newContext({ baseURL: app.url, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  return browser.newContext({
+    ...options,
+    baseURL: app.url,
+    extraHTTPHeaders: { authorization: `Bearer ${token}` },
+  });
 }
 
 /** Every page's console errors and CSP violations, to assert a page ran clean. */

@@ -12,6 +12,7 @@ import type { AppContext } from "../../../shared/context.ts";
 import { fail } from "../../../shared/errors.ts";
 import { type Html, html, trusted } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
+import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 
 /** Files above this size are offered for download instead of shown. */
@@ -21,8 +22,7 @@ const HISTORY_PAGE = 50;
 /** Markdown with raw HTML off: a `<script>` in a file is text, never markup. Links stay links. */
 const markdown = new MarkdownIt({ html: false, linkify: false });
 
-const when = (d: Date | string) =>
-  html`<time datetime="${new Date(d).toISOString()}">${new Date(d).toISOString().replace("T", " ").slice(0, 16)} UTC</time>`;
+const when = timeTag;
 
 /**
  * The branch and sequence picker of the tree page: a GET form, usable without script. The branch

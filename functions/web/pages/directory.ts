@@ -7,9 +7,10 @@ import { listRepos, type RepoRecord } from "../../../shared/repos/repos.ts";
 import { listRoles } from "../../../shared/roles/roles.ts";
 import { type Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
+import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 
-const day = (d: Date) => new Date(d).toISOString().slice(0, 10);
+const day = timeTag;
 
 const repoTable = (repos: RepoRecord[]) =>
   repos.length === 0

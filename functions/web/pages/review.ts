@@ -11,6 +11,7 @@ import { getProposal, listProposals, type ProposalRecord } from "../../../shared
 import { authoredOnBranch, listReviews, type ReviewStatus } from "../../../shared/reviews/reviews.ts";
 import { Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
+import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 import { diffView } from "./content.ts";
 
@@ -28,7 +29,7 @@ export interface ReviewDraft {
   body: string;
 }
 
-const when = (d: Date | string) => new Date(d).toISOString().replace("T", " ").slice(0, 16);
+const when = timeTag;
 const passFail = (pass: boolean) =>
   pass ? html`<span class="pass">✓ pass</span>` : html`<span class="fail">✗ fail</span>`;
 
