@@ -23,7 +23,7 @@ import { assets } from "./assets.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
 import { html } from "./html.ts";
-import { page } from "./layout.ts";
+import { page, repoCrumbs } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
@@ -43,10 +43,42 @@ const branchParams = z.object({ repo: z.string(), branch: branchName });
 const fileParams = z.object({ repo: z.string(), path: filePath });
 const onBranch = branchName.default("main");
 
-/** An error page in the shape of the site, with the error's status and words. */
-function errorPage(actor: Actor | null, err: DomainError): Reply {
-  const body = html`<h1>${err.status === 404 ? "Not found" : "Something is wrong"}</h1><p role="alert">${err.message}</p><p class="muted">${err.code}</p>`;
-  return htmlReply(page({ title: err.code, actor, body }), err.status);
+/** The repo a page path is about (`/ui/repos/{org}/{name}/…`), to keep its breadcrumb on a refusal. */
+function repoOfPath(path: string): string | undefined {
+  const m = /^\/ui\/repos\/([^/]+)\/([^/]+)(?:\/|$)/.exec(path);
+  if (!m?.[1] || !m[2] || m[2] === "-") return undefined;
+  try {
+    return `${decodeURIComponent(m[1])}/${decodeURIComponent(m[2])}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The page the reader came from, if it is one of this site's pages (same host), to link back to. */
+function referringPage(headers: IncomingHttpHeaders): string | undefined {
+  try {
+    const from = new URL(String(headers.referer ?? ""));
+    return from.host === headers.host && from.pathname.startsWith("/ui/")
+      ? from.pathname + from.search
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An error page in the shape of the site, with the error's status and words; inside a repo it
+ * keeps the repo's breadcrumb, and it always offers a way back (the referring page, the repo).
+ */
+function errorPage(actor: Actor | null, err: DomainError, path: string, headers: IncomingHttpHeaders): Reply {
+  const repo = repoOfPath(path);
+  const back = referringPage(headers);
+  const body = html`<h1>${err.status === 404 ? "Not found" : "Something is wrong"}</h1><p role="alert">${err.message}</p><p class="muted">${err.code}</p>
+<ul class="way-back">${back ? html`<li><a href="${back}" id="back-link">Back to the previous page</a></li>` : ""}
+${repo ? html`<li><a href="${u.repoUrl(repo)}" id="repo-link">Back to ${repo}</a></li>` : ""}
+<li><a href="${u.orgsUrl()}">All orgs and repos</a></li></ul>`;
+  const crumbs = repo ? repoCrumbs(repo) : undefined;
+  return htmlReply(page({ title: err.code, actor, body, ...(crumbs ? { crumbs } : {}) }), err.status);
 }
 
 const wantsHtml = (headers: IncomingHttpHeaders) =>
@@ -61,8 +93,10 @@ function withErrorPages<R extends AnyRoute>(r: R): R {
   return {
     ...r,
     section: { headers: SECURITY_HEADERS, answersHead: true },
-    errorPage: (err: DomainError, call: { actor: Actor | null; headers: IncomingHttpHeaders }) =>
-      wantsHtml(call.headers) ? errorPage(call.actor, err) : undefined,
+    errorPage: (
+      err: DomainError,
+      call: { actor: Actor | null; headers: IncomingHttpHeaders; path: string },
+    ) => (wantsHtml(call.headers) ? errorPage(call.actor, err, call.path, call.headers) : undefined),
   };
 }
 

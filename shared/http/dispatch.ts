@@ -198,7 +198,7 @@ export function refusalOutsideRoutes(
   requestId: string,
 ): Reply {
   const section = sectionOf(routes, pathOf(raw.url));
-  const page = section?.errorPage?.(err, { actor: null, headers: raw.headers });
+  const page = section?.errorPage?.(err, { actor: null, headers: raw.headers, path: pathOf(raw.url) });
   return inSection(section, withErrorHeaders(page, err, requestId) ?? errorReply(err, requestId));
 }
 
@@ -274,7 +274,11 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
       if (err instanceof DomainError) {
         const reply =
           (err.code === "UNAUTHENTICATED" && signInRedirect(raw, requestId)) ||
-          withErrorHeaders(matched?.errorPage?.(err, { actor, headers: raw.headers }), err, requestId) ||
+          withErrorHeaders(
+            matched?.errorPage?.(err, { actor, headers: raw.headers, path: pathOf(raw.url) }),
+            err,
+            requestId,
+          ) ||
           errorReply(err, requestId);
         const out: Outcome = { reply: inSection(matched, reply), actor, requestId };
         if (err.status >= 500) out.error = err.cause ?? err;

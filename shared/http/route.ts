@@ -151,7 +151,7 @@ export interface Route<
    */
   errorPage?: (
     err: DomainError,
-    call: { actor: Actor | null; headers: IncomingHttpHeaders },
+    call: { actor: Actor | null; headers: IncomingHttpHeaders; path: string },
   ) => Reply | undefined;
   /**
    * A section of the site (the web pages, sign-in): every reply carries `headers` (the reply's

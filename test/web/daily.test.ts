@@ -42,3 +42,26 @@ describe("dates in the reader's time zone", () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe("refusal pages inside a repo", () => {
+  it("keep the repo's breadcrumb and link back to the referring page and the repo", async () => {
+    const repo = await world(app).repo({ people: { reader: "reader" } });
+    await repo.commit("main", { "a.md": "a\n" });
+    const page = await pageAs(repo.people.reader);
+    const tree = `/ui/repos/${repo.repo}/-/tree`;
+    const missing = await page.goto(`/ui/repos/${repo.repo}/-/file/missing.md`, { referer: app.url + tree });
+    expect(missing?.status()).toBe(404);
+    const crumbs = page.getByRole("navigation", { name: "Breadcrumbs" });
+    expect(await crumbs.getByRole("link", { name: repo.repo }).getAttribute("href")).toBe(
+      `/ui/repos/${repo.repo}`,
+    );
+    expect(await page.locator("#back-link").getAttribute("href")).toBe(tree);
+    await page.locator("#repo-link").click();
+    expect(new URL(page.url()).pathname).toBe(tree);
+
+    const refused = await page.goto(`/ui/repos/${repo.repo}/-/members`);
+    expect(refused?.status()).toBe(403);
+    expect(await crumbs.getByRole("link", { name: repo.repo }).count()).toBe(1);
+    expect(await page.locator("#repo-link").textContent()).toBe(`Back to ${repo.repo}`);
+  });
+});

@@ -57,7 +57,7 @@ describe("signing in to the web interface", () => {
 
       // A form post with the session cookie and its CSRF token works.
       await page.getByLabel("Comment").fill("Not yet");
-      await page.getByLabel("Reject").check();
+      await page.getByLabel("Request changes").check();
       await page.getByRole("button", { name: "Submit review" }).click();
       expect(await page.locator(".review").textContent()).toContain(`rejected by ${repo.owner}`);
 
