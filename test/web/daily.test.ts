@@ -65,3 +65,32 @@ describe("refusal pages inside a repo", () => {
     expect(await page.locator("#repo-link").textContent()).toBe(`Back to ${repo.repo}`);
   });
 });
+
+describe("relative links in rendered Markdown", () => {
+  it("keep the branch and sequence being read, and never leave the repo", async () => {
+    const repo = await world(app).repo();
+    const guide = [
+      "[other](./other.md) [top](../top.md#usage) [out](../../x.md) [dir](./)",
+      "[web](https://example.com/a) [here](#here) ![pic](img/p.png)",
+    ].join("\n\n");
+    const b = await repo.branch("b", {
+      files: { "docs/guide.md": guide, "docs/other.md": "# Old other\n", "top.md": "# Top\n" },
+    });
+    const at = b.head;
+    await b.commit({ "docs/other.md": "# New other\n" });
+    const base = `/ui/repos/${repo.repo}/-`;
+    const page = await pageAs(repo.owner);
+    await page.goto(`${base}/file/docs/guide.md?branch=b&at=${at}`);
+    const md = page.locator(".markdown");
+    const href = (name: string) => md.getByText(name, { exact: true }).getAttribute("href");
+    expect(await href("other")).toBe(`${base}/file/docs/other.md?branch=b&at=${at}`);
+    expect(await href("top")).toBe(`${base}/file/top.md?branch=b&at=${at}#usage`);
+    expect(await href("out")).toBeNull();
+    expect(await href("dir")).toBe(`${base}/tree?branch=b&at=${at}`);
+    expect(await href("web")).toBe("https://example.com/a");
+    expect(await href("here")).toBe("#here");
+    expect(await md.locator("img").getAttribute("src")).toBe(`${base}/raw/docs/img/p.png?branch=b&at=${at}`);
+    await md.getByText("other", { exact: true }).click();
+    expect(await page.locator(".markdown h1").textContent()).toBe("Old other");
+  });
+});

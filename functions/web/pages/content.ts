@@ -1,5 +1,4 @@
 import { createTwoFilesPatch } from "diff";
-import MarkdownIt from "markdown-it";
 import YAML from "yaml";
 import type { RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
@@ -14,13 +13,11 @@ import { type Html, html, trusted } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
+import { type ReadingAt, renderMarkdown } from "./markdown.ts";
 
 /** Files above this size are offered for download instead of shown. */
 export const MAX_SHOWN_BYTES = 1_048_576;
 const HISTORY_PAGE = 50;
-
-/** Markdown with raw HTML off: a `<script>` in a file is text, never markup. Links stay links. */
-const markdown = new MarkdownIt({ html: false, linkify: false });
 
 const when = timeTag;
 
@@ -73,6 +70,7 @@ function fileBody(
   binary: boolean,
   data: Buffer | null,
   download: string,
+  where: ReadingAt,
 ): Html {
   if (binary || data === null)
     return html`<p>${binary ? "This file is binary." : "This file is too large to show."} <a href="${download}" download>Download it</a>.</p>`;
@@ -80,7 +78,7 @@ function fileBody(
   const type = contentType.split(";")[0]?.trim() ?? "";
   const lower = path.toLowerCase();
   if (type === "text/markdown" || lower.endsWith(".md") || lower.endsWith(".markdown"))
-    return html`<div class="markdown">${trusted(markdown.render(text))}</div>
+    return html`<div class="markdown">${trusted(renderMarkdown(text, where))}</div>
 <details><summary>Source</summary>${numbered(text)}</details>`;
   const pretty = prettyData(type, lower, text);
   if (pretty !== null)
@@ -127,7 +125,7 @@ export async function filePage(
   const body = html`<h1>${q.path}</h1>
 <p class="muted">On <a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">${q.branch} at sequence ${view.at}</a> · ${version.content_type} · <a href="${download}" download>Download</a></p>
 <section aria-labelledby="content-h"><h2 id="content-h">Content</h2>
-${fileBody(q.path, version.content_type, version.is_binary, data, download)}
+${fileBody(q.path, version.content_type, version.is_binary, data, download, { repo: name, path: q.path, branch: q.branch, at: view.at })}
 </section>
 <section aria-labelledby="history-h"><h2 id="history-h">History</h2>
 <table><thead><tr><th scope="col">Sequence</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">When</th></tr></thead><tbody>
