@@ -14,8 +14,7 @@ const css = `
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--fg); background: var(--bg); line-height: 1.5; }
 a { color: var(--accent); }
-a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible,
-summary:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .skip { position: absolute; left: -999px; }
 .skip:focus { left: 1rem; top: 1rem; background: var(--bg); padding: .5rem; z-index: 1; }
 header.site { display: flex; gap: 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
@@ -49,6 +48,15 @@ label { display: block; margin: .25rem 0; }
 textarea { width: 100%; min-height: 5rem; }
 button { font: inherit; padding: .25rem .75rem; cursor: pointer; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
+h1, h2, h3, code { overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  header.site { flex-wrap: wrap; gap: .5rem; }
+  header.site .who { margin-left: 0; }
+  main { padding: .5rem; }
+  nav.repo ul, nav.crumbs ol { gap: .25rem .75rem; }
+  nav.crumbs li + li::before { margin-right: .75rem; }
+}
 `;
 
 /**

@@ -65,6 +65,17 @@ function devSwitcher(current: string, dev: DevActorInfo): Html | "" {
 }
 
 /**
+ * Every table in a container of its own that scrolls sideways, so a wide table on a narrow screen
+ * scrolls inside itself instead of the page. Only markup the service made can hold `<table`
+ * (interpolated text is escaped, Markdown's raw HTML is off), so this never touches content.
+ */
+function withScrollingTables(body: Html): Html {
+  return new Html(
+    body.text.replace(/<table\b/g, '<div class="scroll"><table').replace(/<\/table>/g, "</table></div>"),
+  );
+}
+
+/**
  * The page shell: landmarks, a skip link, the stylesheet and the script (local times; on a repo's pages live
  * updates where the page names a branch, the branch picker's suggestions).
  */
@@ -92,7 +103,7 @@ ${p.actor?.session ? html`<form class="inline" method="post" action="/auth/logou
 ${p.crumbs ? crumbsNav(p.crumbs) : ""}
 ${p.repo ? repoNav(p.repo, p.tab) : ""}
 ${live ? html`<p id="live-status" class="muted" role="status" aria-live="polite">Connecting…</p>` : ""}
-${p.body}
+${withScrollingTables(p.body)}
 </main>
 </body>
 </html>
