@@ -3,20 +3,20 @@ import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
 import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
-import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
 import { type AnyRoute, type Call, type Reply, route } from "../../shared/http/route.ts";
-import { bodyText } from "../../shared/http/text.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import type { PolicyResult } from "../../shared/policy/engine.ts";
 import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
 import { listProposals } from "../../shared/proposals/proposals.ts";
 import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
+import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
@@ -44,9 +44,6 @@ function errorPage(actor: Actor | null, err: DomainError): Reply {
   return htmlReply(page({ title: err.code, actor, body }), err.status);
 }
 
-const wantsHtml = (headers: IncomingHttpHeaders) =>
-  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
-
 /**
  * Every web route shows a refusal to a browser as a page of the site, whether it arose in access
  * (no such repo, no role), in the input or in the page itself; a client that does not ask for
@@ -62,18 +59,9 @@ function withErrorPages<R extends AnyRoute>(r: R): R {
 }
 
 /** A form post's fields (application/x-www-form-urlencoded), validated like any other input. */
-function formOf<S extends z.ZodType>(call: Call<unknown, unknown, unknown>, schema: S): z.output<S> {
-  const type = String(call.headers["content-type"] ?? "");
-  if (!type.startsWith("application/x-www-form-urlencoded"))
-    fail("VALIDATION_FAILED", "a form post must be application/x-www-form-urlencoded");
-  const fields = Object.fromEntries(new URLSearchParams(call.rawBody ? bodyText(call.rawBody) : ""));
-  const parsed = schema.safeParse(fields);
-  if (!parsed.success) fail("VALIDATION_FAILED", z.prettifyError(parsed.error));
-  return parsed.data;
-}
+const formOf = <S extends z.ZodType>(call: Call<unknown, unknown, unknown>, schema: S): z.output<S> =>
+  parseForm(formFields(call), schema);
 
-/** The session's CSRF token, checked by the access layer before the route runs. */
-const csrfToken = { [CSRF_FIELD]: z.string().max(512).optional() };
 const reviewForm = z.strictObject({
   ...csrfToken,
   status: z.enum(reviewStatuses),
@@ -192,7 +180,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return htmlReply(await branchesPage(ctx, actor, repo));
+      return htmlReply(await branchesPage(ctx, actor, repo, csrfField(actor)));
     },
   }),
   route({
@@ -327,7 +315,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor } = call;
-      return htmlReply(await homePage(ctx, actor));
+      return htmlReply(await homePage(ctx, actor, csrfField(actor)));
     },
   }),
   route({
@@ -339,7 +327,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, params } = call;
-      return htmlReply(await orgPage(ctx, actor, params.org));
+      return htmlReply(await orgPage(ctx, actor, params.org, csrfField(actor)));
     },
   }),
   route({
@@ -356,5 +344,6 @@ export const webRoutes = [
     },
   }),
   devIdentityRoute,
+  ...createRoutes,
   ...repoPages,
 ].map(withErrorPages);

@@ -12,6 +12,8 @@ export const orgsUrl = () => "/ui/";
 /** Development mode's identity switcher posts here (functions/web/dev-identity.ts). */
 export const devIdentityUrl = () => "/ui/dev/identity";
 export const orgUrl = (org: string) => `/ui/orgs/${encodeURIComponent(org)}`;
+export const createOrgUrl = () => "/ui/orgs";
+export const createRepoUrl = (org: string) => `${orgUrl(org)}/repos`;
 
 const repoBase = (repo: string) => `/ui/repos/${segments(repo)}`;
 export const repoUrl = (repo: string) => repoBase(repo);
@@ -36,6 +38,7 @@ export const commitUrl = (repo: string, sequence: number) => `${repoBase(repo)}/
 export const historyUrl = (repo: string, q: { before?: number } = {}) =>
   withQuery(`${repoBase(repo)}/-/history`, { before: q.before });
 export const branchesUrl = (repo: string) => `${repoBase(repo)}/-/branches`;
+export const createBranchUrl = (repo: string) => branchesUrl(repo);
 export const branchUrl = (repo: string, branch: string) => `${repoBase(repo)}/-/branch/${segments(branch)}`;
 export const mergeUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/merge`;
 export const reviewUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/review`;

@@ -191,6 +191,8 @@ const probes: Record<string, Probe> = {
   "GET /": { public: true, publicStatus: 302 },
   "GET /ui": {},
   "GET /ui/orgs/:org": {},
+  "POST /ui/orgs": {},
+  "POST /ui/orgs/:org/repos": {},
   // Development mode only (DEV_IDENTITIES): on this server there is no such page, whoever asks.
   "POST /ui/dev/identity": { public: true, publicStatus: 404 },
   "GET /ui/static/:hash/:name": {
@@ -207,6 +209,7 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/history": {},
   "GET /ui/repos/:repo*/-/commit/:sequence": {},
   "GET /ui/repos/:repo*/-/branches": {},
+  "POST /ui/repos/:repo*/-/branches": {},
   "GET /ui/repos/:repo*/-/branch/:branch*": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},

@@ -165,6 +165,8 @@ const matrix: Record<string, Statuses> = {
   "GET /":                                                s(302,       302,      302,    302,    302,        302,   302,      302,       302,         302, 302),
   "GET /ui":                                              s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "GET /ui/orgs/:org":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "POST /ui/orgs":                                        s(401,       303,      303,    303,    303,        303,   303,      303,       303,         403, 403),
+  "POST /ui/orgs/:org/repos":                             s(401,       404,      403,    403,    403,        403,   303,      403,       303,         403, 403),
   "GET /ui/static/:hash/:name":                           s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   // Development mode only (DEV_IDENTITIES): no such page on this server, whoever asks.
   "POST /ui/dev/identity":                                s(404,       404,      404,    404,    404,        404,   404,      404,       404,         404, 404),
@@ -175,6 +177,7 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/history":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/commit/:sequence":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/branches":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/branches":                     s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/branch/:branch*":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
@@ -635,6 +638,16 @@ const requests: Record<string, Request> = {
   "GET /": plainRoute(async () => ({ method: "GET", path: "/" })),
   "GET /ui": plainRoute(async () => ({ method: "GET", path: "/ui/" })),
   "GET /ui/orgs/:org": orgRoute(async (w) => ({ method: "GET", path: `/ui/orgs/${w.org}` })),
+  "POST /ui/orgs": plainRoute(async (w) => ({
+    method: "POST",
+    path: "/ui/orgs",
+    form: { name: w.unique("new") },
+  })),
+  "POST /ui/orgs/:org/repos": orgRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/orgs/${w.org}/repos`,
+    form: { name: w.unique("new") },
+  })),
   "GET /ui/static/:hash/:name": plainRoute(async () => ({ method: "GET", path: styles.path })),
   "POST /ui/dev/identity": plainRoute(async () => ({ method: "POST", path: "/ui/dev/identity" })),
   "GET /ui/repos/:repo*": repoRoute(async (w) => ({ method: "GET", path: `/ui/repos/${w.repo}` })),
@@ -661,6 +674,11 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/branches": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/branches`,
+  })),
+  "POST /ui/repos/:repo*/-/branches": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branches`,
+    form: { name: w.unique("new") },
   })),
   "GET /ui/repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
     method: "GET",

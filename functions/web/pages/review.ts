@@ -13,6 +13,7 @@ import { type Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import * as u from "../urls.ts";
 import { diffView } from "./content.ts";
+import { createBranchForm } from "./create.ts";
 
 /** Why a merge was just refused, as the merge operation said it (shown above the status). */
 export interface Refusal {
@@ -25,7 +26,12 @@ const when = (d: Date | string) => new Date(d).toISOString().replace("T", " ").s
 const passFail = (pass: boolean) =>
   pass ? html`<span class="pass">✓ pass</span>` : html`<span class="fail">✗ fail</span>`;
 
-export async function branchesPage(ctx: AppContext, actor: Actor, access: RepoAccess): Promise<Html> {
+export async function branchesPage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  csrf: Html,
+): Promise<Html> {
   const name = access.repo.name;
   const branches = await listBranches(ctx.pool, access, {
     status: "active",
@@ -35,7 +41,8 @@ export async function branchesPage(ctx: AppContext, actor: Actor, access: RepoAc
   const body = html`<h1>Branches</h1>
 <table><thead><tr><th scope="col">Branch</th><th scope="col">Head</th><th scope="col">Created by</th><th scope="col">Draft</th></tr></thead><tbody>
 ${branches.map((b) => html`<tr><td><a href="${b.name === MAIN ? u.treeUrl(name) : u.branchUrl(name, b.name)}">${b.name}</a></td><td>${b.head_sequence}</td><td>${b.created_by}</td><td>${b.draft ? "draft" : ""}</td></tr>`)}
-</tbody></table>`;
+</tbody></table>
+${atLeast(access.role, "maintainer") ? createBranchForm(name, csrf) : ""}`;
   return page({
     title: `Branches of ${name}`,
     actor,

@@ -1,0 +1,63 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { z } from "zod";
+import type { Actor } from "../../shared/auth/actor.ts";
+import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
+import { DomainError, fail } from "../../shared/errors.ts";
+import type { Call, Reply } from "../../shared/http/route.ts";
+import { bodyText } from "../../shared/http/text.ts";
+import { type Html, html } from "./html.ts";
+import { page } from "./layout.ts";
+import { htmlReply } from "./reply.ts";
+
+/** A form post's fields as typed (application/x-www-form-urlencoded), before any validation. */
+export type Typed = Record<string, string>;
+
+/** The session's CSRF token, checked by the access layer before the route runs. */
+export const csrfToken = { [CSRF_FIELD]: z.string().max(512).optional() };
+
+export function formFields(call: Call<unknown, unknown, unknown>): Typed {
+  const type = String(call.headers["content-type"] ?? "");
+  if (!type.startsWith("application/x-www-form-urlencoded"))
+    fail("VALIDATION_FAILED", "a form post must be application/x-www-form-urlencoded");
+  return Object.fromEntries(new URLSearchParams(call.rawBody ? bodyText(call.rawBody) : ""));
+}
+
+/** The typed fields validated like any other input: a 400 VALIDATION_FAILED names what is wrong. */
+export function parseForm<S extends z.ZodType>(typed: Typed, schema: S): z.output<S> {
+  const parsed = schema.safeParse(typed);
+  if (!parsed.success) fail("VALIDATION_FAILED", z.prettifyError(parsed.error));
+  return parsed.data;
+}
+
+export const wantsHtml = (headers: IncomingHttpHeaders) =>
+  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
+
+export interface RefusedForm {
+  title: string;
+  /** The form again, filled with what was typed, so nothing is lost. */
+  form: (typed: Typed) => Html;
+  back: { label: string; url: string };
+}
+
+/**
+ * Runs a form's operation; a refusal (bad input, no permission, a name taken, a concurrent change)
+ * answers a browser with a page that says why, keeps what was typed in the form and links back,
+ * with the error's status. A client that does not ask for HTML gets the API's JSON error instead.
+ */
+export async function orRefusedPage(
+  call: { actor: Actor | null; headers: IncomingHttpHeaders },
+  typed: Typed,
+  refused: RefusedForm,
+  work: () => Promise<Reply>,
+): Promise<Reply> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof DomainError) || !wantsHtml(call.headers)) throw err;
+    const body = html`<h1>${refused.title}</h1>
+<div class="notice refused" role="alert" id="form-refused"><p>${err.message}</p><p class="muted">${err.code}</p></div>
+${refused.form(typed)}
+<p><a href="${refused.back.url}" id="back-link">${refused.back.label}</a></p>`;
+    return htmlReply(page({ title: refused.title, actor: call.actor, body }), err.status);
+  }
+}
