@@ -22,8 +22,37 @@ export function formFields(call: Call<unknown, unknown, unknown>): Typed {
   return Object.fromEntries(new URLSearchParams(call.rawBody ? bodyText(call.rawBody) : ""));
 }
 
+/**
+ * A form that may upload a file (multipart/form-data): its text fields as typed and the uploaded
+ * file's bytes, if one was chosen. Parsed by the platform's own multipart reader (undici's).
+ */
+export async function uploadFormFields(
+  call: Call<unknown, unknown, unknown>,
+): Promise<{ typed: Typed; upload: Buffer | null }> {
+  const type = String(call.headers["content-type"] ?? "");
+  if (!type.startsWith("multipart/form-data")) return { typed: formFields(call), upload: null };
+  let data: FormData;
+  try {
+    const body = call.rawBody ? new Uint8Array(call.rawBody) : new Uint8Array();
+    data = await new Request("http://form.invalid/", {
+      method: "POST",
+      headers: { "content-type": type },
+      body,
+    }).formData();
+  } catch {
+    fail("VALIDATION_FAILED", "the multipart form body could not be read");
+  }
+  const typed: Typed = {};
+  let upload: Buffer | null = null;
+  for (const [key, value] of data.entries()) {
+    if (typeof value === "string") typed[key] = value;
+    else if (value.size > 0) upload = Buffer.from(await value.arrayBuffer());
+  }
+  return { typed, upload };
+}
+
 /** The typed fields validated like any other input: a 400 VALIDATION_FAILED names what is wrong. */
-export function parseForm<S extends z.ZodType>(typed: Typed, schema: S): z.output<S> {
+export function parseForm<S extends z.ZodType>(typed: unknown, schema: S): z.output<S> {
   const parsed = schema.safeParse(typed);
   if (!parsed.success) fail("VALIDATION_FAILED", z.prettifyError(parsed.error));
   return parsed.data;

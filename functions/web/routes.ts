@@ -13,6 +13,7 @@ import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
 import { listProposals } from "../../shared/proposals/proposals.ts";
 import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { commitRoutes } from "./commit-routes.ts";
 import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
@@ -345,5 +346,6 @@ export const webRoutes = [
   }),
   devIdentityRoute,
   ...createRoutes,
+  ...commitRoutes,
   ...repoPages,
 ].map(withErrorPages);

@@ -39,6 +39,9 @@ export const historyUrl = (repo: string, q: { before?: number } = {}) =>
   withQuery(`${repoBase(repo)}/-/history`, { before: q.before });
 export const branchesUrl = (repo: string) => `${repoBase(repo)}/-/branches`;
 export const createBranchUrl = (repo: string) => branchesUrl(repo);
+export const editUrl = (repo: string, q: { branch: string; path?: string | undefined }) =>
+  withQuery(`${repoBase(repo)}/-/edit`, q);
+export const commitFormUrl = (repo: string) => `${repoBase(repo)}/-/commit`;
 export const branchUrl = (repo: string, branch: string) => `${repoBase(repo)}/-/branch/${segments(branch)}`;
 export const mergeUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/merge`;
 export const reviewUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/review`;

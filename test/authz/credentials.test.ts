@@ -210,6 +210,8 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/commit/:sequence": {},
   "GET /ui/repos/:repo*/-/branches": {},
   "POST /ui/repos/:repo*/-/branches": {},
+  "GET /ui/repos/:repo*/-/edit": {},
+  "POST /ui/repos/:repo*/-/commit": {},
   "GET /ui/repos/:repo*/-/branch/:branch*": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},

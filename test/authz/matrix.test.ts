@@ -178,6 +178,9 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/commit/:sequence":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/branches":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/branches":                     s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/edit":                          s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "POST /ui/repos/:repo*/-/commit [to a branch]":         s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/commit [to main]":             s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/branch/:branch*":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
@@ -679,6 +682,20 @@ const requests: Record<string, Request> = {
     method: "POST",
     path: `/ui/repos/${w.repo}/-/branches`,
     form: { name: w.unique("new") },
+  })),
+  "GET /ui/repos/:repo*/-/edit": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/edit?branch=${w.branch}`,
+  })),
+  "POST /ui/repos/:repo*/-/commit [to a branch]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/commit`,
+    form: { branch: await w.freshBranchWithCommit(), path: "web.md", content: "web\n", message: "authz" },
+  })),
+  "POST /ui/repos/:repo*/-/commit [to main]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/commit`,
+    form: { branch: "main", path: w.unique("web"), content: "web\n", message: "authz" },
   })),
   "GET /ui/repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
     method: "GET",
