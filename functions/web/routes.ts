@@ -23,6 +23,7 @@ import { page } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
+import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
 
@@ -258,7 +259,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return htmlReply(await proposalsPage(ctx, actor, repo, query.state));
+      return htmlReply(await proposalsPage(ctx, actor, repo, query.state, csrfField(actor)));
     },
   }),
   route({
@@ -347,5 +348,6 @@ export const webRoutes = [
   devIdentityRoute,
   ...createRoutes,
   ...commitRoutes,
+  ...proposalRoutes,
   ...repoPages,
 ].map(withErrorPages);

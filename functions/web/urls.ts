@@ -47,6 +47,8 @@ export const mergeUrl = (repo: string, branch: string) => `${branchUrl(repo, bra
 export const reviewUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/review`;
 export const proposalsUrl = (repo: string) => `${repoBase(repo)}/-/proposals`;
 export const proposalUrl = (repo: string, id: string) => `${repoBase(repo)}/-/proposals/${id}`;
+export const proposalEditUrl = (repo: string, id: string) => `${proposalUrl(repo, id)}/edit`;
+export const proposalCloseUrl = (repo: string, id: string) => `${proposalUrl(repo, id)}/close`;
 export const releasesUrl = (repo: string) => `${repoBase(repo)}/-/releases`;
 export const membersUrl = (repo: string) => `${repoBase(repo)}/-/members`;
 /** The API's log of a check run is a URL the reporter gave; only http(s) ones are linked. */

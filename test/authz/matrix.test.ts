@@ -185,6 +185,11 @@ const matrix: Record<string, Statuses> = {
   "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/proposals":                    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [another's]": s(401,     404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [own]":     s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": s(401,    404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [own]":    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals/:id":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
@@ -714,6 +719,31 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/proposals`,
+  })),
+  "POST /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals`,
+    form: { branch: await w.freshBranch(w.repo), title: "authz", description: "" },
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(w.colleague)}/edit`,
+    form: { title: "patched", description: "" },
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/edit`,
+    form: { title: "patched", description: "" },
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(w.colleague)}/close`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/close`,
+    form: {},
   })),
   "GET /ui/repos/:repo*/-/proposals/:id": repoRoute(async (w) => ({
     method: "GET",

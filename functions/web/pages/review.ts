@@ -14,6 +14,13 @@ import { page, repoCrumbs } from "../layout.ts";
 import * as u from "../urls.ts";
 import { diffView } from "./content.ts";
 import { createBranchForm } from "./create.ts";
+import {
+  closeProposalForm,
+  editProposalForm,
+  mayChangeProposal,
+  mayOpenProposal,
+  openProposalForm,
+} from "./proposal-forms.ts";
 
 /** Why a merge was just refused, as the merge operation said it (shown above the status). */
 export interface Refusal {
@@ -165,6 +172,7 @@ export async function proposalsPage(
   actor: Actor,
   access: RepoAccess,
   state: ProposalRecord["state"] | undefined,
+  csrf: Html,
 ): Promise<Html> {
   const name = access.repo.name;
   const proposals = await listProposals(ctx.pool, access, { state });
@@ -175,7 +183,8 @@ ${
     : html`<table><thead><tr><th scope="col">Title</th><th scope="col">Branch</th><th scope="col">State</th><th scope="col">Author</th><th scope="col">Opened</th></tr></thead><tbody>
 ${proposals.map((p) => html`<tr><td><a href="${u.proposalUrl(name, p.id)}">${p.title}</a></td><td>${p.branch}</td><td>${p.state}</td><td>${p.author}</td><td>${when(p.created_at)}</td></tr>`)}
 </tbody></table>`
-}`;
+}
+${mayOpenProposal(access) ? openProposalForm(name, csrf) : ""}`;
   return page({
     title: `Proposals of ${name}`,
     actor,
@@ -200,6 +209,7 @@ export async function proposalPage(
   const body = html`<h1>${p.title}</h1>
 <p class="muted"><span class="state">${p.state}</span> · opened by ${p.author} on ${when(p.created_at)} · <a href="${u.branchUrl(name, p.branch)}">${p.branch}</a> into ${p.base_branch}</p>
 ${p.description ? html`<div class="description"><p>${p.description}</p></div>` : ""}
+${mayChangeProposal(actor, access, p) ? html`${editProposalForm(name, p.id, csrf, { title: p.title, description: p.description })}${closeProposalForm(name, p.id, csrf)}` : ""}
 ${await branchSections(ctx, actor, access, p.branch, csrf, notice)}`;
   return page({
     title: `${p.title} · ${name}`,
