@@ -68,9 +68,20 @@ export interface RefusedForm {
   back: { label: string; url: string };
 }
 
+/** A refusal for want of a role (or of the thing itself) is not fixed by posting again. */
+const mayRetry = (err: DomainError) => err.status !== 403 && err.status !== 404;
+
+/** What was typed, as text to copy, where the form itself may not be offered again. */
+function keptText(typed: Typed): Html {
+  const fields = Object.entries(typed).filter(([k, v]) => k !== CSRF_FIELD && v !== "");
+  return html`<section aria-labelledby="kept-h" id="kept"><h2 id="kept-h">What you typed</h2><dl>
+${fields.map(([k, v]) => html`<dt>${k}</dt><dd><pre>${v}</pre></dd>`)}</dl></section>`;
+}
+
 /**
  * Runs a form's operation; a refusal (bad input, no permission, a name taken, a concurrent change)
- * answers a browser with a page that says why, keeps what was typed in the form and links back,
+ * answers a browser with a page that says why, keeps what was typed in the form (as text, when the
+ * refusal is for want of a role: the form is never offered to someone who may not use it), links back,
  * with the error's status. A client that does not ask for HTML gets the API's JSON error instead.
  */
 export async function orRefusedPage(
@@ -85,7 +96,7 @@ export async function orRefusedPage(
     if (!(err instanceof DomainError) || !wantsHtml(call.headers)) throw err;
     const body = html`<h1>${refused.title}</h1>
 <div class="notice refused" role="alert" id="form-refused"><p>${err.message}</p><p class="muted">${err.code}</p></div>
-${refused.form(typed)}
+${mayRetry(err) ? refused.form(typed) : keptText(typed)}
 <p><a href="${refused.back.url}" id="back-link">${refused.back.label}</a></p>`;
     return htmlReply(page({ title: refused.title, actor: call.actor, body }), err.status);
   }

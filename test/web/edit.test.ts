@@ -144,4 +144,26 @@ describe("editing files from the browser", () => {
     expect((await post(session.csrfToken)).status).toBe(303);
     expect((await fileOn(repo, "feature", "up.bin"))?.equals(Buffer.from([1, 2, 3]))).toBe(true);
   });
+
+  it("keeps the text of a commit refused because the role was lost meanwhile, without the form", async () => {
+    const repo = await world(app).repo({ people: { maintainer: "maintainer" } });
+    const page = await pageAs(repo.people.maintainer);
+    await page.goto(`/ui/repos/${repo.repo}/-/edit?branch=main`);
+    await page.getByLabel("Path").fill("policy.md");
+    await page.getByLabel("Content").fill("Only maintainers write here.\n");
+    await page.getByLabel("Commit message").fill("Add the policy");
+
+    await repo.grant(repo.people.maintainer, "writer");
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === "POST"),
+      page.getByRole("button", { name: "Commit" }).click(),
+    ]);
+    expect(response.status()).toBe(403);
+    expect(await page.getByRole("alert").textContent()).toContain("needs the maintainer role");
+    expect(await page.locator("#commit-form").count()).toBe(0);
+    expect(await page.locator("#kept").textContent()).toContain("Only maintainers write here.");
+    expect(await page.locator("#kept").textContent()).toContain("Add the policy");
+    expect(await fileOn(repo, "main", "policy.md")).toBeNull();
+    await screenshot(page, "commit-forbidden");
+  });
 });
