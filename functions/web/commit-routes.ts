@@ -2,6 +2,7 @@ import { z } from "zod";
 import { commitRequest } from "../../shared/api/commits.ts";
 import { branchName, filePath } from "../../shared/api/names.ts";
 import { createCommit } from "../../shared/commits/commit.ts";
+import { fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
 import { route } from "../../shared/http/route.ts";
 import { csrfField } from "./csrf.ts";
@@ -30,6 +31,7 @@ const commitFields = z.strictObject({
   content: z.string().optional(),
   message: z.string(),
   delete: z.literal("true").optional(),
+  binary: z.literal("true").optional(),
 });
 
 /** A textarea posts CRLF line ends (HTML's form encoding); files in repos keep the LF they had. */
@@ -75,6 +77,8 @@ export const commitRoutes = [
       };
       return orRefusedPage(call, typed, refused, async () => {
         const form = parseForm(typed, commitFields);
+        if (form.binary && !deleting && !upload)
+          fail("VALIDATION_FAILED", "a binary file is replaced only by uploading a file");
         const content = deleting ? null : (upload ?? textOf(form.content ?? "")).toString("base64");
         const input = parseForm(
           {

@@ -166,4 +166,20 @@ describe("editing files from the browser", () => {
     expect(await fileOn(repo, "main", "policy.md")).toBeNull();
     await screenshot(page, "commit-forbidden");
   });
+
+  it("replaces a binary file only by an upload, never through the text box", async () => {
+    const repo = await world(app).repo({ people: { writer: "writer" } });
+    const branch = await repo.branch("feature");
+    await branch.commit({ "logo.bin": Buffer.from([0, 159, 146, 150]) });
+    const page = await pageAs(repo.people.writer);
+    await page.goto(`/ui/repos/${repo.repo}/-/edit?branch=feature&path=logo.bin`);
+    expect(await page.locator("#edit-content").count()).toBe(0);
+    expect(await page.locator("#binary-note").count()).toBe(1);
+    const bytes = Buffer.from([255, 0, 255, 0]);
+    await page
+      .getByLabel("Upload a file")
+      .setInputFiles({ name: "logo.bin", mimeType: "image/x-test", buffer: bytes });
+    await page.getByRole("button", { name: "Commit" }).click();
+    expect((await fileOn(repo, "feature", "logo.bin"))?.equals(bytes)).toBe(true);
+  });
 });

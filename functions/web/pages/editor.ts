@@ -24,9 +24,14 @@ export function commitForm(repo: string, csrf: Html, typed: Typed): Html {
 <input type="hidden" name="branch" value="${typed["branch"] ?? ""}">
 <input type="hidden" name="expected_head_sequence" value="${typed["expected_head_sequence"] ?? ""}">
 <label for="edit-path">Path</label><input id="edit-path" name="path" required maxlength="1024" value="${typed["path"] ?? ""}">
-<label for="edit-content">Content</label><textarea id="edit-content" name="content">
+${
+  typed["binary"] === "true"
+    ? html`<input type="hidden" name="binary" value="true"><p class="muted" id="binary-note">A binary file: upload its replacement.</p>
+<label for="edit-upload">Upload a file</label><input id="edit-upload" type="file" name="upload" required>`
+    : html`<label for="edit-content">Content</label><textarea id="edit-content" name="content">
 ${typed["content"] ?? ""}</textarea>
-<label for="edit-upload">Or upload a file instead</label><input id="edit-upload" type="file" name="upload">
+<label for="edit-upload">Or upload a file instead</label><input id="edit-upload" type="file" name="upload">`
+}
 <label for="edit-message">Commit message</label><input id="edit-message" name="message" required maxlength="4096" value="${typed["message"] ?? ""}">
 <button type="submit">Commit</button></fieldset></form>`;
 }
@@ -73,6 +78,8 @@ export async function editorPage(
       branch: branch.name,
       expected_head_sequence: String(branch.head_sequence),
       path: q.path ?? "",
+      // A binary file is never put in a textarea: its bytes would not survive the round trip.
+      binary: file?.contentType === "application/octet-stream" ? "true" : "",
       content: file && file.contentType !== "application/octet-stream" ? file.data.toString("utf8") : "",
       message: q.path ? `Edit ${q.path}` : "",
     };
