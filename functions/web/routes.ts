@@ -3,7 +3,6 @@ import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
 import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
-import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
@@ -20,13 +19,17 @@ import {
   submitReview,
 } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { commitRoutes } from "./commit-routes.ts";
+import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
+import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
+import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
 
@@ -81,9 +84,6 @@ ${repo ? html`<li><a href="${u.repoUrl(repo)}" id="repo-link">Back to ${repo}</a
   return htmlReply(page({ title: err.code, actor, body, ...(crumbs ? { crumbs } : {}) }), err.status);
 }
 
-const wantsHtml = (headers: IncomingHttpHeaders) =>
-  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
-
 /**
  * Every web route shows a refusal to a browser as a page of the site, whether it arose in access
  * (no such repo, no role), in the input or in the page itself; a client that does not ask for
@@ -101,18 +101,9 @@ function withErrorPages<R extends AnyRoute>(r: R): R {
 }
 
 /** A form post's fields (application/x-www-form-urlencoded), validated like any other input. */
-function formOf<S extends z.ZodType>(call: Call<unknown, unknown, unknown>, schema: S): z.output<S> {
-  const type = String(call.headers["content-type"] ?? "");
-  if (!type.startsWith("application/x-www-form-urlencoded"))
-    fail("VALIDATION_FAILED", "a form post must be application/x-www-form-urlencoded");
-  const fields = Object.fromEntries(new URLSearchParams(call.rawBody ? bodyText(call.rawBody) : ""));
-  const parsed = schema.safeParse(fields);
-  if (!parsed.success) fail("VALIDATION_FAILED", z.prettifyError(parsed.error));
-  return parsed.data;
-}
+const formOf = <S extends z.ZodType>(call: Call<unknown, unknown, unknown>, schema: S): z.output<S> =>
+  parseForm(formFields(call), schema);
 
-/** The session's CSRF token, checked by the access layer before the route runs. */
-const csrfToken = { [CSRF_FIELD]: z.string().max(512).optional() };
 const reviewForm = z.strictObject({
   ...csrfToken,
   status: z.enum(reviewStatuses),
@@ -239,7 +230,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return htmlReply(await branchesPage(ctx, actor, repo));
+      return htmlReply(await branchesPage(ctx, actor, repo, csrfField(actor)));
     },
   }),
   route({
@@ -327,7 +318,7 @@ const repoPages = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
-      return htmlReply(await proposalsPage(ctx, actor, repo, query.state));
+      return htmlReply(await proposalsPage(ctx, actor, repo, query.state, csrfField(actor)));
     },
   }),
   route({
@@ -385,7 +376,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor } = call;
-      return htmlReply(await homePage(ctx, actor));
+      return htmlReply(await homePage(ctx, actor, csrfField(actor)));
     },
   }),
   route({
@@ -397,7 +388,7 @@ export const webRoutes = [
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, params } = call;
-      return htmlReply(await orgPage(ctx, actor, params.org));
+      return htmlReply(await orgPage(ctx, actor, params.org, csrfField(actor)));
     },
   }),
   route({
@@ -414,5 +405,8 @@ export const webRoutes = [
     },
   }),
   devIdentityRoute,
+  ...createRoutes,
+  ...commitRoutes,
+  ...proposalRoutes,
   ...repoPages,
 ].map(withErrorPages);

@@ -12,6 +12,8 @@ export const orgsUrl = () => "/ui/";
 /** Development mode's identity switcher posts here (functions/web/dev-identity.ts). */
 export const devIdentityUrl = () => "/ui/dev/identity";
 export const orgUrl = (org: string) => `/ui/orgs/${encodeURIComponent(org)}`;
+export const createOrgUrl = () => "/ui/orgs";
+export const createRepoUrl = (org: string) => `${orgUrl(org)}/repos`;
 
 const repoBase = (repo: string) => `/ui/repos/${segments(repo)}`;
 export const repoUrl = (repo: string) => repoBase(repo);
@@ -36,11 +38,17 @@ export const commitUrl = (repo: string, sequence: number) => `${repoBase(repo)}/
 export const historyUrl = (repo: string, q: { before?: number } = {}) =>
   withQuery(`${repoBase(repo)}/-/history`, { before: q.before });
 export const branchesUrl = (repo: string) => `${repoBase(repo)}/-/branches`;
+export const createBranchUrl = (repo: string) => branchesUrl(repo);
+export const editUrl = (repo: string, q: { branch: string; path?: string | undefined }) =>
+  withQuery(`${repoBase(repo)}/-/edit`, q);
+export const commitFormUrl = (repo: string) => `${repoBase(repo)}/-/commit`;
 export const branchUrl = (repo: string, branch: string) => `${repoBase(repo)}/-/branch/${segments(branch)}`;
 export const mergeUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/merge`;
 export const reviewUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/review`;
 export const proposalsUrl = (repo: string) => `${repoBase(repo)}/-/proposals`;
 export const proposalUrl = (repo: string, id: string) => `${repoBase(repo)}/-/proposals/${id}`;
+export const proposalEditUrl = (repo: string, id: string) => `${proposalUrl(repo, id)}/edit`;
+export const proposalCloseUrl = (repo: string, id: string) => `${proposalUrl(repo, id)}/close`;
 export const releasesUrl = (repo: string) => `${repoBase(repo)}/-/releases`;
 export const membersUrl = (repo: string) => `${repoBase(repo)}/-/members`;
 /** The API's log of a check run is a URL the reporter gave; only http(s) ones are linked. */

@@ -49,6 +49,23 @@ export function requireSameOrigin(
     fail("FORBIDDEN", `cross-origin request refused: it must come from ${expected} (CSRF protection)`);
 }
 
+/**
+ * The `csrf_token` part of a multipart/form-data body (a form that uploads a file). The browser
+ * sends fields in the form's order, and pages put the token first, so only the body's start is read.
+ */
+function multipartToken(type: string, body: Buffer): string | undefined {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(type);
+  const delimiter = boundary?.[1] ?? boundary?.[2];
+  if (!delimiter) return undefined;
+  const head = body.subarray(0, 8192).toString("latin1");
+  for (const part of head.split(`--${delimiter}`)) {
+    const [headers = "", value] = part.split("\r\n\r\n", 2);
+    if (value !== undefined && new RegExp(`name="${CSRF_FIELD}"`).test(headers))
+      return value.replace(/\r\n$/, "");
+  }
+  return undefined;
+}
+
 /** The CSRF token a request carries: the `X-CSRF-Token` header, else a form body's `csrf_token` field. */
 function tokenOf(headers: IncomingHttpHeaders, body: Buffer | undefined): string | undefined {
   const header = headers[CSRF_HEADER];
@@ -56,6 +73,7 @@ function tokenOf(headers: IncomingHttpHeaders, body: Buffer | undefined): string
   const type = headers["content-type"] ?? "";
   if (body && /^application\/x-www-form-urlencoded\b/i.test(type))
     return new URLSearchParams(body.toString("utf8")).get(CSRF_FIELD) ?? undefined;
+  if (body && /^multipart\/form-data\b/i.test(type)) return multipartToken(type, body);
   return undefined;
 }
 

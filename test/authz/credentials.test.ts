@@ -191,6 +191,8 @@ const probes: Record<string, Probe> = {
   "GET /": { public: true, publicStatus: 302 },
   "GET /ui": {},
   "GET /ui/orgs/:org": {},
+  "POST /ui/orgs": {},
+  "POST /ui/orgs/:org/repos": {},
   // Development mode only (DEV_IDENTITIES): on this server there is no such page, whoever asks.
   "POST /ui/dev/identity": { public: true, publicStatus: 404 },
   "GET /ui/static/:hash/:name": {
@@ -207,11 +209,17 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/history": {},
   "GET /ui/repos/:repo*/-/commit/:sequence": {},
   "GET /ui/repos/:repo*/-/branches": {},
+  "POST /ui/repos/:repo*/-/branches": {},
+  "GET /ui/repos/:repo*/-/edit": {},
+  "POST /ui/repos/:repo*/-/commit": {},
   "GET /ui/repos/:repo*/-/branch/:branch*": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},
   "GET /ui/repos/:repo*/-/proposals": {},
   "GET /ui/repos/:repo*/-/proposals/:id": { params: (w) => ({ id: w.proposal }) },
+  "POST /ui/repos/:repo*/-/proposals": {},
+  "POST /ui/repos/:repo*/-/proposals/:id/edit": { params: (w) => ({ id: w.proposal }) },
+  "POST /ui/repos/:repo*/-/proposals/:id/close": { params: (w) => ({ id: w.proposal }) },
   "GET /ui/repos/:repo*/-/releases": {},
   "GET /ui/repos/:repo*/-/members": {},
 };

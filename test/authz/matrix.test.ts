@@ -165,6 +165,8 @@ const matrix: Record<string, Statuses> = {
   "GET /":                                                s(302,       302,      302,    302,    302,        302,   302,      302,       302,         302, 302),
   "GET /ui":                                              s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "GET /ui/orgs/:org":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
+  "POST /ui/orgs":                                        s(401,       303,      303,    303,    303,        303,   303,      303,       303,         403, 403),
+  "POST /ui/orgs/:org/repos":                             s(401,       404,      403,    403,    403,        403,   303,      403,       303,         403, 403),
   "GET /ui/static/:hash/:name":                           s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   // Development mode only (DEV_IDENTITIES): no such page on this server, whoever asks.
   "POST /ui/dev/identity":                                s(404,       404,      404,    404,    404,        404,   404,      404,       404,         404, 404),
@@ -175,10 +177,19 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/history":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/commit/:sequence":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/branches":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/branches":                     s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/edit":                          s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "POST /ui/repos/:repo*/-/commit [to a branch]":         s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/commit [to main]":             s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/branch/:branch*":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/proposals":                    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [another's]": s(401,     404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [own]":     s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": s(401,    404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [own]":    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals/:id":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
@@ -635,6 +646,16 @@ const requests: Record<string, Request> = {
   "GET /": plainRoute(async () => ({ method: "GET", path: "/" })),
   "GET /ui": plainRoute(async () => ({ method: "GET", path: "/ui/" })),
   "GET /ui/orgs/:org": orgRoute(async (w) => ({ method: "GET", path: `/ui/orgs/${w.org}` })),
+  "POST /ui/orgs": plainRoute(async (w) => ({
+    method: "POST",
+    path: "/ui/orgs",
+    form: { name: w.unique("new") },
+  })),
+  "POST /ui/orgs/:org/repos": orgRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/orgs/${w.org}/repos`,
+    form: { name: w.unique("new") },
+  })),
   "GET /ui/static/:hash/:name": plainRoute(async () => ({ method: "GET", path: styles.path })),
   "POST /ui/dev/identity": plainRoute(async () => ({ method: "POST", path: "/ui/dev/identity" })),
   "GET /ui/repos/:repo*": repoRoute(async (w) => ({ method: "GET", path: `/ui/repos/${w.repo}` })),
@@ -662,6 +683,25 @@ const requests: Record<string, Request> = {
     method: "GET",
     path: `/ui/repos/${w.repo}/-/branches`,
   })),
+  "POST /ui/repos/:repo*/-/branches": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branches`,
+    form: { name: w.unique("new") },
+  })),
+  "GET /ui/repos/:repo*/-/edit": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/edit?branch=${w.branch}`,
+  })),
+  "POST /ui/repos/:repo*/-/commit [to a branch]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/commit`,
+    form: { branch: await w.freshBranchWithCommit(), path: "web.md", content: "web\n", message: "authz" },
+  })),
+  "POST /ui/repos/:repo*/-/commit [to main]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/commit`,
+    form: { branch: "main", path: w.unique("web"), content: "web\n", message: "authz" },
+  })),
   "GET /ui/repos/:repo*/-/branch/:branch*": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/branch/${w.branch}`,
@@ -679,6 +719,31 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/proposals`,
+  })),
+  "POST /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals`,
+    form: { branch: await w.freshBranch(w.repo), title: "authz", description: "" },
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(w.colleague)}/edit`,
+    form: { title: "patched", description: "" },
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/edit [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/edit`,
+    form: { title: "patched", description: "" },
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(w.colleague)}/close`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/proposals/:id/close [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/close`,
+    form: {},
   })),
   "GET /ui/repos/:repo*/-/proposals/:id": repoRoute(async (w) => ({
     method: "GET",

@@ -88,6 +88,7 @@ const notLists = [
   "GET /ui/repos/:repo*/-/file/:path*",
   "GET /ui/repos/:repo*/-/raw/:path*",
   "GET /ui/repos/:repo*/-/history",
+  "GET /ui/repos/:repo*/-/edit",
   "GET /ui/repos/:repo*/-/commit/:sequence",
   "GET /ui/repos/:repo*/-/branches",
   "GET /ui/repos/:repo*/-/branch/:branch*",

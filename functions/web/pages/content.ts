@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from "diff";
 import YAML from "yaml";
-import type { RepoAccess } from "../../../shared/access/roles.ts";
+import { atLeast, type RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import { listBranches } from "../../../shared/branches/branches.ts";
 import { readChain } from "../../../shared/commits/chain.ts";
@@ -48,6 +48,7 @@ export async function treePage(
   const last = entries.at(-1);
   const body = html`<h1>${name}</h1>
 ${viewPicker(name, q.branch, view.at, view.branch.head_sequence)}
+${editLink(access, q.branch)}
 <section aria-labelledby="files-h"><h2 id="files-h">Files</h2>
 ${
   entries.length === 0
@@ -123,7 +124,7 @@ export async function filePage(
   ]);
   const download = u.rawUrl(name, q.path, { branch: q.branch, at: view.at });
   const body = html`<h1>${q.path}</h1>
-<p class="muted">On <a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">${q.branch} at sequence ${view.at}</a> · ${version.content_type} · <a href="${download}" download>Download</a></p>
+<p class="muted">On <a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">${q.branch} at sequence ${view.at}</a> · ${version.content_type} · <a href="${download}" download>Download</a>${editLink(access, q.branch, q.path)}</p>
 <section aria-labelledby="content-h"><h2 id="content-h">Content</h2>
 ${fileBody(q.path, version.content_type, version.is_binary, data, download, { repo: name, path: q.path, branch: q.branch, at: view.at })}
 </section>
@@ -154,6 +155,15 @@ export async function fileBytes(
     data: data ?? Buffer.alloc(0),
     contentType: version.is_binary ? "application/octet-stream" : version.content_type,
   };
+}
+
+/** The editor's link, for those who may commit (writers; the editor says where main needs more). */
+function editLink(access: RepoAccess, branch: string, path?: string): Html | "" {
+  if (!atLeast(access.role, "writer")) return "";
+  const href = u.editUrl(access.repo.name, { branch, path });
+  return path
+    ? html` · <a href="${href}" id="edit-link">Edit or delete</a>`
+    : html`<p><a href="${href}" id="add-link">Add a file</a></p>`;
 }
 
 /** The lines of a unified diff, each marked as added, deleted, hunk header or context. */

@@ -1,7 +1,8 @@
 import type { RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import type { AppContext } from "../../../shared/context.ts";
-import { getOrg, listOrgs } from "../../../shared/orgs/orgs.ts";
+import { requireOrg } from "../../../shared/orgs/access.ts";
+import { listOrgs } from "../../../shared/orgs/orgs.ts";
 import { listReleases } from "../../../shared/releases/releases.ts";
 import { listRepos, type RepoRecord } from "../../../shared/repos/repos.ts";
 import { listRoles } from "../../../shared/roles/roles.ts";
@@ -9,6 +10,7 @@ import { type Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
+import { createOrgForm, createRepoForm } from "./create.ts";
 
 const day = timeTag;
 
@@ -20,20 +22,23 @@ ${repos.map((r) => html`<tr><td><a href="${u.repoUrl(r.name)}">${r.name}</a></td
 </tbody></table>`;
 
 /** The start page: the orgs the caller can see and every repo they can read. */
-export async function homePage(ctx: AppContext, actor: Actor): Promise<Html> {
+export async function homePage(ctx: AppContext, actor: Actor, csrf: Html): Promise<Html> {
   const [orgs, repos] = await Promise.all([listOrgs(ctx.pool, actor), listRepos(ctx.pool, actor)]);
   const body = html`<h1>Orgs and repos</h1>
 <section aria-labelledby="orgs-h"><h2 id="orgs-h">Orgs</h2>
 ${orgs.length === 0 ? html`<p>You belong to no org.</p>` : html`<ul>${orgs.map((o) => html`<li><a href="${u.orgUrl(o.name)}">${o.name}</a></li>`)}</ul>`}
 </section>
-<section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>`;
+<section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>
+${createOrgForm(csrf)}`;
   return page({ title: "Orgs and repos", actor, body });
 }
 
-export async function orgPage(ctx: AppContext, actor: Actor, org: string): Promise<Html> {
-  const row = await getOrg(ctx.pool, actor, org);
+/** An org's repos, and the form that creates one for those who may (owners, global admins). */
+export async function orgPage(ctx: AppContext, actor: Actor, org: string, csrf: Html): Promise<Html> {
+  const { org: row, manage } = await requireOrg(ctx.pool, org, actor);
   const repos = await listRepos(ctx.pool, actor, org);
-  const body = html`<h1>${row.name}</h1><section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>`;
+  const body = html`<h1>${row.name}</h1><section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>
+${manage ? createRepoForm(row.name, csrf) : ""}`;
   return page({
     title: row.name,
     actor,

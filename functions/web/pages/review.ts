@@ -14,6 +14,14 @@ import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 import { diffView } from "./content.ts";
+import { createBranchForm } from "./create.ts";
+import {
+  closeProposalForm,
+  editProposalForm,
+  mayChangeProposal,
+  mayOpenProposal,
+  openProposalForm,
+} from "./proposal-forms.ts";
 
 /** Why a merge was just refused, as the merge operation said it (shown above the status). */
 export interface Refusal {
@@ -33,7 +41,12 @@ const when = timeTag;
 const passFail = (pass: boolean) =>
   pass ? html`<span class="pass">✓ pass</span>` : html`<span class="fail">✗ fail</span>`;
 
-export async function branchesPage(ctx: AppContext, actor: Actor, access: RepoAccess): Promise<Html> {
+export async function branchesPage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  csrf: Html,
+): Promise<Html> {
   const name = access.repo.name;
   const branches = await listBranches(ctx.pool, access, {
     status: "active",
@@ -43,7 +56,8 @@ export async function branchesPage(ctx: AppContext, actor: Actor, access: RepoAc
   const body = html`<h1>Branches</h1>
 <table><thead><tr><th scope="col">Branch</th><th scope="col">Head</th><th scope="col">Created by</th><th scope="col">Draft</th></tr></thead><tbody>
 ${branches.map((b) => html`<tr><td><a href="${b.name === MAIN ? u.treeUrl(name) : u.branchUrl(name, b.name)}">${b.name}</a></td><td>${b.head_sequence}</td><td>${b.created_by}</td><td>${b.draft ? "draft" : ""}</td></tr>`)}
-</tbody></table>`;
+</tbody></table>
+${atLeast(access.role, "maintainer") ? createBranchForm(name, csrf) : ""}`;
   return page({
     title: `Branches of ${name}`,
     actor,
@@ -189,6 +203,7 @@ export async function proposalsPage(
   actor: Actor,
   access: RepoAccess,
   state: ProposalRecord["state"] | undefined,
+  csrf: Html,
 ): Promise<Html> {
   const name = access.repo.name;
   const proposals = await listProposals(ctx.pool, access, { state });
@@ -199,7 +214,8 @@ ${
     : html`<table><thead><tr><th scope="col">Title</th><th scope="col">Branch</th><th scope="col">State</th><th scope="col">Author</th><th scope="col">Opened</th></tr></thead><tbody>
 ${proposals.map((p) => html`<tr><td><a href="${u.proposalUrl(name, p.id)}">${p.title}</a></td><td>${p.branch}</td><td>${p.state}</td><td>${p.author}</td><td>${when(p.created_at)}</td></tr>`)}
 </tbody></table>`
-}`;
+}
+${mayOpenProposal(access) ? openProposalForm(name, csrf) : ""}`;
   return page({
     title: `Proposals of ${name}`,
     actor,
@@ -225,6 +241,7 @@ export async function proposalPage(
   const body = html`<h1>${p.title}</h1>
 <p class="muted"><span class="state">${p.state}</span> · opened by ${p.author} on ${when(p.created_at)} · <a href="${u.branchUrl(name, p.branch)}">${p.branch}</a> into ${p.base_branch}</p>
 ${p.description ? html`<div class="description"><p>${p.description}</p></div>` : ""}
+${mayChangeProposal(actor, access, p) ? html`${editProposalForm(name, p.id, csrf, { title: p.title, description: p.description })}${closeProposalForm(name, p.id, csrf)}` : ""}
 ${await branchSections(ctx, actor, access, p.branch, csrf, notice, draft)}`;
   return page({
     title: `${p.title} · ${name}`,
