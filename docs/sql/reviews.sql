@@ -14,3 +14,7 @@ SELECT 1 FROM commits WHERE branch_id = $1 AND author = $2 LIMIT 1;
 SELECT id::text, sequence, status, body, reviewer, created_at FROM reviews
 WHERE branch_id = $1 AND sequence <= $2
 ORDER BY created_at, id;
+
+-- authored_on_named_branch
+SELECT 1 FROM commits c JOIN branches b ON b.id = c.branch_id
+WHERE b.repo_id = $1 AND b.name = $2 AND c.author = $3 LIMIT 1;
