@@ -11,6 +11,8 @@ export interface GlobalFlags {
   server?: string;
   json?: boolean;
   color?: boolean;
+  /** Development mode: act as this one of the server's DEV_IDENTITIES (also QUIRE_AS). */
+  as?: string;
 }
 
 /**
@@ -36,6 +38,8 @@ export interface CliEnv {
   token(server: string): Promise<string | null>;
   /** A client of the resolved server with the resolved token. */
   client(): Promise<QuireClient>;
+  /** Development servers only: who to act as, `--as` else QUIRE_AS (docs/cli.md). */
+  devIdentity(): string | undefined;
 }
 
 export interface EnvOptions {
@@ -198,9 +202,15 @@ export function createEnv(o: EnvOptions): CliEnv {
       const s = await store.get(server);
       return s ? freshIdToken(store, server, s) : null;
     },
+    devIdentity: () => flags.as ?? (o.env["QUIRE_AS"] || undefined),
     async client() {
       const server = await env.server();
-      return createClient({ server, token: () => env.token(server), userAgent: "quire-cli" });
+      return createClient({
+        server,
+        token: () => env.token(server),
+        userAgent: "quire-cli",
+        devIdentity: env.devIdentity(),
+      });
     },
   };
   return env;

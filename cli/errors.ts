@@ -35,6 +35,8 @@ function hintFor(err: { status: number; code: string }): string | undefined {
       return "no role lets anyone approve their own branch: ask another writer of the repo to review it";
     case "HEAD_MOVED":
       return "the branch moved: pull the new commits first, or pass --force";
+    case "EMPTY_COMMIT":
+      return "the files are already as the branch has them: change something first";
     case "MERGE_CONFLICT":
       return "resolve the conflicts (`quire rebase`, then `quire resolve`), then merge again";
     case "BRANCH_DRAFT":

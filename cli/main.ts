@@ -15,6 +15,10 @@ export function buildProgram(env: CliEnv, o: Pick<EnvOptions, "stdout" | "stderr
     .option("-s, --server <url>", "the server (default: QUIRE_SERVER, the working copy's, or the last login)")
     .option("--json", "print JSON (the API's own shapes) instead of tables")
     .option("--no-color", "no colour (NO_COLOR in the environment does the same)")
+    .option(
+      "--as <email>",
+      "development servers only: act as this one of their DEV_IDENTITIES (default: QUIRE_AS)",
+    )
     .showHelpAfterError("(add --help for usage)")
     .exitOverride()
     .configureOutput({

@@ -1,8 +1,10 @@
 import { ConfigError } from "../shared/config.ts";
+import { StartupError } from "../shared/startup.ts";
 
 /**
  * Runs a long-lived server until SIGINT or SIGTERM (what Cloud Run and a terminal send), then
- * closes it and exits 0. A configuration error exits 2 with its message, naming the variable.
+ * closes it and exits 0. A configuration error exits 2 with its message, naming the variable; a
+ * port or data folder another process holds exits 1 with one line naming it and the fix.
  */
 export async function runUntilSignalled(start: () => Promise<{ close(): Promise<void> }>): Promise<void> {
   try {
@@ -17,6 +19,10 @@ export async function runUntilSignalled(start: () => Promise<{ close(): Promise<
     if (err instanceof ConfigError) {
       console.error(err.message);
       process.exit(2);
+    }
+    if (err instanceof StartupError) {
+      console.error(err.message);
+      process.exit(1);
     }
     throw err;
   }

@@ -10,6 +10,7 @@ import { migrate } from "../shared/db/migrate.ts";
 import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
+import { checkEmbeddedPostgresFree, httpPortTaken, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
 export interface RunningServer {
@@ -26,8 +27,10 @@ async function embeddedDatabase(
   port: number,
   log: (line: string) => void,
 ): Promise<{ url: string; server: EmbeddedDatabase }> {
+  const clusterDir = path.join(dataDir, "postgres");
+  await checkEmbeddedPostgresFree({ dataDir, clusterDir, port });
   const server = await startEmbeddedPostgres({
-    dataDir: path.join(dataDir, "postgres"),
+    dataDir: clusterDir,
     port,
     persistent: true,
     log,
@@ -58,9 +61,16 @@ export async function startServer(
   const log = createLogger({ format: config.LOG_FORMAT, level: config.LOG_LEVEL }, opts.logTo);
   if (config.DEV_IDENTITY) {
     log.warn(
-      `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}' WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
+      `DEV_IDENTITY is set: EVERY request is treated as '${config.DEV_IDENTITY}'${config.DEV_IDENTITIES.length > 1 ? ` (or whichever of DEV_IDENTITIES ${config.DEV_IDENTITIES.join(", ")} it names)` : ""} WITHOUT ANY TOKEN CHECK. Local development only; never in production.`,
     );
   }
+  if (!config.DEV_IDENTITY && !config.OIDC_CLIENT_ID) {
+    log.warn(
+      "no identity provider is configured for sign-in (OIDC_CLIENT_ID is unset), so no browser can sign in. To try Quire locally, start in development mode: DEV_IDENTITY=you@example.com npm start (docs/configuration.md)",
+    );
+  }
+  // Before the database starts, so a second `npm start` stops with one line and starts nothing.
+  if (config.PORT !== 0 && (await portInUse(config.PORT))) throw httpPortTaken(config.PORT);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
@@ -80,7 +90,10 @@ export async function startServer(
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
-  const { url, port } = await listenOn(server, config.HOST, config.PORT);
+  const { url, port } = await listenOn(server, config.HOST, config.PORT).catch(async (err) => {
+    await embedded?.stop();
+    throw (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? httpPortTaken(config.PORT) : err;
+  });
   ctx.selfUrl = url;
   log.info({ host: config.HOST, port }, "quire is listening");
   return {

@@ -256,6 +256,10 @@ export const envSchema = z
     PORT: integer(8080, 0, 65535),
     HOST: listenHost,
     DEV_IDENTITY: identitySetting,
+    // Development mode as several people (docs/configuration.md): a request picks one by header or cookie.
+    DEV_IDENTITIES: identityList.refine((vs) => vs.every(isPlausibleEmail), {
+      message: "must be email addresses, comma-separated",
+    }),
     BOOTSTRAP_ADMIN: identitySetting,
     GLOBAL_ADMINS: identityList,
     LOG_FORMAT: z.enum(["json", "text"]).default("json"),
@@ -330,11 +334,23 @@ export const envSchema = z
   })
   .superRefine((env, ctx) => {
     // With DEV_IDENTITY anyone who reaches the port is that identity, without a token.
-    if (env.DEV_IDENTITY && !isLoopbackHost(env.HOST)) {
+    if ((env.DEV_IDENTITY || env.DEV_IDENTITIES.length > 0) && !isLoopbackHost(env.HOST)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [env.DEV_IDENTITY ? "DEV_IDENTITY" : "DEV_IDENTITIES"],
+        message: `is refused with HOST=${env.HOST}: it is allowed only on a loopback address (127.0.0.1, ::1, localhost), since anyone who reaches the port acts as it without a token`,
+      });
+    }
+    if (
+      env.DEV_IDENTITY &&
+      env.DEV_IDENTITIES.length > 0 &&
+      !env.DEV_IDENTITIES.some((d) => d.toLowerCase() === env.DEV_IDENTITY?.toLowerCase())
+    ) {
       ctx.addIssue({
         code: "custom",
         path: ["DEV_IDENTITY"],
-        message: `is refused with HOST=${env.HOST}: it is allowed only on a loopback address (127.0.0.1, ::1, localhost), since anyone who reaches the port acts as it without a token`,
+        message:
+          "must be one of DEV_IDENTITIES when both are set (it is the default identity); or unset it, and the first of DEV_IDENTITIES is the default",
       });
     }
     if (env.SVC_BLOB_STORE === "gcs" && !env.SVC_BLOB_BUCKET) {
@@ -419,13 +435,33 @@ export function requiredSetting<K extends keyof Env>(config: Env, key: K): NonNu
   return value;
 }
 
+/**
+ * DEV_IDENTITIES alone makes its first identity DEV_IDENTITY, the default: whatever keys on
+ * DEV_IDENTITY (development mode's loopback-only rule, its warning, the authenticator) then
+ * covers both settings.
+ */
+function withDevDefault(env: Env): Env {
+  return env.DEV_IDENTITY || env.DEV_IDENTITIES.length === 0
+    ? env
+    : { ...env, DEV_IDENTITY: env.DEV_IDENTITIES[0] };
+}
+
+/**
+ * Who development mode may act as, the default (DEV_IDENTITY) first, then the rest of
+ * DEV_IDENTITIES in their order; empty outside development mode.
+ */
+export function devIdentities(config: Pick<Env, "DEV_IDENTITY" | "DEV_IDENTITIES">): string[] {
+  const all = [config.DEV_IDENTITY ?? "", ...config.DEV_IDENTITIES].map((d) => d.toLowerCase());
+  return [...new Set(all.filter((d) => d !== ""))];
+}
+
 /** Raised when the environment is invalid; its message names every bad variable. */
 export class ConfigError extends Error {}
 
 /** Validates `source` (normally `process.env`) and returns typed configuration, or throws ConfigError. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Env {
   const parsed = envSchema.safeParse(source);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return withDevDefault(parsed.data);
   const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
   // One problem is one line (what a terminal or a log shows first); several are listed under it.
   if (lines.length === 1) throw new ConfigError(`invalid configuration: ${lines[0]}`);

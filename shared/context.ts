@@ -10,7 +10,7 @@ import type { JobSigner } from "./ci/identity/signer.ts";
 import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { KeyedGate } from "./commits/gate.ts";
-import { type Env, requiredSetting } from "./config.ts";
+import { devIdentities, type Env, requiredSetting } from "./config.ts";
 import { createPool } from "./db/pool.ts";
 import type { DatabaseTarget } from "./db/target.ts";
 import { type EventHub, eventHubFromConfig } from "./events/index.ts";
@@ -75,7 +75,7 @@ export function authenticatorFromConfig(config: Env): Authenticator {
         [config.OIDC_CLIENT_ID, config.SVC_CLI_CLIENT_ID].filter((a) => a !== undefined),
     }),
     jobTokens: createJobTokenVerifier(),
-    devIdentity: config.DEV_IDENTITY,
+    devIdentities: devIdentities(config),
     globalAdmins,
   });
 }

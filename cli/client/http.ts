@@ -73,6 +73,11 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Sent as `User-Agent`. */
   userAgent?: string;
+  /**
+   * Development mode only (DEV_IDENTITIES on the server): act as this listed identity, sent as
+   * `X-Quire-Dev-Identity`. A server outside development mode refuses it.
+   */
+  devIdentity?: string | undefined;
 }
 
 /** A transport over `fetch`, that sends the bearer token and parses JSON bodies. */
@@ -89,6 +94,7 @@ export function fetchTransport(opts: ClientOptions): {
     const h: Record<string, string> = {};
     if (t) h["authorization"] = `Bearer ${t}`;
     if (opts.userAgent) h["user-agent"] = opts.userAgent;
+    if (opts.devIdentity) h["x-quire-dev-identity"] = opts.devIdentity;
     return h;
   };
   const send: Send = async (method, path, init) => {

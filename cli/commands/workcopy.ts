@@ -41,7 +41,7 @@ export function register(program: Command, env: CliEnv): void {
   /** The server is --server, QUIRE_SERVER, or else the working copy's own (CliEnv.server). */
   const connect = async (): Promise<Remote> => {
     const server = await env.server();
-    return clientRemote(await env.client(), () => env.token(server));
+    return clientRemote(await env.client(), () => env.token(server), env.devIdentity());
   };
   /** A progress bar on stderr for downloads of many files, on a terminal only (not with --json). */
   const progress = () => {

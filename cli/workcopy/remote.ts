@@ -71,7 +71,11 @@ const CHAIN_SPAN = 1000;
  * have a `-` segment or end in `history` (docs/names.md), which `encodeFilePath` sends as the
  * server needs and the client's generic path filling refuses.
  */
-export function clientRemote(client: QuireClient, token: () => Promise<string | null>): Remote {
+export function clientRemote(
+  client: QuireClient,
+  token: () => Promise<string | null>,
+  devIdentity?: string,
+): Remote {
   const repoParams = (repo: string) => ({ params: { repo } });
   const fileUrl = (repo: string, path: string, query: URLSearchParams) =>
     `${client.server.replace(/\/+$/, "")}/repos/${repo.split("/").map(encodeURIComponent).join("/")}/-/file/${encodeFilePath(path)}?${query}`;
@@ -90,7 +94,11 @@ export function clientRemote(client: QuireClient, token: () => Promise<string | 
     async file(repo, path, branch, at) {
       const t = await token();
       const res = await fetch(fileUrl(repo, path, new URLSearchParams({ branch, at: String(at) })), {
-        headers: t ? { authorization: `Bearer ${t}` } : {},
+        headers: {
+          ...(t ? { authorization: `Bearer ${t}` } : {}),
+          // `quire --as` on a development server (docs/cli.md), as the typed client sends it.
+          ...(devIdentity ? { "x-quire-dev-identity": devIdentity } : {}),
+        },
       });
       if (res.ok) return Buffer.from(((await res.json()) as FileResponse).content, "base64");
       const text = await res.text();

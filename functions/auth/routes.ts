@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { z } from "zod";
 import {
@@ -31,6 +32,7 @@ import { withTx } from "../../shared/db/tx.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
 import { type AnyRoute, type Reply, route } from "../../shared/http/route.ts";
+import { signInNotConfiguredPage } from "../web/pages/setup.ts";
 import { SECURITY_HEADERS } from "../web/reply.ts";
 
 /**
@@ -61,13 +63,25 @@ type LoginState = z.infer<typeof loginState>;
 
 const noStore = { "cache-control": "no-store" };
 
+/** No OAuth client is configured: a browser gets the page that says how to start instead. */
+class SignInNotConfigured extends DomainError {
+  constructor() {
+    super(
+      "UNAVAILABLE",
+      "browser sign-in is not configured: set OIDC_CLIENT_ID (docs/sessions.md), or for local development start with DEV_IDENTITY=you@example.com npm start",
+    );
+  }
+}
+
 /** The OAuth client browser sign-in acts as; UNAVAILABLE when none is configured. */
 function oauthClient(ctx: AppContext): { clientId: string; clientSecret: string | undefined } {
   const clientId = ctx.config.OIDC_CLIENT_ID;
-  if (!clientId)
-    fail("UNAVAILABLE", "browser sign-in is not configured: set OIDC_CLIENT_ID (docs/sessions.md)");
+  if (!clientId) throw new SignInNotConfigured();
   return { clientId, clientSecret: ctx.config.OIDC_CLIENT_SECRET };
 }
+
+const wantsHtml = (headers: IncomingHttpHeaders) =>
+  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
 
 const redirectUri = (ctx: AppContext) => `${publicUrl(ctx)}/auth/callback`;
 const loginCookieName = (ctx: AppContext) => cookieName(LOGIN_COOKIE, secureCookies(ctx));
@@ -259,9 +273,6 @@ function signInRefusedPage(err: DomainError): Reply {
   );
 }
 
-const wantsHtml = (headers: Parameters<typeof findSession>[1]) =>
-  /(^|[\s,])text\/html\b/i.test(String(headers.accept ?? ""));
-
 /**
  * Sign-in is part of the web group: every reply, refusals and redirects included, carries the
  * pages' security headers (its own pages set a stricter policy of their own), and a browser is
@@ -319,6 +330,8 @@ export const authRoutes = [
     }),
     responses: { 302: redirect },
     handler: async ({ ctx, query }) => startLogin(ctx, query.return_to),
+    errorPage: (err, { headers }) =>
+      err instanceof SignInNotConfigured && wantsHtml(headers) ? signInNotConfiguredPage() : undefined,
   }),
   route({
     method: "GET",

@@ -24,7 +24,8 @@ export const commitRoutes = [
     method: "POST",
     path: "/repos/:repo*/-/commit",
     access: { repo: "writer" },
-    summary: "Commit file changes to a branch (main needs maintainer)",
+    summary:
+      "Commit file changes to a branch (main needs maintainer); a commit that changes nothing is 409 EMPTY_COMMIT",
     etag: "branch-head",
     body: commitRequest,
     // A new commit is answered as `GET commit/{sequence}` answers it (docs/api.md).

@@ -43,6 +43,7 @@ table.lines td.n { text-align: right; color: var(--muted); user-select: none; wi
 .markdown { border: 1px solid var(--line); padding: 0 1rem; }
 .markdown img { max-width: 100%; }
 form.inline { display: inline; }
+header.site form.dev-as { display: flex; gap: .25rem; align-items: center; }
 fieldset { border: 1px solid var(--line); margin: 1rem 0; }
 label { display: block; margin: .25rem 0; }
 textarea { width: 100%; min-height: 5rem; }

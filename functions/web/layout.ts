@@ -1,5 +1,7 @@
 import type { RepoAccess } from "../../shared/access/roles.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
+import { CSRF_FIELD } from "../../shared/auth/csrf.ts";
+import type { DevActorInfo } from "../../shared/auth/dev-identity.ts";
 import { liveScript, styles } from "./assets.ts";
 import { csrfField } from "./csrf.ts";
 import { Html, html } from "./html.ts";
@@ -47,6 +49,22 @@ function crumbsNav(crumbs: [string, string][]): Html {
 }
 
 /**
+ * Development mode with several identities (DEV_IDENTITIES): a form to act as another of them.
+ * It posts to a development-only route that sets a cookie; no script (the CSP allows none inline).
+ */
+function devSwitcher(current: string, dev: DevActorInfo): Html | "" {
+  if (dev.identities.length < 2) return "";
+  return html`<form class="inline dev-as" method="post" action="${u.devIdentityUrl()}">
+<input type="hidden" name="${CSRF_FIELD}" value="${dev.csrfToken}">
+<label for="dev-as">Act as</label>
+<select id="dev-as" name="identity">${dev.identities.map(
+    (d) => html`<option value="${d}"${d === current ? new Html(" selected") : ""}>${d}</option>`,
+  )}</select>
+<button type="submit">Switch</button>
+</form>`;
+}
+
+/**
  * The page shell: landmarks, a skip link, the stylesheet and, on a repo's pages, the script (live
  * updates where the page names a branch, the branch picker's suggestions).
  */
@@ -67,6 +85,7 @@ ${p.repo ? html`<script src="${liveScript.path}" defer></script>` : ""}
 <header class="site">
 <a class="brand" href="${u.orgsUrl()}">Quire</a>
 ${p.actor ? html`<span class="who">Signed in as ${p.actor.identity}</span>` : ""}
+${p.actor?.dev ? devSwitcher(p.actor.identity, p.actor.dev) : ""}
 ${p.actor?.session ? html`<form class="inline" method="post" action="/auth/logout">${csrfField(p.actor)}<button type="submit">Sign out</button></form>` : ""}
 </header>
 <main id="main"${live ? html` data-live-repo="${p.repo?.repo.name}" data-live-branch="${p.liveBranch}" data-live-src="${p.liveSrc}"` : ""}>

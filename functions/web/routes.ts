@@ -16,6 +16,7 @@ import { listProposals } from "../../shared/proposals/proposals.ts";
 import { MAX_REVIEW_BODY, reviewStatuses, submitReview } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
 import { csrfField } from "./csrf.ts";
+import { devIdentityRoute } from "./dev-identity.ts";
 import { html } from "./html.ts";
 import { page } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
@@ -354,5 +355,6 @@ export const webRoutes = [
       return assetReply(found);
     },
   }),
+  devIdentityRoute,
   ...repoPages,
 ].map(withErrorPages);

@@ -9,6 +9,8 @@ function withQuery(path: string, query: Record<string, string | number | undefin
 }
 
 export const orgsUrl = () => "/ui/";
+/** Development mode's identity switcher posts here (functions/web/dev-identity.ts). */
+export const devIdentityUrl = () => "/ui/dev/identity";
 export const orgUrl = (org: string) => `/ui/orgs/${encodeURIComponent(org)}`;
 
 const repoBase = (repo: string) => `/ui/repos/${segments(repo)}`;

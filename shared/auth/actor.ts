@@ -1,3 +1,5 @@
+import type { DevActorInfo } from "./dev-identity.ts";
+
 /** The CI job behind a job OIDC JWT (SPEC, Authentication 5), as the database knows it now. */
 export interface JobActor {
   /** `ci_jobs.id`, also the token's `job_id`. */
@@ -30,4 +32,6 @@ export interface Actor {
    * `idHash` (the session's key in `sessions`) lets a long-lived event stream see the session end.
    */
   session?: { csrfToken: string; idHash: Buffer };
+  /** Set in development mode (DEV_IDENTITY/DEV_IDENTITIES): who the web switcher offers. */
+  dev?: DevActorInfo;
 }

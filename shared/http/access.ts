@@ -63,6 +63,10 @@ export const trustNetwork: InternalVerifier = async () => ({ principal: null });
 
 const granted = <G>(actor: Actor | null, value: G): Admission<G> => ({ actor, grant: async () => value });
 
+/** Plain `npm start` has no identity provider: say how to try Quire without one. */
+const noProviderHint =
+  " (no identity provider is configured for sign-in here: for local development, start with DEV_IDENTITY=you@example.com npm start)";
+
 /**
  * The signed-in caller. One signed in with the session cookie has the same roles as with a bearer
  * token, and a mutation of theirs must also pass the CSRF checks (shared/auth/csrf.ts).
@@ -72,7 +76,7 @@ async function signedIn(req: AccessRequest, hint = ""): Promise<Actor> {
   if (!actor)
     fail(
       "UNAUTHENTICATED",
-      `sign in: send 'Authorization: Bearer <ID token>'${hint}, or sign in at /auth/login`,
+      `sign in: send 'Authorization: Bearer <ID token>'${hint}, or sign in at /auth/login${req.ctx.config.OIDC_CLIENT_ID ? "" : noProviderHint}`,
     );
   if (actor.session && !isSafeMethod(req.route.method))
     requireCsrfProtection(req.ctx, { headers: req.headers, body: req.body }, actor.session.csrfToken);

@@ -191,6 +191,8 @@ const probes: Record<string, Probe> = {
   "GET /": { public: true, publicStatus: 302 },
   "GET /ui": {},
   "GET /ui/orgs/:org": {},
+  // Development mode only (DEV_IDENTITIES): on this server there is no such page, whoever asks.
+  "POST /ui/dev/identity": { public: true, publicStatus: 404 },
   "GET /ui/static/:hash/:name": {
     public: true,
     params: () => {

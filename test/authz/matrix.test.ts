@@ -166,6 +166,8 @@ const matrix: Record<string, Statuses> = {
   "GET /ui":                                              s(401,       200,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "GET /ui/orgs/:org":                                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         403, 403),
   "GET /ui/static/:hash/:name":                           s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  // Development mode only (DEV_IDENTITIES): no such page on this server, whoever asks.
+  "POST /ui/dev/identity":                                s(404,       404,      404,    404,    404,        404,   404,      404,       404,         404, 404),
   "GET /ui/repos/:repo*":                                 s(401,       404,      302,    302,    302,        302,   302,      302,       302,         302, 404),
   "GET /ui/repos/:repo*/-/tree":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/file/:path*":                   s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -634,6 +636,7 @@ const requests: Record<string, Request> = {
   "GET /ui": plainRoute(async () => ({ method: "GET", path: "/ui/" })),
   "GET /ui/orgs/:org": orgRoute(async (w) => ({ method: "GET", path: `/ui/orgs/${w.org}` })),
   "GET /ui/static/:hash/:name": plainRoute(async () => ({ method: "GET", path: styles.path })),
+  "POST /ui/dev/identity": plainRoute(async () => ({ method: "POST", path: "/ui/dev/identity" })),
   "GET /ui/repos/:repo*": repoRoute(async (w) => ({ method: "GET", path: `/ui/repos/${w.repo}` })),
   "GET /ui/repos/:repo*/-/tree": repoRoute(async (w) => ({
     method: "GET",

@@ -122,6 +122,57 @@ describe("a commit with a bad file list is refused, and nothing is written", () 
   });
 });
 
+describe("a commit that changes nothing is refused with 409 EMPTY_COMMIT, as git refuses it", () => {
+  it("when every file is already on the branch with the same content", async () => {
+    const msg = await refused(
+      { branch: "main", message: "again", files: [{ path: "exists.md", content: b64("here") }] },
+      409,
+      "EMPTY_COMMIT",
+      "nothing to commit",
+    );
+    expect(msg).toContain("'main'");
+  });
+
+  it("when a branch rewrites files it sees through main unchanged, and answers the head", async () => {
+    await commit(fx, "topic", { "own.md": "mine" });
+    const res = await unchecked(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "topic",
+        message: "same again",
+        files: [
+          { path: "own.md", content: b64("mine") },
+          { path: "exists.md", content: b64("here") },
+        ],
+      },
+    });
+    expectError(res, 409, "EMPTY_COMMIT");
+    const branch = await api(fx.client).get("/repos/:repo*/-/branch/:branch*", {
+      params: { repo: fx.repo, branch: "topic" },
+    });
+    expect(res.body).toMatchObject({
+      head_sequence: (branch.body as { head_sequence: number }).head_sequence,
+    });
+  });
+
+  it("accepts a commit where one file of several changes, or only the content type does", async () => {
+    const one = await unchecked(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: { branch: "main", message: "m", files: [{ path: "exists.md", content: b64("here") }, ok] },
+    });
+    expect(one.status).toBe(201);
+    const typed = await unchecked(fx.client).post("/repos/:repo*/-/commit", {
+      params: { repo: fx.repo },
+      body: {
+        branch: "main",
+        message: "m",
+        files: [{ path: "exists.md", content: b64("here"), content_type: "text/plain; charset=utf-8" }],
+      },
+    });
+    expect(typed.status).toBe(201);
+  });
+});
+
 describe("a commit with a bad message or branch is refused, and nothing is written", () => {
   it("when the message is empty or missing: 400 naming body.message", async () => {
     await refused({ branch: "main", message: "", files: [ok] }, 400, "VALIDATION_FAILED", "body.message");

@@ -173,10 +173,12 @@ describe("after 24 hours", () => {
     const within = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("x"));
     expect([within.body, replayed(within)]).toEqual([first.body, true]);
     clock.advance(2000);
+    // Another commit in between, so that the same body changes something again (else EMPTY_COMMIT).
+    expect((await fx.client.post(`${fx.base}/commit`, commitBody("between"))).status).toBe(201);
     const after = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("x"));
     expect([after.status, replayed(after)]).toEqual([201, false]);
-    expect(commitResponse.parse(after.body).sequence).toBe(commitResponse.parse(first.body).sequence + 1);
-    expect(await commitsOf(fx)).toBe(2);
+    expect(commitResponse.parse(after.body).sequence).toBe(commitResponse.parse(first.body).sequence + 2);
+    expect(await commitsOf(fx)).toBe(3);
     // The retry started the key over; every other key of this file is now older than a day.
     clock.advance(1000);
     await sweepExpiredKeys(app.server.ctx.pool, clock.now());

@@ -45,9 +45,11 @@ describe("Idempotency-Key on a commit", () => {
 
   it("without a key, the same request is done twice (the case the key exists for)", async () => {
     const fx = await repoWithOwner(app);
-    await fx.client.post(`${fx.base}/commit`, commitBody("one"));
-    await fx.client.post(`${fx.base}/commit`, commitBody("one"));
-    expect(await commitsOf(fx)).toBe(2);
+    expect((await fx.client.post(`${fx.base}/commit`, commitBody("one"))).status).toBe(201);
+    // Done again, not answered as the first: it now changes nothing, so it is refused.
+    const again = await fx.client.post(`${fx.base}/commit`, commitBody("one"));
+    expect(errorOf(again).code).toBe("EMPTY_COMMIT");
+    expect(await commitsOf(fx)).toBe(1);
   });
 
   it("answers 422 IDEMPOTENCY_KEY_REUSED for the same key with another body, path or method, and does nothing", async () => {
@@ -122,11 +124,13 @@ describe("Idempotency-Key on a commit", () => {
     expect((await fx.client.put(`${fx.base}/roles/${other}`, { role: "maintainer" })).status).toBe(200);
     const key = newKey();
     const mine = await keyed(fx.client, "POST", `${fx.base}/commit`, key, commitBody("same"));
+    // Another commit in between, so that the same body changes something again (else EMPTY_COMMIT).
+    expect((await fx.client.post(`${fx.base}/commit`, commitBody("between"))).status).toBe(201);
     const theirs = await keyed(app.as(other), "POST", `${fx.base}/commit`, key, commitBody("same"));
     expect([mine.status, theirs.status]).toEqual([201, 201]);
     expect(replayed(theirs)).toBe(false);
-    expect(commitResponse.parse(theirs.body).sequence).toBe(commitResponse.parse(mine.body).sequence + 1);
-    expect(await commitsOf(fx)).toBe(2);
+    expect(commitResponse.parse(theirs.body).sequence).toBe(commitResponse.parse(mine.body).sequence + 2);
+    expect(await commitsOf(fx)).toBe(3);
   });
 
   it.each([

@@ -40,7 +40,9 @@ export async function branch(t: Team, name: string, draft = false): Promise<numb
 }
 
 /** Commits one file as `who` and returns the new sequence. */
-export const commitAs = (t: Team, who: string, onBranch: string, path = "a.md", text = "x") =>
+let edits = 0;
+/** Each call writes new text by default: a commit that changes nothing is refused (EMPTY_COMMIT). */
+export const commitAs = (t: Team, who: string, onBranch: string, path = "a.md", text = `x${++edits}`) =>
   t.commit(onBranch, { [path]: text }, `edit ${path}`, t.as(who));
 
 /** Marks a branch merged directly (the merge endpoint is another issue's). */

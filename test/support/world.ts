@@ -62,6 +62,7 @@ const extraErrorFields: Record<string, string[]> = {
   MERGE_CONFLICT: ["conflicts"],
   REBASE_CONFLICT: ["conflicts"],
   POLICY_DENIED: ["policies"],
+  EMPTY_COMMIT: ["head_sequence"],
 };
 
 /**
