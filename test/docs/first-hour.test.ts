@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -26,6 +26,8 @@ import { screenshot, useBrowser, watchErrors } from "../web/browser.ts";
  */
 
 const PAGE = "docs/first-hour.md";
+/** What terminal 3 showed, block by block: the test's artifact, to read the hour as a person did. */
+const TRANSCRIPT = path.resolve("test-results/first-hour.txt");
 const CI_PAGE = "docs/ci-worker.md";
 
 let scratch = "";
@@ -36,6 +38,8 @@ const stops: (() => Promise<void>)[] = [];
 const chromium = useBrowser();
 
 beforeAll(async () => {
+  await mkdir(path.dirname(TRANSCRIPT), { recursive: true });
+  await writeFile(TRANSCRIPT, "");
   scratch = await mkdtemp(path.join(tmpdir(), "quire-first-hour-"));
   home = path.join(scratch, "home");
   await mkdir(home);
@@ -132,9 +136,16 @@ function onTty(
 
 /** Runs `name` of the page on terminal 3 in `cwd` and expects exit `code`; answers its output. */
 async function step(name: string, cwd: string, code: number, env = withServer()): Promise<string> {
-  const r = await onTty(ports(docBlock(PAGE, name)), cwd, env).done;
+  const block = ports(docBlock(PAGE, name));
+  const r = await onTty(block, cwd, env).done;
+  await transcribe(name, block, r);
   expect(r.code, `${name}:\n${r.output}`).toBe(code);
   return r.output;
+}
+
+async function transcribe(name: string, block: string, r: ShellResult): Promise<void> {
+  const typed = block.replace(/^/gm, "$ ").trimEnd();
+  await appendFile(TRANSCRIPT, `## ${name} (exit ${r.code})\n${typed}\n${r.output}\n`);
 }
 
 it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending in the browser", async () => {
@@ -189,6 +200,9 @@ it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending i
   // 6. Self-approval refused, pointing at another writer; bob approves.
   const self = await step("first-hour/self-approve", copy, 1);
   expect(self).toMatch(/ask another writer of the repo to review it/);
+  expect(self, "the way to be that writer on a development server").toMatch(
+    /quire --as <email> reviews approve/,
+  );
   const review = await step("first-hour/review", copy, 0);
   expect(review).toMatch(/bob@example\.com/);
   expect(review).toMatch(/approved/);
@@ -211,6 +225,7 @@ it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending i
   });
   expect(worker.code, worker.output).toBe(0);
   const ci = await ciRun.done;
+  await transcribe("first-hour/ci-run", docBlock(PAGE, "first-hour/ci-run"), ci);
   expect(ci.code, ci.output).toBe(0);
   expect(ci.output).toMatch(/test\s.*passed/);
 
