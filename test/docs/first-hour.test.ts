@@ -69,6 +69,8 @@ function terminalEnv(): Record<string, string | undefined> {
     PATH: `${path.join(prefix, "bin")}:${process.env["PATH"]}`,
     XDG_CONFIG_HOME: path.join(scratch, "config"),
     TMPDIR: scratch,
+    npm_config_offline: "true",
+    NO_UPDATE_NOTIFIER: "1",
     QUIRE_TOKEN: undefined,
     QUIRE_AS: undefined,
     BROWSER: undefined,
@@ -135,7 +137,12 @@ function onTty(
 }
 
 /** Runs `name` of the page on terminal 3 in `cwd` and expects exit `code`; answers its output. */
-async function step(name: string, cwd: string, code: number, env = withServer()): Promise<string> {
+async function step(
+  name: string,
+  cwd: string,
+  code: number,
+  env: Record<string, string | undefined> = withServer(),
+): Promise<string> {
   const block = ports(docBlock(PAGE, name));
   const r = await onTty(block, cwd, env).done;
   await transcribe(name, block, r);
