@@ -182,6 +182,7 @@ it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending i
   const install = await step("first-hour/install", CHECKOUT, 0, terminalEnv());
   expect(install).toMatch(/alice@example\.com/);
   expect(install).toMatch(/every request is alice@example\.com.*no sign-in is needed/);
+  expect(install, "how to be bob, the second identity").toMatch(/quire --as <email>/);
   const build = await runShell(ports(docBlock(CI_PAGE, "ci-image/build")), { env: terminalEnv() });
   expect(build.code, build.output).toBe(0);
 
