@@ -282,8 +282,9 @@ function signInRefusedPage(err: DomainError): Reply {
 const signInSection = <R extends AnyRoute>(r: R): R => ({
   ...r,
   section: { headers: SECURITY_HEADERS, answersHead: false },
-  errorPage: (err: DomainError, call: { headers: Parameters<typeof findSession>[1] }) =>
-    wantsHtml(call.headers) ? signInRefusedPage(err) : undefined,
+  // A route's own page first (/auth/login's "sign-in is not set up"), else the refusal page.
+  errorPage: (err: DomainError, call: Parameters<NonNullable<AnyRoute["errorPage"]>>[1]) =>
+    r.errorPage?.(err, call) ?? (wantsHtml(call.headers) ? signInRefusedPage(err) : undefined),
 });
 
 export const authRoutes = [
