@@ -7,10 +7,10 @@ import { loadConfig } from "../shared/config.ts";
 import { type AppContext, type ContextOptions, createContext } from "../shared/context.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embedded.ts";
 import { migrate } from "../shared/db/migrate.ts";
-import { listenOn } from "../shared/http/listen.ts";
+import { reachedAt } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
-import { checkEmbeddedPostgresFree, httpPortTaken, portInUse } from "../shared/startup.ts";
+import { checkEmbeddedPostgresFree, httpPortTaken, listenOrExplain, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
 export interface RunningServer {
@@ -90,10 +90,11 @@ export async function startServer(
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
   );
-  const { url, port } = await listenOn(server, config.HOST, config.PORT).catch(async (err) => {
+  await listenOrExplain(server, config.PORT, config.HOST).catch(async (err) => {
     await embedded?.stop();
-    throw (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? httpPortTaken(config.PORT) : err;
+    throw err;
   });
+  const { url, port } = reachedAt(server);
   ctx.selfUrl = url;
   log.info({ host: config.HOST, port }, "quire is listening");
   return {

@@ -14,7 +14,12 @@ export async function listenOn(
 ): Promise<{ url: string; port: number }> {
   server.listen(port, host);
   await once(server, "listening");
-  const { address, port: bound } = server.address() as AddressInfo;
+  return reachedAt(server);
+}
+
+/** The URL this machine reaches a listening `server` at (see `listenOn`), and its port. */
+export function reachedAt(server: Server): { url: string; port: number } {
+  const { address, port } = server.address() as AddressInfo;
   const reach = address === "0.0.0.0" || address === "::" ? "127.0.0.1" : address;
-  return { url: `http://${reach.includes(":") ? `[${reach}]` : reach}:${bound}`, port: bound };
+  return { url: `http://${reach.includes(":") ? `[${reach}]` : reach}:${port}`, port };
 }
