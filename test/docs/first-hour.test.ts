@@ -236,6 +236,7 @@ it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending i
   await transcribe("first-hour/ci-run", docBlock(PAGE, "first-hour/ci-run"), ci);
   expect(ci.code, ci.output).toBe(0);
   expect(ci.output).toMatch(/test\s.*passed/);
+  expect(ci.output).toMatch(/^run passed$/m);
 
   // 8. Merge; the merged branch refuses a commit and names the way out, which works.
   const merge = await step("first-hour/merge", copy, 0);
@@ -271,10 +272,16 @@ async function inTheBrowser(treeUrl: string): Promise<void> {
     await screenshot(page, "first-hour-proposal");
 
     await page.goto(`http://${quire}/ui/repos/acme/docs/-/branch/feature/intro`);
-    const branch = await page.textContent("body");
-    expect(branch).toMatch(/test/);
-    expect(branch).toMatch(/passed/i);
+    // A row's accessible name is its cells, space-separated: "test passed 2 alice@example.com log".
+    const check = page.getByRole("row", { name: /^test passed\b/ });
+    expect(await check.count(), (await page.textContent("main")) ?? "").toBe(1);
+    expect(await check.getByRole("link", { name: "log" }).count()).toBe(1);
     await screenshot(page, "first-hour-checks");
+
+    // The header's switcher: the same page as bob.
+    await page.selectOption("#dev-as", "bob@example.com");
+    await page.getByRole("button", { name: "Switch" }).click();
+    await expect.poll(() => page.textContent("header")).toContain("Signed in as bob@example.com");
     expect(errors).toEqual([]);
   } finally {
     await context.close();
