@@ -214,6 +214,8 @@ it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending i
   const review = await step("first-hour/review", copy, 0);
   expect(review).toMatch(/bob@example\.com/);
   expect(review).toMatch(/approved/);
+  // A table with relative times, as a terminal gets it (a pipe gets tab-separated ISO times).
+  expect(review).toMatch(/REVIEWER.*\n.*approved\s+bob@example\.com.*just now/);
 
   // 7. CI: the run waits, says how to start a worker, and ends once terminal 4's worker ran it.
   let saw = "";
