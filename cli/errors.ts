@@ -32,7 +32,7 @@ function hintFor(err: { status: number; code: string }): string | undefined {
     case "BRANCH_NOT_ACTIVE":
       return "a merged or abandoned branch takes no more changes: start a new branch from main (`quire branches create <repo> <name>`; in a working copy, `quire switch main` then `quire branch <name>`)";
     case "SELF_APPROVAL":
-      return "no role lets anyone approve their own branch: ask another writer of the repo to review it";
+      return "no role lets anyone approve their own branch: ask another writer of the repo to review it (on a development server with DEV_IDENTITIES, act as one: `quire --as <email> reviews approve`)";
     case "HEAD_MOVED":
       return "the branch moved: pull the new commits first, or pass --force";
     case "EMPTY_COMMIT":

@@ -121,7 +121,7 @@ export function register(program: Command, env: CliEnv): void {
       ]);
       if (me?.via === "dev_identity")
         env.out.note(
-          `this server runs with DEV_IDENTITY: every request is ${me.identity}, whatever token is sent; no sign-in is needed`,
+          `this server runs with DEV_IDENTITY: every request is ${me.identity}, whatever token is sent; no sign-in is needed (with DEV_IDENTITIES, \`quire --as <email>\` acts as another listed identity)`,
         );
     });
 }

@@ -53,6 +53,14 @@ describe("configuration", () => {
     expect(loadConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
   });
 
+  it("refuses DEV_IDENTITIES alone on a HOST that is not loopback, as DEV_IDENTITY", () => {
+    const several = "alice@example.com,bob@example.com";
+    expect(loadConfig({ DEV_IDENTITIES: several, HOST: "127.0.0.1" }).DEV_IDENTITY).toBe("alice@example.com");
+    expect(() => loadConfig({ DEV_IDENTITIES: several, HOST: "0.0.0.0" })).toThrow(
+      "invalid configuration: DEV_IDENTITIES: is refused with HOST=0.0.0.0:",
+    );
+  });
+
   it("reads SVC_DB_STREAM_USERS as a list of IAM database users", () => {
     expect(loadConfig({ SVC_DB_STREAM_USERS: "quire-events@p.iam, other" }).SVC_DB_STREAM_USERS).toEqual([
       "quire-events@p.iam",
