@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { checkRunListResponse } from "../../shared/api/review.ts";
-import { freshDatabase } from "../support/app.ts";
-import { docBlock, replaceAll, runShell, startShell } from "../support/doc-blocks.ts";
+import { docBlock, replaceAll, runShell } from "../support/doc-blocks.ts";
 import { freePort } from "../support/ports.ts";
+import { startDocRegistry, startDocServer } from "./support.ts";
 
 /**
  * docs/ci-worker.md, "A CI image with no outside registry": every command of the section, as the
@@ -22,27 +22,13 @@ it("builds the image, pushes it and runs a check in it through the real worker, 
   const registry = `127.0.0.1:${await freePort()}`;
   const stops: (() => Promise<void>)[] = [];
   try {
-    const server = await startShell(
+    const server = await startDocServer(
       replaceAll(docBlock(PAGE, "ci-image/server"), { "127.0.0.1:8080": quire }),
-      "quire is listening",
-      {
-        env: {
-          PORT: quire.split(":")[1] ?? "",
-          DATABASE_URL: await freshDatabase(),
-          SVC_BLOB_LOCAL_DIR: path.join(scratch, "blobs"),
-          SVC_CI_LOG_DIR: path.join(scratch, "logs"),
-        },
-      },
+      quire,
+      scratch,
     );
     stops.push(server.stop);
-    const registryShell = await startShell(
-      replaceAll(docBlock(PAGE, "ci-image/registry"), { "-port 5000": `-port ${registry.split(":")[1]}` }),
-      () =>
-        fetch(`http://${registry}/v2/`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-    );
+    const registryShell = await startDocRegistry(registry);
     stops.push(registryShell.stop);
 
     // Terminal 3: the build and the run, one shell, as one terminal session.

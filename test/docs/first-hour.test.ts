@@ -3,18 +3,17 @@ import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { freshDatabase } from "../support/app.ts";
 import {
   CHECKOUT,
   docBlock,
   replaceAll,
   runShell,
   type ShellResult,
-  startShell,
   stopGroup,
 } from "../support/doc-blocks.ts";
 import { freePort } from "../support/ports.ts";
 import { screenshot, useBrowser, watchErrors } from "../web/browser.ts";
+import { startDocRegistry, startDocServer } from "./support.ts";
 
 /**
  * docs/first-hour.md, played from start to end as a newcomer would: every block of the page in
@@ -159,25 +158,11 @@ it("plays the first hour as docs/first-hour.md tells it, on a terminal, ending i
   const copy = path.join(home, "docs");
 
   // 1. Terminal 1: the server.
-  const server = await startShell(ports(docBlock(PAGE, "first-hour/server")), "quire is listening", {
-    env: {
-      PORT: quire.split(":")[1] ?? "",
-      DATABASE_URL: await freshDatabase(),
-      SVC_BLOB_LOCAL_DIR: path.join(scratch, "blobs"),
-      SVC_CI_LOG_DIR: path.join(scratch, "logs"),
-    },
-  });
+  const server = await startDocServer(ports(docBlock(PAGE, "first-hour/server")), quire, scratch);
   stops.push(server.stop);
 
   // 2. Terminal 2: the registry (docs/ci-worker.md's block); terminal 3: the CLI, then the image.
-  const registryShell = await startShell(
-    replaceAll(docBlock(CI_PAGE, "ci-image/registry"), { "-port 5000": `-port ${registry.split(":")[1]}` }),
-    () =>
-      fetch(`http://${registry}/v2/`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-  );
+  const registryShell = await startDocRegistry(registry);
   stops.push(registryShell.stop);
   const install = await step("first-hour/install", CHECKOUT, 0, terminalEnv());
   expect(install).toMatch(/alice@example\.com/);
