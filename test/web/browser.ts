@@ -7,7 +7,7 @@ import {
   chromium,
   type Page,
 } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import type { TestApp } from "../support/app.ts";
 
 /**
@@ -63,6 +63,25 @@ export async function signedInContext(
     baseURL: app.url,
     extraHTTPHeaders: { authorization: `Bearer ${token}` },
   });
+}
+
+/**
+ * `pageAs(email, options?)`: a new page in a context signed in as `email` (signedInContext),
+ * closed after each test.
+ */
+export function useSignedInPages(
+  app: TestApp,
+  chrome: { readonly browser: Browser },
+): (email: string, options?: BrowserContextOptions) => Promise<Page> {
+  const contexts: BrowserContext[] = [];
+  afterEach(async () => {
+    for (const c of contexts.splice(0)) await c.close();
+  });
+  return async (email, options = {}) => {
+    const context = await signedInContext(chrome.browser, app, email, options);
+    contexts.push(context);
+    return context.newPage();
+  };
 }
 
 /** Every page's console errors and CSP violations, to assert a page ran clean. */

@@ -1,21 +1,11 @@
-import type { BrowserContext } from "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
-import { screenshot, signedInContext, useBrowser, watchErrors } from "./browser.ts";
+import { screenshot, useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
 
 const app = useFixture(startTestApp);
 const chrome = useBrowser();
-const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-async function pageAs(email: string) {
-  const context = await signedInContext(chrome.browser, app, email);
-  contexts.push(context);
-  return context.newPage();
-}
+const pageAs = useSignedInPages(app, chrome);
 
 describe("creating an org, a repo and a branch in the browser", () => {
   it("walks from the orgs list to a new branch of a new repo in a new org", async () => {

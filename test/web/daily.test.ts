@@ -1,22 +1,12 @@
-import type { BrowserContext, BrowserContextOptions } from "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
-import { screenshot, signedInContext, useBrowser, watchErrors } from "./browser.ts";
+import { screenshot, useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
 
 /** The web interface as a daily tool (issue 20): local times, narrow screens, keyboard, errors, links. */
 const app = useFixture(startTestApp);
 const chrome = useBrowser();
-const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-async function pageAs(email: string, options: BrowserContextOptions = {}) {
-  const context = await signedInContext(chrome.browser, app, email, options);
-  contexts.push(context);
-  return context.newPage();
-}
+const pageAs = useSignedInPages(app, chrome);
 
 describe("dates in the reader's time zone", () => {
   it("shows a commit's time in Tokyo time with the UTC value on hover", async () => {

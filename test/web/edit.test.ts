@@ -1,10 +1,9 @@
-import type { BrowserContext } from "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { signIn } from "../support/signin.ts";
 import { type RepoHandle, useFixture, world } from "../support/world.ts";
-import { screenshot, signedInContext, useBrowser, watchErrors } from "./browser.ts";
+import { screenshot, useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
 
 // The test provider issues tokens for this audience (test/support/idp.ts).
 const CLIENT = { id: "quire-test", secret: "web-edit-secret" };
@@ -15,16 +14,7 @@ const app = useFixture(async () => {
   return started;
 });
 const chrome = useBrowser();
-const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-async function pageAs(email: string) {
-  const context = await signedInContext(chrome.browser, app, email);
-  contexts.push(context);
-  return context.newPage();
-}
+const pageAs = useSignedInPages(app, chrome);
 
 /** A file's bytes on a branch through the API, or null when it is not there. */
 async function fileOn(repo: RepoHandle<string>, branch: string, path: string): Promise<Buffer | null> {

@@ -1,22 +1,12 @@
-import type { BrowserContext } from "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
-import { screenshot, signedInContext, useBrowser, watchErrors } from "./browser.ts";
+import { screenshot, useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
 
 const app = useFixture(startTestApp);
 const chrome = useBrowser();
-const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-async function pageAs(email: string) {
-  const context = await signedInContext(chrome.browser, app, email);
-  contexts.push(context);
-  return context.newPage();
-}
+const pageAs = useSignedInPages(app, chrome);
 
 describe("opening, editing and closing a proposal in the browser", () => {
   it("opens a proposal for a branch, edits its title and description, and closes it", async () => {
