@@ -53,8 +53,9 @@ describe("tagged blocks in the documentation", () => {
     (f) => f.endsWith(".md"),
   );
   const testDir = path.join(CHECKOUT, "test/docs");
+  // The tests and their support module (test/docs/support.ts reads the registry block for two).
   const tests = readdirSync(testDir)
-    .filter((f) => f.endsWith(".test.ts"))
+    .filter((f) => f.endsWith(".ts"))
     .map((f) => readFileSync(path.join(testDir, f), "utf8"))
     .join("\n");
 
