@@ -57,6 +57,56 @@ h1, h2, h3, code { overflow-wrap: anywhere; }
   nav.repo ul, nav.crumbs ol { gap: .25rem .75rem; }
   nav.crumbs li + li::before { margin-right: .75rem; }
 }
+
+/* Code and diffs (functions/web/pages/highlight.ts, diff.ts, structure.ts) */
+:root { --hl-keyword: #cf222e; --hl-string: #0a3069; --hl-number: #0550ae; --hl-comment: #59636e;
+  --hl-title: #8250df; --hl-attr: #0550ae; --hl-type: #953800; --hl-tag: #116329; --hl-meta: #8250df;
+  --line-mark: #fff8c5; }
+@media (prefers-color-scheme: dark) { :root { --hl-keyword: #ff7b72; --hl-string: #a5d6ff;
+  --hl-number: #79c0ff; --hl-comment: #9198a1; --hl-title: #d2a8ff; --hl-attr: #79c0ff;
+  --hl-type: #ffa657; --hl-tag: #7ee787; --hl-meta: #d2a8ff; --line-mark: #3b2e05; } }
+.hljs-keyword, .hljs-selector-tag, .hljs-built_in, .hljs-doctag, .hljs-template-tag { color: var(--hl-keyword); }
+.hljs-string, .hljs-regexp, .hljs-meta .hljs-string, .hljs-char.escape_ { color: var(--hl-string); }
+.hljs-number, .hljs-literal, .hljs-variable, .hljs-symbol, .hljs-operator { color: var(--hl-number); }
+.hljs-comment, .hljs-quote, .hljs-code { color: var(--hl-comment); font-style: italic; }
+.hljs-title, .hljs-title.function_, .hljs-section { color: var(--hl-title); }
+.hljs-attr, .hljs-attribute, .hljs-property, .hljs-params, .hljs-selector-class, .hljs-selector-id { color: var(--hl-attr); }
+.hljs-type, .hljs-title.class_, .hljs-bullet, .hljs-link { color: var(--hl-type); }
+.hljs-name, .hljs-tag, .hljs-selector-pseudo { color: var(--hl-tag); }
+.hljs-meta, .hljs-subst { color: var(--hl-meta); }
+.hljs-addition { color: var(--ok); }
+.hljs-deletion { color: var(--bad); }
+.hljs-strong { font-weight: 700; }
+.hljs-emphasis { font-style: italic; }
+table.lines td.n a { color: inherit; text-decoration: none; }
+table.lines td.n a:hover { color: var(--accent); text-decoration: underline; }
+/* Without script :target marks a linked line; with it, the script marks the selection (ranges too). */
+table.lines:not([data-selecting]) tr:target, table.lines tr.selected { background: var(--line-mark); }
+.show-toggle a[aria-current], .diff-layout a[aria-current] { font-weight: 700; }
+.structure { font-family: ui-monospace, monospace; font-size: .875rem; border: 1px solid var(--line); padding: .5rem; }
+.structure ul { list-style: none; margin: 0; padding-left: 1.25rem; border-left: 1px solid var(--line); }
+.structure details { display: inline; }
+.structure summary { display: inline; cursor: pointer; }
+.structure details[open] > summary + ul { display: block; }
+.structure .document + .document { border-top: 1px dashed var(--line); margin-top: .5rem; padding-top: .5rem; }
+.status { font-size: .75rem; font-weight: 600; border: 1px solid var(--line); border-radius: 1rem; padding: 0 .5rem; white-space: nowrap; }
+.status-added { color: var(--ok); border-color: var(--ok); }
+.status-deleted { color: var(--bad); border-color: var(--bad); }
+.status-modified { color: var(--accent); border-color: var(--accent); }
+.status-binary { color: var(--muted); }
+.counts, .added, .removed { font-family: ui-monospace, monospace; font-size: .875rem; font-weight: 400; }
+.added { color: var(--ok); }
+.removed { color: var(--bad); }
+.file-diff { margin: 1.5rem 0; }
+.file-diff h3 { font-size: 1rem; display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: baseline; }
+.diff td.code::before { display: inline-block; width: 1ch; margin-right: .5ch; color: var(--muted); content: " "; }
+.diff tr.add td.code::before, .diff.split td.code.add::before { content: "+"; }
+.diff tr.del td.code::before, .diff.split td.code.del::before { content: "-"; }
+.diff.split td.add { background: color-mix(in srgb, var(--ok) 15%, transparent); }
+.diff.split td.del { background: color-mix(in srgb, var(--bad) 15%, transparent); }
+.diff.split td.empty { background: color-mix(in srgb, var(--line) 30%, transparent); }
+.diff.split td.code, .diff.split td.empty { width: 49%; }
+.not-shown { border: 1px dashed var(--line); padding: .5rem 1rem; }
 `;
 
 /**
@@ -140,6 +190,52 @@ const js = `"use strict";
       c.addedNodes.forEach(function (n) { if (n.nodeType === 1) localize(n); });
     });
   }).observe(document.body, { childList: true, subtree: true });
+})();
+(function () {
+  // Line numbers of a file (functions/web/pages/content.ts): a click selects the line (#L12),
+  // shift-click the range from the line selected before (#L12-L20); the rows are marked.
+  var table = document.querySelector("table[data-line-numbers]");
+  if (!table) return;
+  table.setAttribute("data-selecting", "");
+  var anchor = null;
+  function parse(hash) {
+    var m = /^#L(d+)(?:-L(d+))?$/.exec(hash);
+    if (!m) return null;
+    var a = Number(m[1]), b = m[2] ? Number(m[2]) : a;
+    return { from: Math.min(a, b), to: Math.max(a, b) };
+  }
+  function mark(range, scroll) {
+    table.querySelectorAll("tr.selected").forEach(function (r) { r.classList.remove("selected"); });
+    if (!range) return;
+    for (var n = range.from; n <= range.to; n++) {
+      var row = document.getElementById("L" + n);
+      if (row) row.classList.add("selected");
+    }
+    var first = document.getElementById("L" + range.from);
+    if (!first) return;
+    // A line of a source folded under a rendered view: open it so the line shows.
+    var folded = first.closest("details");
+    if (folded) folded.open = true;
+    if (scroll) first.scrollIntoView({ block: "center" });
+  }
+  table.addEventListener("click", function (e) {
+    var link = e.target.closest && e.target.closest("td.n a");
+    if (!link) return;
+    e.preventDefault();
+    var n = Number(link.getAttribute("href").slice(2));
+    var range = e.shiftKey && anchor !== null ? { from: Math.min(anchor, n), to: Math.max(anchor, n) } : { from: n, to: n };
+    if (!e.shiftKey || anchor === null) anchor = n;
+    var hash = range.from === range.to ? "#L" + range.from : "#L" + range.from + "-L" + range.to;
+    history.replaceState(null, "", hash);
+    mark(range, false);
+  });
+  var initial = parse(location.hash);
+  if (initial) { anchor = initial.from; mark(initial, true); }
+  window.addEventListener("hashchange", function () {
+    var range = parse(location.hash);
+    if (range) anchor = range.from;
+    mark(range, true);
+  });
 })();
 `;
 

@@ -19,6 +19,7 @@ import {
   submitReview,
 } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { codeRoutes, downloadReply } from "./code-routes.ts";
 import { commitRoutes } from "./commit-routes.ts";
 import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
@@ -26,11 +27,12 @@ import { devIdentityRoute } from "./dev-identity.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
-import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
+import { commitPage, fileBytes, filePage, fileShows, historyPage, treePage } from "./pages/content.ts";
+import { diffLayouts } from "./pages/diff.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
-import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
+import { assetReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
 
 /**
@@ -45,6 +47,8 @@ const repoParams = z.object({ repo: z.string() });
 const branchParams = z.object({ repo: z.string(), branch: branchName });
 const fileParams = z.object({ repo: z.string(), path: filePath });
 const onBranch = branchName.default("main");
+/** A diff's layout (functions/web/pages/diff.ts): unified unless the page asks for split. */
+const diffLayout = z.enum(diffLayouts).default("unified");
 
 /** The repo a page path is about (`/ui/repos/{org}/{name}/…`), to keep its breadcrumb on a refusal. */
 function repoOfPath(path: string): string | undefined {
@@ -170,7 +174,11 @@ const repoPages = [
     access: { repo: "reader" },
     summary: "Web: a file at a branch and sequence, with its history",
     params: fileParams,
-    query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),
+    query: z.strictObject({
+      branch: onBranch,
+      at: sequenceParam.optional(),
+      show: z.enum(fileShows).optional(),
+    }),
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params, query } = call;
@@ -187,13 +195,8 @@ const repoPages = [
     responses: { 200: bytes("application/octet-stream") },
     handler: async ({ ctx, repo, params, query }) => {
       const file = await fileBytes(ctx, repo, { ...query, path: params.path });
-      const name = params.path.split("/").at(-1) ?? "file";
       // Always a download, never rendered here: an HTML file in a repo must not run as this site.
-      return bytesReply(200, file.data, {
-        "content-type": "application/octet-stream",
-        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
-        "cache-control": "private, no-store",
-      });
+      return downloadReply(params.path, file.data);
     },
   }),
   route({
@@ -215,10 +218,11 @@ const repoPages = [
     access: { repo: "reader" },
     summary: "Web: a commit with its diff",
     params: z.object({ repo: z.string(), sequence: sequenceParam }),
+    query: z.strictObject({ view: diffLayout, file: filePath.optional() }),
     responses: HTML,
     handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      return htmlReply(await commitPage(ctx, actor, repo, params.sequence));
+      const { ctx, actor, repo, params, query } = call;
+      return htmlReply(await commitPage(ctx, actor, repo, { ...query, sequence: params.sequence }));
     },
   }),
   route({
@@ -239,10 +243,14 @@ const repoPages = [
     access: { repo: "reader" },
     summary: "Web: a branch with its merge status, checks, reviews, comments and diff",
     params: branchParams,
+    query: z.strictObject({ view: diffLayout }),
     responses: HTML,
     handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      return htmlReply(await branchPage(ctx, actor, repo, params.branch, csrfField(actor)));
+      const { ctx, actor, repo, params, query } = call;
+      const csrf = csrfField(actor);
+      return htmlReply(
+        await branchPage(ctx, actor, repo, params.branch, csrf, undefined, undefined, query.view),
+      );
     },
   }),
   route({
@@ -327,10 +335,14 @@ const repoPages = [
     access: { repo: "reader" },
     summary: "Web: a proposal with its reviews, comments, checks and merge button",
     params: z.object({ repo: z.string(), id: proposalId }),
+    query: z.strictObject({ view: diffLayout }),
     responses: HTML,
     handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      return htmlReply(await proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
+      const { ctx, actor, repo, params, query } = call;
+      const csrf = csrfField(actor);
+      return htmlReply(
+        await proposalPage(ctx, actor, repo, params.id, csrf, undefined, undefined, query.view),
+      );
     },
   }),
   route({
@@ -408,5 +420,6 @@ export const webRoutes = [
   ...createRoutes,
   ...commitRoutes,
   ...proposalRoutes,
+  ...codeRoutes,
   ...repoPages,
 ].map(withErrorPages);

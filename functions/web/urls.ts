@@ -54,3 +54,22 @@ export const membersUrl = (repo: string) => `${repoBase(repo)}/-/members`;
 /** The API's log of a check run is a URL the reporter gave; only http(s) ones are linked. */
 export const safeLink = (url: string | null): string | null =>
   url && /^https?:\/\//i.test(url) ? url : null;
+
+// Code and diffs (functions/web/pages/diff.ts, code-routes.ts).
+
+/** `url` with these query parameters set (a value) or removed (undefined), the others kept. */
+export function withParams(url: string, params: Record<string, string | undefined>): string {
+  const parsed = new URL(url, "http://page.invalid");
+  for (const [k, v] of Object.entries(params))
+    if (v === undefined) parsed.searchParams.delete(k);
+    else parsed.searchParams.set(k, v);
+  return parsed.pathname + parsed.search;
+}
+
+/** A file's text shown by the browser as plain text (the "Raw" link; `rawUrl` is the download). */
+export const plainUrl = (repo: string, path: string, q: { branch: string; at: number }) =>
+  withQuery(`${repoBase(repo)}/-/plain/${segments(path)}`, q);
+
+/** A commit's page in a diff layout, or showing one file's whole diff. */
+export const commitViewUrl = (repo: string, sequence: number, q: { view?: string; file?: string }) =>
+  withQuery(commitUrl(repo, sequence), { view: q.view === "unified" ? undefined : q.view, file: q.file });

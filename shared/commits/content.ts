@@ -161,11 +161,23 @@ export async function loadBodyUpTo(
   sha256: Buffer,
   maxBytes: number,
 ): Promise<Buffer | null> {
+  return (await loadSizedBodyUpTo(db, blobs, repoId, sha256, maxBytes)).data;
+}
+
+/** As `loadBodyUpTo`, with the version's size in bytes (shown when the bytes are not). */
+export async function loadSizedBodyUpTo(
+  db: Queryable,
+  blobs: BlobStore,
+  repoId: number,
+  sha256: Buffer,
+  maxBytes: number,
+): Promise<{ size: number; data: Buffer | null }> {
   const { rows } = await db.query(content_select_up_to, [repoId, sha256, maxBytes]);
   const row = rows[0];
   if (!row) throw new Error(`content ${sha256.toString("hex")} is missing from repo ${repoId}`);
-  if (Number(row.size) > maxBytes) return null;
-  return row.data ?? (await blobs.get(row.blob_key));
+  const size = Number(row.size);
+  if (size > maxBytes) return { size, data: null };
+  return { size, data: row.data ?? (await blobs.get(row.blob_key)) };
 }
 
 /** version_id is the hex SHA-256 of the content; null for a deletion. */

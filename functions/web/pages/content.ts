@@ -1,10 +1,8 @@
-import { createTwoFilesPatch } from "diff";
-import YAML from "yaml";
 import { atLeast, type RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import { listBranches } from "../../../shared/branches/branches.ts";
 import { readChain } from "../../../shared/commits/chain.ts";
-import { loadBodyUpTo } from "../../../shared/commits/content.ts";
+import { loadBodyUpTo, loadSizedBodyUpTo } from "../../../shared/commits/content.ts";
 import { readCommit, readFileHistory, readTreeInView } from "../../../shared/commits/reads.ts";
 import { fileInView, resolveView } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
@@ -13,7 +11,10 @@ import { type Html, html, trusted } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
+import { type DiffLayout, type FileChange, renderChanges, type Unreadable } from "./diff.ts";
+import { highlightLines, type Language, languageOf } from "./highlight.ts";
 import { type ReadingAt, renderMarkdown } from "./markdown.ts";
+import { dataStructure } from "./structure.ts";
 
 /** Files above this size are offered for download instead of shown. */
 export const MAX_SHOWN_BYTES = 1_048_576;
@@ -64,53 +65,61 @@ ${last && entries.length === q.limit ? html`<a href="${u.treeUrl(name, { branch:
   return page({ title: name, actor, repo: access, tab: "tree", crumbs: repoCrumbs(name), body });
 }
 
-/** How a file's bytes are shown: rendered Markdown, pretty JSON or YAML, numbered text, or a download. */
+/** Which form of a file the page shows: rendered (Markdown) or structure (JSON, YAML), or its source. */
+export type FileShow = "rendered" | "source";
+export const fileShows = ["rendered", "source"] as const;
+
+const isMarkdown = (type: string, lower: string) =>
+  type === "text/markdown" || lower.endsWith(".md") || lower.endsWith(".markdown");
+
+/** The "Rendered · Source" toggle of a file that has both forms. */
+function showToggle(label: string, show: FileShow, href: (show: FileShow) => string): Html {
+  const link = (to: FileShow, text: string) =>
+    html`<a href="${href(to)}"${to === show ? trusted(' aria-current="true"') : ""}>${text}</a>`;
+  return html`<p class="show-toggle">Show: ${link("rendered", label)} · ${link("source", "Source")}</p>`;
+}
+
+/**
+ * How a file's bytes are shown: Markdown rendered, JSON and YAML by their structure, each with
+ * its numbered source below (folded; a link to a line opens it) or alone; other text as numbered,
+ * highlighted lines; binary and large files as a download.
+ */
 function fileBody(
-  path: string,
-  contentType: string,
-  binary: boolean,
-  data: Buffer | null,
-  download: string,
+  file: { path: string; contentType: string; binary: boolean; data: Buffer | null },
+  links: { download: string; show: (show: FileShow) => string },
+  show: FileShow,
   where: ReadingAt,
 ): Html {
-  if (binary || data === null)
-    return html`<p>${binary ? "This file is binary." : "This file is too large to show."} <a href="${download}" download>Download it</a>.</p>`;
-  const text = data.toString("utf8");
-  const type = contentType.split(";")[0]?.trim() ?? "";
-  const lower = path.toLowerCase();
-  if (type === "text/markdown" || lower.endsWith(".md") || lower.endsWith(".markdown"))
-    return html`<div class="markdown">${trusted(renderMarkdown(text, where))}</div>
-<details><summary>Source</summary>${numbered(text)}</details>`;
-  const pretty = prettyData(type, lower, text);
-  if (pretty !== null)
-    return html`<pre><code>${pretty}</code></pre><details><summary>Source</summary>${numbered(text)}</details>`;
-  return numbered(text);
+  if (file.binary || file.data === null)
+    return html`<p>${file.binary ? "This file is binary." : "This file is too large to show."} <a href="${links.download}" download>Download it</a>.</p>`;
+  const text = file.data.toString("utf8");
+  const type = file.contentType.split(";")[0]?.trim() ?? "";
+  const source = numbered(text, languageOf(file.path, file.contentType));
+  const markdown = isMarkdown(type, file.path.toLowerCase());
+  const shown = markdown
+    ? html`<div class="markdown">${trusted(renderMarkdown(text, where))}</div>`
+    : dataStructure(file.path, file.contentType, text);
+  if (shown === null) return source;
+  const toggle = showToggle(markdown ? "Rendered" : "Structure", show, links.show);
+  if (show === "source") return html`${toggle}${source}`;
+  return html`${toggle}${shown}<details class="source"><summary>Source</summary>${source}</details>`;
 }
 
-/** JSON and YAML, re-indented; null for other text, or when the text does not parse. */
-function prettyData(type: string, lower: string, text: string): string | null {
-  try {
-    if (type === "application/json" || lower.endsWith(".json"))
-      return JSON.stringify(JSON.parse(text), null, 2);
-    if (type.includes("yaml") || lower.endsWith(".yaml") || lower.endsWith(".yml"))
-      return YAML.stringify(YAML.parse(text), { indent: 2 });
-  } catch {
-    return null;
-  }
-  return null;
-}
-
-function numbered(text: string): Html {
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  return html`<table class="lines"><tbody>${lines.map((line, i) => html`<tr id="L${i + 1}"><td class="n">${i + 1}</td><td>${line}</td></tr>`)}</tbody></table>`;
+/**
+ * A text's lines, highlighted, each a row `id="L{n}"` whose number links to `#L{n}`: the form
+ * other pages link to (search results). The page's script selects a line or, with shift, a range
+ * (`#L3-L9`); without script the link still scrolls to the line (and `:target` marks it).
+ */
+function numbered(text: string, language: Language | null): Html {
+  const lines = highlightLines(text, language);
+  return html`<table class="lines code" data-line-numbers><tbody>${lines.map((line, i) => html`<tr id="L${i + 1}"><td class="n"><a href="#L${i + 1}">${i + 1}</a></td><td class="code">${line}</td></tr>`)}</tbody></table>`;
 }
 
 export async function filePage(
   ctx: AppContext,
   actor: Actor,
   access: RepoAccess,
-  q: { path: string; branch: string; at?: number | undefined },
+  q: { path: string; branch: string; at?: number | undefined; show?: FileShow | undefined },
 ): Promise<Html> {
   const name = access.repo.name;
   const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
@@ -122,11 +131,18 @@ export async function filePage(
       : loadBodyUpTo(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256, MAX_SHOWN_BYTES),
     readFileHistory(ctx.pool, access, { path: q.path, branch: q.branch, limit: HISTORY_PAGE }),
   ]);
-  const download = u.rawUrl(name, q.path, { branch: q.branch, at: view.at });
+  const at = { branch: q.branch, at: view.at };
+  const download = u.rawUrl(name, q.path, at);
+  const plain = version.is_binary
+    ? ""
+    : html` · <a href="${u.plainUrl(name, q.path, at)}" id="raw-link">Raw</a>`;
+  const file = { path: q.path, contentType: version.content_type, binary: version.is_binary, data };
+  const show = (to: FileShow) =>
+    u.withParams(u.fileUrl(name, q.path, at), { show: to === "source" ? to : undefined });
   const body = html`<h1>${q.path}</h1>
-<p class="muted">On <a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">${q.branch} at sequence ${view.at}</a> · ${version.content_type} · <a href="${download}" download>Download</a>${editLink(access, q.branch, q.path)}</p>
+<p class="muted">On <a href="${u.treeUrl(name, at)}">${q.branch} at sequence ${view.at}</a> · ${version.content_type}${plain} · <a href="${download}" download>Download</a>${editLink(access, q.branch, q.path)}</p>
 <section aria-labelledby="content-h"><h2 id="content-h">Content</h2>
-${fileBody(q.path, version.content_type, version.is_binary, data, download, { repo: name, path: q.path, branch: q.branch, at: view.at })}
+${fileBody(file, { download, show }, q.show ?? "rendered", { repo: name, path: q.path, ...at })}
 </section>
 <section aria-labelledby="history-h"><h2 id="history-h">History</h2>
 <table><thead><tr><th scope="col">Sequence</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">When</th></tr></thead><tbody>
@@ -140,7 +156,7 @@ export async function fileBytes(
   ctx: AppContext,
   access: RepoAccess,
   q: { path: string; branch: string; at?: number | undefined },
-): Promise<{ data: Buffer; contentType: string }> {
+): Promise<{ data: Buffer; contentType: string; binary: boolean }> {
   const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
   const version = await fileInView(ctx.pool, view, q.path);
   if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
@@ -154,6 +170,7 @@ export async function fileBytes(
   return {
     data: data ?? Buffer.alloc(0),
     contentType: version.is_binary ? "application/octet-stream" : version.content_type,
+    binary: version.is_binary,
   };
 }
 
@@ -166,65 +183,78 @@ function editLink(access: RepoAccess, branch: string, path?: string): Html | "" 
     : html`<p><a href="${href}" id="add-link">Add a file</a></p>`;
 }
 
-/** The lines of a unified diff, each marked as added, deleted, hunk header or context. */
-export function diffView(patch: string): Html {
-  if (patch === "") return html`<p class="muted">No text diff (binary, too large, or too many changes).</p>`;
-  const lines = patch.split("\n").slice(2);
-  if (lines.at(-1) === "") lines.pop();
-  const kind = (l: string) =>
-    l.startsWith("@@") ? "hunk" : l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx";
-  return html`<table class="lines diff"><tbody>${lines.map((l) => html`<tr class="${kind(l)}"><td>${l}</td></tr>`)}</tbody></table>`;
-}
-
-/** The text of a version for a diff: "" for none; null when binary or too large. */
-async function textAt(
+/** A file's version at a sequence of a branch, as one side of a diff: null when absent. */
+async function sideAt(
   ctx: AppContext,
   access: RepoAccess,
-  branch: string,
-  at: number,
+  at: { branch: string; sequence: number },
   path: string,
-): Promise<string | null> {
-  if (at < 0) return "";
-  const version = await fileInView(ctx.pool, await resolveView(ctx.pool, access.repo.id, branch, at), path);
-  if (!version) return "";
-  if (version.is_binary) return null;
-  const data = await loadBodyUpTo(
+): Promise<{ side: string | null | Unreadable; contentType?: string }> {
+  if (at.sequence < 0) return { side: null };
+  const view = await resolveView(ctx.pool, access.repo.id, at.branch, at.sequence);
+  const version = await fileInView(ctx.pool, view, path);
+  if (!version) return { side: null };
+  // A binary version's size is all a diff shows of it: read none of its bytes.
+  const limit = version.is_binary ? 0 : MAX_SHOWN_BYTES;
+  const { size, data } = await loadSizedBodyUpTo(
     ctx.pool,
     ctx.blobs,
     access.repo.id,
     version.content_sha256,
-    MAX_SHOWN_BYTES,
+    limit,
   );
-  return data === null ? null : data.toString("utf8");
+  const side =
+    version.is_binary || data === null ? { binary: version.is_binary, size } : data.toString("utf8");
+  return { side, contentType: version.content_type };
 }
 
+/**
+ * A commit with the diff of each file against its version at the previous sequence, in the
+ * layout asked for; with `file`, that file's diff alone and whole (the "Load this file's diff" link).
+ */
 export async function commitPage(
   ctx: AppContext,
   actor: Actor,
   access: RepoAccess,
-  sequence: number,
+  q: { sequence: number; view?: DiffLayout | undefined; file?: string | undefined },
 ): Promise<Html> {
   const name = access.repo.name;
-  const c = await readCommit(ctx.pool, access, sequence);
-  const files = [];
-  for (const f of c.files) {
+  const c = await readCommit(ctx.pool, access, q.sequence);
+  const files = q.file === undefined ? c.files : c.files.filter((f) => f.path === q.file);
+  if (files.length === 0) fail("FILE_NOT_FOUND", `commit ${c.sequence} does not change '${q.file}'`);
+  const layout = q.view ?? "unified";
+  const changes: FileChange[] = [];
+  for (const f of files) {
     const [before, after] = await Promise.all([
-      textAt(ctx, access, c.branch, sequence - 1, f.path).catch(() => ""),
-      f.version_id === null ? "" : textAt(ctx, access, c.branch, sequence, f.path),
+      sideAt(ctx, access, { branch: c.branch, sequence: c.sequence - 1 }, f.path).catch(() => ({
+        side: null,
+        contentType: undefined,
+      })),
+      sideAt(ctx, access, { branch: c.branch, sequence: c.sequence }, f.path),
     ]);
-    const patch =
-      before === null || after === null
-        ? ""
-        : (createTwoFilesPatch(`a/${f.path}`, `b/${f.path}`, before, after, "", "", {
-            context: 3,
-            maxEditLength: 1000,
-          }) ?? "");
-    files.push({ ...f, patch });
+    const at = { branch: c.branch, at: after.side === null ? c.sequence - 1 : c.sequence };
+    const status = after.side === null ? "deleted" : before.side === null ? "added" : "modified";
+    changes.push({
+      path: f.path,
+      status,
+      before: before.side,
+      after: after.side,
+      contentType: after.contentType ?? before.contentType,
+      links: {
+        file: after.side === null ? undefined : u.fileUrl(name, f.path, at),
+        raw: u.plainUrl(name, f.path, at),
+        alone: u.commitViewUrl(name, c.sequence, { view: layout, file: f.path }),
+      },
+    });
   }
+  const layoutHref = (view: DiffLayout) => u.commitViewUrl(name, c.sequence, { view, file: q.file });
   const body = html`<h1>Commit ${c.sequence}</h1>
 <p>${c.message}</p>
 <p class="muted">On ${c.branch} by ${c.author}, ${when(c.created_at)} · <a href="${u.treeUrl(name, { branch: c.branch, at: c.sequence })}">Browse files at ${c.sequence}</a></p>
-${files.map((f) => html`<section aria-label="${f.path}"><h2>${f.version_id === null ? html`${f.path} <span class="muted">(deleted)</span>` : html`<a href="${u.fileUrl(name, f.path, { branch: c.branch, at: c.sequence })}">${f.path}</a>`}</h2>${diffView(f.patch)}</section>`)}`;
+<section aria-labelledby="changes-h"><h2 id="changes-h">Changes</h2>
+${q.file === undefined ? "" : html`<p><a href="${u.commitViewUrl(name, c.sequence, { view: layout })}">All files of this commit</a></p>`}
+${renderChanges(changes, { layout, layoutHref, whole: q.file !== undefined })}
+</section>`;
   return page({
     title: `Commit ${c.sequence}`,
     actor,

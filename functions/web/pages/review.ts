@@ -13,8 +13,8 @@ import { Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
-import { diffView } from "./content.ts";
 import { createBranchForm } from "./create.ts";
+import { type DiffLayout, type FileChange, renderChanges } from "./diff.ts";
 import {
   closeProposalForm,
   editProposalForm,
@@ -109,6 +109,25 @@ ${r.policies ? html`<ul>${r.policies.filter((p) => !p.pass).map((p) => html`<li>
 ${r.conflicts ? html`<ul>${r.conflicts.map((c) => html`<li>conflict: <code>${c.path}</code></li>`)}</ul>` : ""}</div>`;
 }
 
+/** A file changed on a branch, for the diff renderer, with its comments under it. */
+function branchChange(
+  repo: string,
+  branch: BranchRecord,
+  c: { path: string; status: FileChange["status"]; binary: boolean; diff: string },
+  comments: { body: string; author: string; sequence: number }[],
+): FileChange {
+  const at = { branch: branch.name, at: branch.head_sequence };
+  return {
+    path: c.path,
+    status: c.status,
+    patch: c.diff,
+    binary: c.binary,
+    links:
+      c.status === "deleted" ? {} : { file: u.fileUrl(repo, c.path, at), raw: u.plainUrl(repo, c.path, at) },
+    below: html`${comments.map((m) => html`<div class="notice comment"><p>${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}`,
+  };
+}
+
 /** What the branch and proposal pages share: status, checks, reviews, comments, diff, forms. */
 async function branchSections(
   ctx: AppContext,
@@ -117,7 +136,8 @@ async function branchSections(
   branchName: string,
   csrf: Html,
   notice: Html | string,
-  draft?: ReviewDraft,
+  draft: ReviewDraft | undefined,
+  diffLayout: { layout: DiffLayout; pageUrl: string },
 ): Promise<Html> {
   const name = access.repo.name;
   const branch = await getBranch(ctx.pool, access, branchName);
@@ -162,13 +182,18 @@ ${
 }
 ${canMerge ? html`<form method="post" action="${u.mergeUrl(name, branch.name)}">${csrf}<button type="submit" id="merge-button">Merge into main</button></form>` : ""}
 <section aria-labelledby="diff-h"><h2 id="diff-h">Changes</h2>
-${diff.changes.length === 0 ? html`<p class="muted">No changes relative to main.</p>` : ""}
-${diff.changes.map(
-  (
-    c,
-  ) => html`<section class="file-diff" aria-label="${c.path}"><h3>${c.path} <span class="muted">${c.status}</span></h3>${diffView(c.diff)}
-${commentsOn(c.path).map((m) => html`<div class="notice comment"><p>${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}</section>`,
-)}
+${
+  diff.changes.length === 0
+    ? html`<p class="muted">No changes relative to main.</p>`
+    : renderChanges(
+        diff.changes.map((c) => branchChange(name, branch, c, commentsOn(c.path))),
+        {
+          layout: diffLayout.layout,
+          layoutHref: (view) =>
+            u.withParams(diffLayout.pageUrl, { view: view === "unified" ? undefined : view }),
+        },
+      )
+}
 </section>
 ${elsewhere.length > 0 ? html`<section aria-labelledby="other-comments-h"><h2 id="other-comments-h">Other comments</h2>${elsewhere.map((m) => html`<div class="notice comment"><p><code>${m.path}</code>: ${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}</section>` : ""}`;
 }
@@ -181,11 +206,12 @@ export async function branchPage(
   csrf: Html,
   refusal?: Refusal,
   draft?: ReviewDraft,
+  layout: DiffLayout = "unified",
 ): Promise<Html> {
   const name = access.repo.name;
   const [open] = await listProposals(ctx.pool, access, { state: "open", branch: branchName });
   const notice = html`${refusal ? refusalNotice(refusal) : ""}${open ? html`<p>Proposal: <a href="${u.proposalUrl(name, open.id)}">${open.title}</a></p>` : ""}`;
-  const body = html`<h1>Branch ${branchName}</h1>${await branchSections(ctx, actor, access, branchName, csrf, notice, draft)}`;
+  const body = html`<h1>Branch ${branchName}</h1>${await branchSections(ctx, actor, access, branchName, csrf, notice, draft, { layout, pageUrl: u.branchUrl(name, branchName) })}`;
   return page({
     title: `${branchName} · ${name}`,
     actor,
@@ -234,6 +260,7 @@ export async function proposalPage(
   csrf: Html,
   refusal?: Refusal,
   draft?: ReviewDraft,
+  layout: DiffLayout = "unified",
 ): Promise<Html> {
   const name = access.repo.name;
   const p = await getProposal(ctx.pool, access, id);
@@ -242,7 +269,7 @@ export async function proposalPage(
 <p class="muted"><span class="state">${p.state}</span> · opened by ${p.author} on ${when(p.created_at)} · <a href="${u.branchUrl(name, p.branch)}">${p.branch}</a> into ${p.base_branch}</p>
 ${p.description ? html`<div class="description"><p>${p.description}</p></div>` : ""}
 ${mayChangeProposal(actor, access, p) ? html`${editProposalForm(name, p.id, csrf, { title: p.title, description: p.description })}${closeProposalForm(name, p.id, csrf)}` : ""}
-${await branchSections(ctx, actor, access, p.branch, csrf, notice, draft)}`;
+${await branchSections(ctx, actor, access, p.branch, csrf, notice, draft, { layout, pageUrl: u.proposalUrl(name, p.id) })}`;
   return page({
     title: `${p.title} · ${name}`,
     actor,

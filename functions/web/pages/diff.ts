@@ -1,0 +1,275 @@
+import { parsePatch, structuredPatch } from "diff";
+import { type Html, html } from "../html.ts";
+import { highlightLines, type Language, languageOf } from "./highlight.ts";
+
+/**
+ * The one renderer of file changes, used by every page that shows a diff (commit, branch,
+ * proposal, compare): a summary with the counts, a list of the files, and each file's diff with
+ * line numbers on both sides, unified or split (side by side), highlighted like the file page.
+ * Large and binary files never hang a page: a file over MAX_FILE_ROWS rows, or any file once the
+ * page has shown MAX_PAGE_ROWS, says "Large diff not shown" and links to its own diff or its text.
+ */
+
+export type DiffLayout = "unified" | "split";
+export const diffLayouts = ["unified", "split"] as const;
+
+/** A side of a change that has no text to diff: binary bytes, or text above what is read. */
+export interface Unreadable {
+  binary: boolean;
+  /** Its size in bytes, when known. */
+  size?: number;
+}
+
+/**
+ * One changed file, the input of `renderChanges`. Give either both sides' texts (`before` and
+ * `after`) or the unified diff the service already made (`patch`, as `diffBranch` returns it).
+ */
+export interface FileChange {
+  path: string;
+  status: "added" | "modified" | "deleted";
+  /** The text before the change; null for an added file; `Unreadable` for binary or too large. */
+  before?: string | null | Unreadable;
+  /** The text after the change; null for a deleted file; `Unreadable` for binary or too large. */
+  after?: string | null | Unreadable;
+  /** Instead of the texts: a unified diff, "" when none was made (binary, too large, too many edits). */
+  patch?: string;
+  /** With `patch`: whether either side is binary. */
+  binary?: boolean;
+  /** The file's content type, to pick its highlighting when its name does not say. */
+  contentType?: string;
+  /** The file's page at the new side (none for a deleted file), its text (raw view), its diff alone. */
+  links?: { file?: string | undefined; raw?: string | undefined; alone?: string | undefined };
+  /** Markup shown under the file's diff (the comments on it, on a branch page). */
+  below?: Html;
+}
+
+export interface DiffOptions {
+  layout: DiffLayout;
+  /** The URL of this page in the other layout, for the toggle link. */
+  layoutHref: (layout: DiffLayout) => string;
+  /** Show every row of each file however large (the page of one file's diff). */
+  whole?: boolean;
+}
+
+/** Rows of one file before the file is cut as "large": a few screens of a long review. */
+const MAX_FILE_ROWS = 1_500;
+/** Rows of a whole page: beyond this, further files link to their own diff. */
+const MAX_PAGE_ROWS = 5_000;
+/** See shared/commits/diff.ts: the diff costs about the square of the edits; bounded, it is fast. */
+const MAX_DIFF_EDITS = 1_000;
+
+interface Hunk {
+  oldStart: number;
+  newStart: number;
+  lines: string[];
+}
+
+type Row =
+  | { kind: "hunk"; header: string }
+  | { kind: "ctx" | "add" | "del"; old: number | null; new: number | null };
+
+interface Prepared {
+  change: FileChange;
+  hunks: Hunk[] | null;
+  added: number;
+  removed: number;
+  binary: Unreadable | null;
+  oldLine: (n: number) => Html;
+  newLine: (n: number) => Html;
+}
+
+const isText = (side: FileChange["before"]): side is string | null | undefined =>
+  side === null || side === undefined || typeof side === "string";
+
+/** The lines of each side that a patch's hunks show, highlighted hunk by hunk (a patch has no more). */
+function patchSides(hunks: Hunk[], language: Language | null) {
+  const old = new Map<number, Html>();
+  const now = new Map<number, Html>();
+  for (const h of hunks) {
+    const oldText = h.lines.filter((l) => l[0] === " " || l[0] === "-").map((l) => l.slice(1));
+    const newText = h.lines.filter((l) => l[0] === " " || l[0] === "+").map((l) => l.slice(1));
+    for (const [i, l] of highlightLines(oldText.join("\n"), language).entries()) old.set(h.oldStart + i, l);
+    for (const [i, l] of highlightLines(newText.join("\n"), language).entries()) now.set(h.newStart + i, l);
+  }
+  return { oldLine: (n: number) => old.get(n) ?? html``, newLine: (n: number) => now.get(n) ?? html`` };
+}
+
+function lazy<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
+function prepare(change: FileChange): Prepared {
+  const language = languageOf(change.path, change.contentType);
+  const empty = () => html``;
+  const none: Pick<Prepared, "oldLine" | "newLine"> = { oldLine: empty, newLine: empty };
+  let hunks: Hunk[] | null = null;
+  let lines = none;
+  let binary: Unreadable | null = null;
+  if (change.patch !== undefined) {
+    if (change.binary) binary = { binary: true };
+    else if (change.patch !== "") hunks = parsePatch(change.patch)[0]?.hunks ?? [];
+    if (hunks) lines = patchSides(hunks, language);
+  } else {
+    const { before, after } = change;
+    if (isText(before) && isText(after)) {
+      const patch = structuredPatch("a", "b", before ?? "", after ?? "", "", "", {
+        context: 3,
+        maxEditLength: MAX_DIFF_EDITS,
+      });
+      hunks = patch?.hunks ?? null;
+      // Whole texts, so a comment or string opened above a hunk is coloured right; only when shown.
+      const oldLines = lazy(() => highlightLines(before ?? "", language));
+      const newLines = lazy(() => highlightLines(after ?? "", language));
+      lines = { oldLine: (n) => oldLines()[n - 1] ?? html``, newLine: (n) => newLines()[n - 1] ?? html`` };
+    } else {
+      const unreadable = [before, after].find((s): s is Unreadable => !isText(s));
+      binary = unreadable?.binary ? unreadable : null;
+    }
+  }
+  const count = (sign: string) =>
+    hunks?.reduce((n, h) => n + h.lines.filter((l) => l[0] === sign).length, 0) ?? 0;
+  return { change, hunks, added: count("+"), removed: count("-"), binary, ...lines };
+}
+
+/** A hunk's lines as rows with their numbers on each side ("\ No newline" notes are left out). */
+function rowsOf(hunks: Hunk[]): Row[] {
+  const rows: Row[] = [];
+  for (const h of hunks) {
+    rows.push({ kind: "hunk", header: `@@ -${h.oldStart} +${h.newStart} @@` });
+    let old = h.oldStart;
+    let now = h.newStart;
+    for (const l of h.lines) {
+      if (l[0] === "+") rows.push({ kind: "add", old: null, new: now++ });
+      else if (l[0] === "-") rows.push({ kind: "del", old: old++, new: null });
+      else if (l[0] === " ") rows.push({ kind: "ctx", old: old++, new: now++ });
+    }
+  }
+  return rows;
+}
+
+const num = (n: number | null) => html`<td class="n">${n ?? ""}</td>`;
+
+function unifiedTable(p: Prepared, rows: Row[]): Html {
+  return html`<table class="lines diff unified"><tbody>${rows.map((r) =>
+    r.kind === "hunk"
+      ? html`<tr class="hunk"><td class="n"></td><td class="n"></td><td>${r.header}</td></tr>`
+      : html`<tr class="${r.kind}">${num(r.old)}${num(r.new)}<td class="code">${r.old !== null && r.kind !== "add" ? p.oldLine(r.old) : p.newLine(r.new ?? 0)}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+/** Side by side: context on both sides, a run of deletions paired line by line with the additions after it. */
+function splitTable(p: Prepared, rows: Row[]): Html {
+  const out: Html[] = [];
+  const left = (n: number | null, kind: string) =>
+    n === null
+      ? html`<td class="n"></td><td class="empty"></td>`
+      : html`${num(n)}<td class="code ${kind}">${p.oldLine(n)}</td>`;
+  const right = (n: number | null, kind: string) =>
+    n === null
+      ? html`<td class="n"></td><td class="empty"></td>`
+      : html`${num(n)}<td class="code ${kind}">${p.newLine(n)}</td>`;
+  for (let i = 0; i < rows.length; ) {
+    const r = rows[i] as Row;
+    if (r.kind === "hunk") {
+      out.push(html`<tr class="hunk"><td class="n"></td><td colspan="3">${r.header}</td></tr>`);
+      i++;
+    } else if (r.kind === "ctx") {
+      out.push(html`<tr>${left(r.old, "ctx")}${right(r.new, "ctx")}</tr>`);
+      i++;
+    } else {
+      const dels: number[] = [];
+      const adds: number[] = [];
+      for (; rows[i]?.kind === "del"; i++) dels.push((rows[i] as { old: number }).old);
+      for (; rows[i]?.kind === "add"; i++) adds.push((rows[i] as { new: number }).new);
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++)
+        out.push(html`<tr>${left(dels[k] ?? null, "del")}${right(adds[k] ?? null, "add")}</tr>`);
+    }
+  }
+  return html`<table class="lines diff split"><tbody>${out}</tbody></table>`;
+}
+
+const STATUS_LABEL = { added: "added", modified: "modified", deleted: "deleted" } as const;
+
+function statusLabels(p: Prepared): Html {
+  return html`<span class="status status-${p.change.status}">${STATUS_LABEL[p.change.status]}</span>${p.binary ? html` <span class="status status-binary">binary</span>` : ""}`;
+}
+
+const counts = (p: Prepared) =>
+  p.hunks
+    ? html`<span class="counts"><span class="added">+${p.added}</span> <span class="removed">−${p.removed}</span></span>`
+    : html``;
+
+const sizeText = (size: number | undefined) =>
+  size === undefined ? "?" : `${size.toLocaleString("en")} bytes`;
+
+/** What stands in for a diff that is not shown: a binary file's sizes, or a link to see it. */
+function notShown(p: Prepared, why: "binary" | "large" | "unread"): Html {
+  const { links, before, after } = p.change;
+  const see = html`${links?.alone ? html` <a href="${links.alone}">Load this file's diff</a>` : ""}${links?.raw ? html` <a href="${links.raw}">View the text</a>` : ""}`;
+  if (why === "binary") {
+    const side = (s: FileChange["before"]) => (s && typeof s === "object" ? sizeText(s.size) : "none");
+    const sizes =
+      before !== undefined || after !== undefined ? html` (${side(before)} → ${side(after)})` : "";
+    return html`<p class="muted not-shown">Binary file${sizes}, not shown.</p>`;
+  }
+  if (why === "large") return html`<p class="muted not-shown">Large diff not shown.${see}</p>`;
+  return html`<p class="muted not-shown">No text diff: the file is too large or changed too much to compare.${links?.raw ? html` <a href="${links.raw}">View the text</a>` : ""}</p>`;
+}
+
+function fileSection(p: Prepared, index: number, options: DiffOptions, budget: { rows: number }): Html {
+  const { path, links } = p.change;
+  let body: Html;
+  if (p.binary) body = notShown(p, "binary");
+  else if (!p.hunks) body = notShown(p, "unread");
+  else {
+    const rows = rowsOf(p.hunks);
+    const tooMany = rows.length > MAX_FILE_ROWS || budget.rows + rows.length > MAX_PAGE_ROWS;
+    if (tooMany && !options.whole) body = notShown(p, "large");
+    else {
+      budget.rows += rows.length;
+      body =
+        rows.length === 0
+          ? html`<p class="muted">No change to the text (a change of type only).</p>`
+          : options.layout === "split"
+            ? splitTable(p, rows)
+            : unifiedTable(p, rows);
+    }
+  }
+  return html`<section class="file-diff" id="file-${index + 1}" aria-label="${path}">
+<h3>${statusLabels(p)} ${links?.file ? html`<a href="${links.file}">${path}</a>` : path} ${counts(p)}</h3>
+${body}${p.change.below ?? ""}</section>`;
+}
+
+function fileList(prepared: Prepared[]): Html {
+  return html`<table class="diff-files"><caption>Files changed</caption><thead><tr><th scope="col">File</th><th scope="col">Status</th><th scope="col">Lines</th></tr></thead><tbody>
+${prepared.map((p, i) => html`<tr><td><a href="#file-${i + 1}">${p.change.path}</a></td><td>${statusLabels(p)}</td><td>${p.hunks ? counts(p) : html`<span class="muted">not counted</span>`}</td></tr>`)}
+</tbody></table>`;
+}
+
+function layoutToggle(options: DiffOptions): Html {
+  const link = (layout: DiffLayout, label: string) =>
+    layout === options.layout
+      ? html`<a href="${options.layoutHref(layout)}" aria-current="true">${label}</a>`
+      : html`<a href="${options.layoutHref(layout)}">${label}</a>`;
+  return html`<span class="diff-layout">View: ${link("unified", "Unified")} · ${link("split", "Split")}</span>`;
+}
+
+/**
+ * A list of file changes as a diff: the total counts and the layout toggle, the files with their
+ * status and counts (each linking to its diff below), then each file's diff (or why it is not
+ * shown). Files are rendered in the order given.
+ */
+export function renderChanges(changes: FileChange[], options: DiffOptions): Html {
+  if (changes.length === 0) return html`<p class="muted">No changes.</p>`;
+  const prepared = changes.map(prepare);
+  const added = prepared.reduce((n, p) => n + p.added, 0);
+  const removed = prepared.reduce((n, p) => n + p.removed, 0);
+  const budget = { rows: 0 };
+  return html`<p class="diff-summary" id="diff-summary"><strong>${changes.length} ${changes.length === 1 ? "file" : "files"} changed</strong>, <span class="added">+${added}</span> <span class="removed">−${removed}</span> · ${layoutToggle(options)}</p>
+${fileList(prepared)}
+${prepared.map((p, i) => fileSection(p, i, options, budget))}`;
+}
