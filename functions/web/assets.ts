@@ -199,7 +199,7 @@ const js = `"use strict";
   table.setAttribute("data-selecting", "");
   var anchor = null;
   function parse(hash) {
-    var m = /^#L(d+)(?:-L(d+))?$/.exec(hash);
+    var m = /^#L(\\d+)(?:-L(\\d+))?$/.exec(hash);
     if (!m) return null;
     var a = Number(m[1]), b = m[2] ? Number(m[2]) : a;
     return { from: Math.min(a, b), to: Math.max(a, b) };

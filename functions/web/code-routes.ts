@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { branchName, filePath, sequenceParam } from "../../shared/api/names.ts";
-import { bytes } from "../../shared/http/responses.ts";
+import { bytes, redirect } from "../../shared/http/responses.ts";
 import { type Reply, route } from "../../shared/http/route.ts";
 import { fileBytes } from "./pages/content.ts";
-import { bytesReply } from "./reply.ts";
+import { bytesReply, seeOther } from "./reply.ts";
+import * as u from "./urls.ts";
 
 /**
  * Reading code (docs/web.md, "Code and diffs"): a file's text as the browser's own plain-text
- * view (the file page's "Raw" link). The file page, the commit page and the diffs are in routes.ts
+ * view (the file page's "Raw" link); a binary file is sent to its download. The file page, the commit page and the diffs are in routes.ts
  * and functions/web/pages/{content,diff,highlight}.ts.
  */
 
@@ -41,10 +42,10 @@ export const codeRoutes = [
     summary: "Web: a text file shown as plain text (binary files stay a download)",
     params: z.object({ repo: z.string(), path: filePath }),
     query: z.strictObject({ branch: branchName.default("main"), at: sequenceParam.optional() }),
-    responses: { 200: bytes("text/plain") },
+    responses: { 200: bytes("text/plain"), 302: redirect },
     handler: async ({ ctx, repo, params, query }) => {
       const file = await fileBytes(ctx, repo, { ...query, path: params.path });
-      if (file.binary) return downloadReply(params.path, file.data);
+      if (file.binary) return seeOther(u.rawUrl(repo.repo.name, params.path, query));
       const name = params.path.split("/").at(-1) ?? "file";
       return bytesReply(200, file.data, {
         ...PLAIN_TEXT_HEADERS,

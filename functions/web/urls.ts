@@ -31,7 +31,7 @@ export const fileUrl = (repo: string, path: string, q: { branch?: string; at?: n
     at: q.at,
   });
 
-export const rawUrl = (repo: string, path: string, q: { branch: string; at: number }) =>
+export const rawUrl = (repo: string, path: string, q: { branch: string; at?: number | undefined }) =>
   withQuery(`${repoBase(repo)}/-/raw/${segments(path)}`, q);
 
 export const commitUrl = (repo: string, sequence: number) => `${repoBase(repo)}/-/commit/${sequence}`;

@@ -94,6 +94,27 @@ function patchSides(hunks: Hunk[], language: Language | null) {
   return { oldLine: (n: number) => old.get(n) ?? html``, newLine: (n: number) => now.get(n) ?? html`` };
 }
 
+/** Every line of a text with one sign: the whole text added, or removed. */
+function wholeHunk(text: string, sign: "+" | "-"): Hunk[] {
+  if (text === "") return [];
+  const lines = (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n").map((l) => sign + l);
+  return [{ oldStart: sign === "-" ? 1 : 0, newStart: sign === "+" ? 1 : 0, lines }];
+}
+
+/**
+ * The hunks between two texts; null when they differ by more than MAX_DIFF_EDITS lines. An added
+ * or emptied file needs no comparison, so it is never too large to count (only to show).
+ */
+function hunksOf(before: string, after: string): Hunk[] | null {
+  if (before === "") return wholeHunk(after, "+");
+  if (after === "") return wholeHunk(before, "-");
+  const patch = structuredPatch("a", "b", before, after, "", "", {
+    context: 3,
+    maxEditLength: MAX_DIFF_EDITS,
+  });
+  return patch?.hunks ?? null;
+}
+
 function lazy<T>(make: () => T): () => T {
   let made: { value: T } | undefined;
   return () => {
@@ -116,11 +137,7 @@ function prepare(change: FileChange): Prepared {
   } else {
     const { before, after } = change;
     if (isText(before) && isText(after)) {
-      const patch = structuredPatch("a", "b", before ?? "", after ?? "", "", "", {
-        context: 3,
-        maxEditLength: MAX_DIFF_EDITS,
-      });
-      hunks = patch?.hunks ?? null;
+      hunks = hunksOf(before ?? "", after ?? "");
       // Whole texts, so a comment or string opened above a hunk is coloured right; only when shown.
       const oldLines = lazy(() => highlightLines(before ?? "", language));
       const newLines = lazy(() => highlightLines(after ?? "", language));
