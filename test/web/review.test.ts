@@ -49,7 +49,7 @@ describe("reviewing and merging a proposal in the browser", () => {
     await owner.getByRole("link", { name: "Add the notes" }).click();
     expect(owner.url()).toContain(`/-/proposals/${proposal.id}`);
     expect(await owner.locator("#mergeable").textContent()).toContain("Not mergeable");
-    expect(await owner.locator(".file-diff").textContent()).toContain("+A line to review.");
+    expect(await owner.locator(".file-diff tr.add").allTextContents()).toContain("3A line to review.");
     expect(await owner.locator(".comment").textContent()).toContain("Is this <b>final</b>?");
 
     await owner.getByRole("button", { name: "Merge into main" }).click();
