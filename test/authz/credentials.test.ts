@@ -206,6 +206,7 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/tree": {},
   "GET /ui/repos/:repo*/-/file/:path*": {},
   "GET /ui/repos/:repo*/-/raw/:path*": {},
+  "GET /ui/repos/:repo*/-/plain/:path*": {},
   "GET /ui/repos/:repo*/-/history": {},
   "GET /ui/repos/:repo*/-/commit/:sequence": {},
   "GET /ui/repos/:repo*/-/branches": {},

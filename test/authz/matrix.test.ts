@@ -174,6 +174,7 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/tree":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/file/:path*":                   s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/raw/:path*":                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/plain/:path*":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/history":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/commit/:sequence":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/branches":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -670,6 +671,10 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/raw/:path*": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/raw/${w.file}`,
+  })),
+  "GET /ui/repos/:repo*/-/plain/:path*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/plain/${w.file}`,
   })),
   "GET /ui/repos/:repo*/-/history": repoRoute(async (w) => ({
     method: "GET",

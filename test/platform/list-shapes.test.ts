@@ -87,6 +87,7 @@ const notLists = [
   "GET /ui/repos/:repo*/-/tree",
   "GET /ui/repos/:repo*/-/file/:path*",
   "GET /ui/repos/:repo*/-/raw/:path*",
+  "GET /ui/repos/:repo*/-/plain/:path*",
   "GET /ui/repos/:repo*/-/history",
   "GET /ui/repos/:repo*/-/edit",
   "GET /ui/repos/:repo*/-/commit/:sequence",
