@@ -55,6 +55,8 @@ export interface DiffOptions {
 const MAX_FILE_ROWS = 1_500;
 /** Rows of a whole page: beyond this, further files link to their own diff. */
 const MAX_PAGE_ROWS = 5_000;
+/** Both texts of a file together up to this are highlighted whole (about 40 ms here). */
+const WHOLE_TEXT_HIGHLIGHT = 20_000;
 /** See shared/commits/diff.ts: the diff costs about the square of the edits; bounded, it is fast. */
 const MAX_DIFF_EDITS = 1_000;
 
@@ -115,33 +117,47 @@ function hunksOf(before: string, after: string): Hunk[] | null {
   return patch?.hunks ?? null;
 }
 
-function lazy<T>(make: () => T): () => T {
-  let made: { value: T } | undefined;
-  return () => {
-    made ??= { value: make() };
-    return made.value;
+type Sides = Pick<Prepared, "oldLine" | "newLine">;
+
+/** Sides highlighted only once a row is rendered: a file not shown (too large) costs nothing. */
+function lazySides(make: () => Sides): Sides {
+  let made: Sides | undefined;
+  return { oldLine: (n) => (made ??= make()).oldLine(n), newLine: (n) => (made ??= make()).newLine(n) };
+}
+
+/**
+ * The lines of both texts for a diff. Small texts are highlighted whole, so a comment or string
+ * opened above a hunk is coloured right; larger ones hunk by hunk, so the cost follows the rows
+ * shown (at most MAX_PAGE_ROWS a page) rather than the size of every file changed.
+ */
+function textSides(before: string, after: string, hunks: Hunk[], language: Language | null) {
+  if (before.length + after.length > WHOLE_TEXT_HIGHLIGHT) return patchSides(hunks, language);
+  const oldLines = highlightLines(before, language);
+  const newLines = highlightLines(after, language);
+  return {
+    oldLine: (n: number) => oldLines[n - 1] ?? html``,
+    newLine: (n: number) => newLines[n - 1] ?? html``,
   };
 }
 
 function prepare(change: FileChange): Prepared {
   const language = languageOf(change.path, change.contentType);
   const empty = () => html``;
-  const none: Pick<Prepared, "oldLine" | "newLine"> = { oldLine: empty, newLine: empty };
+  const none: Sides = { oldLine: empty, newLine: empty };
   let hunks: Hunk[] | null = null;
   let lines = none;
   let binary: Unreadable | null = null;
   if (change.patch !== undefined) {
     if (change.binary) binary = { binary: true };
     else if (change.patch !== "") hunks = parsePatch(change.patch)[0]?.hunks ?? [];
-    if (hunks) lines = patchSides(hunks, language);
+    const found = hunks;
+    if (found) lines = lazySides(() => patchSides(found, language));
   } else {
     const { before, after } = change;
     if (isText(before) && isText(after)) {
       hunks = hunksOf(before ?? "", after ?? "");
-      // Whole texts, so a comment or string opened above a hunk is coloured right; only when shown.
-      const oldLines = lazy(() => highlightLines(before ?? "", language));
-      const newLines = lazy(() => highlightLines(after ?? "", language));
-      lines = { oldLine: (n) => oldLines()[n - 1] ?? html``, newLine: (n) => newLines()[n - 1] ?? html`` };
+      const found = hunks;
+      if (found) lines = lazySides(() => textSides(before ?? "", after ?? "", found, language));
     } else {
       const unreadable = [before, after].find((s): s is Unreadable => !isText(s));
       binary = unreadable?.binary ? unreadable : null;
@@ -224,7 +240,7 @@ const sizeText = (size: number | undefined) =>
   size === undefined ? "?" : `${size.toLocaleString("en")} bytes`;
 
 /** What stands in for a diff that is not shown: a binary file's sizes, or a link to see it. */
-function notShown(p: Prepared, why: "binary" | "large" | "unread"): Html {
+function notShown(p: Prepared, why: "binary" | "large" | "page-full" | "unread"): Html {
   const { links, before, after } = p.change;
   const see = html`${links?.alone ? html` <a href="${links.alone}">Load this file's diff</a>` : ""}${links?.raw ? html` <a href="${links.raw}">View the text</a>` : ""}`;
   if (why === "binary") {
@@ -234,6 +250,8 @@ function notShown(p: Prepared, why: "binary" | "large" | "unread"): Html {
     return html`<p class="muted not-shown">Binary file${sizes}, not shown.</p>`;
   }
   if (why === "large") return html`<p class="muted not-shown">Large diff not shown.${see}</p>`;
+  if (why === "page-full")
+    return html`<p class="muted not-shown">Not shown: this page already shows many changed lines.${see}</p>`;
   return html`<p class="muted not-shown">No text diff: the file is too large or changed too much to compare.${links?.raw ? html` <a href="${links.raw}">View the text</a>` : ""}</p>`;
 }
 
@@ -244,13 +262,14 @@ function fileSection(p: Prepared, index: number, options: DiffOptions, budget: {
   else if (!p.hunks) body = notShown(p, "unread");
   else {
     const rows = rowsOf(p.hunks);
-    const tooMany = rows.length > MAX_FILE_ROWS || budget.rows + rows.length > MAX_PAGE_ROWS;
-    if (tooMany && !options.whole) body = notShown(p, "large");
+    const large = rows.length > MAX_FILE_ROWS;
+    if (!options.whole && (large || budget.rows + rows.length > MAX_PAGE_ROWS))
+      body = notShown(p, large ? "large" : "page-full");
     else {
       budget.rows += rows.length;
       body =
         rows.length === 0
-          ? html`<p class="muted">No change to the text (a change of type only).</p>`
+          ? html`<p class="muted">No lines changed (an empty file, or a change of its type only).</p>`
           : options.layout === "split"
             ? splitTable(p, rows)
             : unifiedTable(p, rows);

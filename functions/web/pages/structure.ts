@@ -9,7 +9,7 @@ import { scalarMarkup } from "./highlight.ts";
  */
 const MAX_NODES = 5_000;
 
-/** The parsed value of a JSON or YAML file; undefined for other files and text that does not parse. */
+/** How to parse a JSON or YAML file into its documents (YAML may hold several); null for other files. */
 function parseData(path: string, contentType: string): ((text: string) => unknown[]) | null {
   const type = contentType.split(";")[0]?.trim() ?? "";
   const lower = path.toLowerCase();
@@ -22,10 +22,6 @@ function parseData(path: string, contentType: string): ((text: string) => unknow
       });
   return null;
 }
-
-/** Whether a file is JSON or YAML, so its page offers the structure beside the source. */
-export const isDataFile = (path: string, contentType: string): boolean =>
-  parseData(path, contentType) !== null;
 
 function scalar(value: unknown): Html {
   if (typeof value === "string") return scalarMarkup("string", JSON.stringify(value));
