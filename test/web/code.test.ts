@@ -170,7 +170,7 @@ describe("a commit's diff", () => {
 
   it("renders a branch's diff with the same renderer, split on request", async () => {
     const feature = await repo.branch("feature", { files: { "src/app.ts": APP_TS.replace("name", "who") } });
-    const page = await pageAs(repo.owner);
+    const page = await pageAs(repo.owner, { colorScheme: "dark" });
     const errors = watchErrors(page);
     await page.goto(`/ui/repos/${repo.repo}/-/branch/${feature.name}`);
     const diff = page.getByRole("region", { name: "src/app.ts" });
@@ -179,6 +179,7 @@ describe("a commit's diff", () => {
     await page.getByRole("link", { name: "Split" }).click();
     expect(new URL(page.url()).searchParams.get("view")).toBe("split");
     expect(await page.getByRole("region", { name: "src/app.ts" }).locator("table.split").count()).toBe(1);
+    await screenshot(page, "code-branch-split-dark");
     expect(errors).toEqual([]);
   });
 });
