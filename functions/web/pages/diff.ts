@@ -122,7 +122,11 @@ type Sides = Pick<Prepared, "oldLine" | "newLine">;
 /** Sides highlighted only once a row is rendered: a file not shown (too large) costs nothing. */
 function lazySides(make: () => Sides): Sides {
   let made: Sides | undefined;
-  return { oldLine: (n) => (made ??= make()).oldLine(n), newLine: (n) => (made ??= make()).newLine(n) };
+  const sides = () => {
+    made ??= make();
+    return made;
+  };
+  return { oldLine: (n) => sides().oldLine(n), newLine: (n) => sides().newLine(n) };
 }
 
 /**
