@@ -157,6 +157,10 @@ describe("a commit's diff", () => {
       '  const greeting = "hi";',
     ]);
     await screenshot(page, "code-commit-split");
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshot(page, "code-commit-split-390");
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await page
       .getByRole("region", { name: "big.txt" })
