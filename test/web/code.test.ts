@@ -66,7 +66,7 @@ describe("a file page", () => {
     expect(await selected(page)).toEqual(["L2", "L3", "L4"]);
     await screenshot(page, "code-file-desktop");
     await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     await screenshot(page, "code-file-390");
     await page.setViewportSize({ width: 1280, height: 800 });
 
@@ -143,7 +143,7 @@ describe("a commit's diff", () => {
     );
     await screenshot(page, "code-commit-desktop");
     await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     await screenshot(page, "code-commit-390");
     await page.setViewportSize({ width: 1280, height: 800 });
 
@@ -158,7 +158,7 @@ describe("a commit's diff", () => {
     ]);
     await screenshot(page, "code-commit-split");
     await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     await screenshot(page, "code-commit-split-390");
     await page.setViewportSize({ width: 1280, height: 800 });
 

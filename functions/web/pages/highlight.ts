@@ -1,20 +1,20 @@
-import hljs from "highlight.js/lib/core";
-import bash from "highlight.js/lib/languages/bash";
-import css from "highlight.js/lib/languages/css";
-import diff from "highlight.js/lib/languages/diff";
-import dockerfile from "highlight.js/lib/languages/dockerfile";
-import go from "highlight.js/lib/languages/go";
-import ini from "highlight.js/lib/languages/ini";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import makefile from "highlight.js/lib/languages/makefile";
-import markdown from "highlight.js/lib/languages/markdown";
-import python from "highlight.js/lib/languages/python";
-import rust from "highlight.js/lib/languages/rust";
-import sql from "highlight.js/lib/languages/sql";
-import typescript from "highlight.js/lib/languages/typescript";
-import xml from "highlight.js/lib/languages/xml";
-import yaml from "highlight.js/lib/languages/yaml";
+import hljs from "#hljs/core";
+import bash from "#hljs/languages/bash";
+import css from "#hljs/languages/css";
+import diff from "#hljs/languages/diff";
+import dockerfile from "#hljs/languages/dockerfile";
+import go from "#hljs/languages/go";
+import ini from "#hljs/languages/ini";
+import javascript from "#hljs/languages/javascript";
+import json from "#hljs/languages/json";
+import makefile from "#hljs/languages/makefile";
+import markdown from "#hljs/languages/markdown";
+import python from "#hljs/languages/python";
+import rust from "#hljs/languages/rust";
+import sql from "#hljs/languages/sql";
+import typescript from "#hljs/languages/typescript";
+import xml from "#hljs/languages/xml";
+import yaml from "#hljs/languages/yaml";
 import { escapeHtml, type Html, html, trusted } from "../html.ts";
 
 /**
