@@ -1,6 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,8 +59,17 @@ for i in 13 14 15; do printf 'note %s\n' "$i" > "notes/$i.md"; c "Note $i"; done
 rm link.md; printf 'now a file\n' > link.md; c "Replace the link with a file"
 `;
 
+const gitTrees = new Map<string, Promise<Record<string, string>>>();
+
 /** The paths Quire stores of a git commit's tree, with the SHA-256 of each (Quire's version_id). */
-async function gitTree(dir: string, sha: string): Promise<Record<string, string>> {
+function gitTree(dir: string, sha: string): Promise<Record<string, string>> {
+  const key = `${dir}\0${sha}`;
+  const known = gitTrees.get(key) ?? readGitTree(dir, sha);
+  gitTrees.set(key, known);
+  return known;
+}
+
+async function readGitTree(dir: string, sha: string): Promise<Record<string, string>> {
   const out = execFileSync("git", ["ls-tree", "-r", "-z", sha], { cwd: dir, env: GIT_ENV }).toString();
   const blobs = new BlobReader(dir);
   const tree: Record<string, string> = {};
@@ -99,6 +110,44 @@ async function mainCommits(repo: RepoHandle) {
     }),
   ).commits;
   return chain.map((c) => ({ ...c, git: trailer(c.message, "Git-Commit") }));
+}
+
+const bodyOf = async (req: IncomingMessage) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+};
+
+/**
+ * A proxy to the app that, for the `dropAt`-th commit request, lets the server do the work and
+ * then cuts the connection instead of answering: the answer is lost, as on a network fault.
+ */
+async function lossyProxy(upstream: string, dropAt: number) {
+  let commits = 0;
+  const server = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)),
+    ) as Record<string, string>;
+    const answer = await fetch(upstream + req.url, {
+      method: req.method ?? "GET",
+      headers,
+      ...(body.length ? { body } : {}),
+    });
+    const bytes = Buffer.from(await answer.arrayBuffer());
+    if (req.method === "POST" && req.url?.endsWith("/-/commit") && ++commits === dropAt) {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "text/plain" });
+    res.end(bytes);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    commits: () => commits,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 describe("quire import-git and export-git", () => {
@@ -226,6 +275,24 @@ describe("quire import-git and export-git", () => {
     const second = expectExit(await quire(repo)(["import-git", "--verbose", gitDir, repo.repo]), 0);
     expect(second.stderr).toMatch(/resuming after git commit [0-9a-f]{10}/);
     await expectMirrors(repo, gitDir);
+  });
+
+  it("retries a commit whose answer was lost with the same Idempotency-Key: no duplicate", async () => {
+    const repo = await world(app).repo();
+    const proxy = await lossyProxy(app.url, 3);
+    try {
+      const r = expectExit(
+        await quire(repo)(["--json", "import-git", gitDir, repo.repo], { env: { QUIRE_SERVER: proxy.url } }),
+        0,
+      );
+      const made = r.json<{ commits: number }>().commits;
+      // One request more than commits made: the third, sent again after its answer was lost.
+      expect(proxy.commits()).toBe(made + 1);
+      expect((await mainCommits(repo)).length).toBe(made);
+      await expectMirrors(repo, gitDir);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("exports a branch whose re-import has the same tree at every sequence", async () => {
