@@ -1,4 +1,5 @@
 import path from "node:path";
+import { Presets, SingleBar } from "cli-progress";
 import { type Command, Option } from "commander";
 import type { CliEnv } from "../env.ts";
 import { exportGit } from "../git/export.ts";
@@ -12,6 +13,27 @@ export function register(program: Command, env: CliEnv): void {
     return clientRemote(await env.client(), () => env.token(server), env.devIdentity());
   };
   const note = (line: string) => env.out.note(line);
+  /** A progress bar on stderr, on a terminal only (not with --json or --verbose, which print lines). */
+  const progressBar = (verbose: boolean) => {
+    if (!env.out.tty || env.out.json || verbose) return { tick: undefined, stop: () => {} };
+    const bar = new SingleBar(
+      {
+        format: "importing {bar} {value}/{total} git commits",
+        stream: process.stderr,
+        clearOnComplete: true,
+      },
+      Presets.shades_classic,
+    );
+    let started = false;
+    return {
+      tick: (done: number, total: number) => {
+        if (!started) bar.start(total, 0);
+        started = true;
+        bar.update(done);
+      },
+      stop: () => started && bar.stop(),
+    };
+  };
 
   program
     .command("import-git <path> <repo>")
@@ -35,6 +57,7 @@ export function register(program: Command, env: CliEnv): void {
         repo: string,
         o: { branch: string; mode: ImportMode; from: string; intoMain?: boolean; verbose?: boolean },
       ) => {
+        const bar = progressBar(o.verbose ?? false);
         const result = await importGit(await connect(), {
           gitDir: path.resolve(env.cwd, gitDir),
           from: o.from,
@@ -44,7 +67,8 @@ export function register(program: Command, env: CliEnv): void {
           intoMain: o.intoMain ?? false,
           note,
           verbose: o.verbose ?? false,
-        });
+          ...(bar.tick ? { progress: bar.tick } : {}),
+        }).finally(bar.stop);
         const leftOut = result.left_out.length
           ? `; ${result.left_out.length} paths left out (see the warnings)`
           : "";

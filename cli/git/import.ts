@@ -23,7 +23,7 @@ import { trailer, withTrailers } from "./trailers.ts";
  */
 const PART_BYTES = 16 << 20;
 /** The largest file one request can carry at the default body limit: base64 of 23 MiB, plus JSON. */
-export const MAX_IMPORT_FILE_BYTES = 23 << 20;
+const MAX_IMPORT_FILE_BYTES = 23 << 20;
 const MAX_MESSAGE_CHARS = 60_000;
 const ATTEMPTS = 5;
 
@@ -42,6 +42,8 @@ export interface ImportOptions {
   /** A note for each path left out, each commit made, and where the import resumed. */
   note(line: string): void;
   verbose: boolean;
+  /** Called after each git commit: how many of this run's are done. */
+  progress?(done: number, total: number): void;
 }
 
 /** A path the import did not store, and why: reported, never silently dropped. */
@@ -314,6 +316,7 @@ export async function importGit(remote: Remote, o: ImportOptions): Promise<Impor
         unchanged++;
         if (o.verbose) o.note(`git commit ${short(sha)} changes nothing Quire stores; no commit made`);
       }
+      o.progress?.(i + 1, todo.length);
     }
   } finally {
     blobs.close();

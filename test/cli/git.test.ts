@@ -217,6 +217,16 @@ describe("quire import-git and export-git", () => {
     expect(again.json()).toMatchObject({ commits: 0, resumed_after: gitCommits.at(-1)?.sha });
     expect((await mainCommits(repo)).length).toBe(commits.length);
 
+    // Read up to the merge: the last commit brings the merge's own tree, with its trailers.
+    const merge = gitCommits.find((c) => c.parents > 1);
+    const upToMerge = await world(app).repo();
+    expectExit(await quire(upToMerge)(["import-git", gitDir, upToMerge.repo, "--from", merge?.sha ?? ""]), 0);
+    const last = (await mainCommits(upToMerge)).at(-1);
+    expect(last?.git).toBe(merge?.sha);
+    expect(await quireTree(upToMerge, "main", last?.sequence ?? 0)).toEqual(
+      await gitTree(gitDir, merge?.sha ?? ""),
+    );
+
     const other = await world(app).repo();
     await other.commit("main", { "mine.md": "mine" });
     const refused = expectExit(await quire(other)(["import-git", gitDir, other.repo]), 1);
