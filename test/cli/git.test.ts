@@ -89,11 +89,18 @@ async function readGitTree(dir: string, sha: string): Promise<Record<string, str
 }
 
 async function quireTree(repo: RepoHandle, branch: string, at: number): Promise<Record<string, string>> {
-  const res = await api(repo.client).get("/repos/:repo*/-/tree", {
-    params: { repo: repo.repo },
-    query: { branch, at: String(at), limit: "1000" },
-  });
-  return Object.fromEntries(okBody(res).entries.map((e) => [e.path, e.version_id]));
+  const tree: Record<string, string> = {};
+  for (let after: string | undefined, page = 1000; page === 1000; ) {
+    const res = await api(repo.client).get("/repos/:repo*/-/tree", {
+      params: { repo: repo.repo },
+      query: { branch, at: String(at), limit: "1000", ...(after === undefined ? {} : { after }) },
+    });
+    const entries = okBody(res).entries;
+    for (const e of entries) tree[e.path] = e.version_id;
+    page = entries.length;
+    after = entries.at(-1)?.path;
+  }
+  return tree;
 }
 
 /** The repo's commits on `main`, oldest first, with the git commit each came from. */
@@ -268,6 +275,27 @@ describe("quire import-git and export-git", () => {
       ...kept,
       ...(await gitTree(gitDir, headSha)),
     });
+  });
+
+  it("cuts a git commit of more than 1,000 files into parts", async () => {
+    const wide = path.join(dir, "wide");
+    execFileSync("mkdir", ["-p", wide]);
+    execFileSync(
+      "bash",
+      [
+        "-c",
+        'git init -q -b main && mkdir d && for i in $(seq 1 1001); do echo "$i" > "d/$i.md"; done && git add -A && git commit -q -m "Many files"',
+      ],
+      { cwd: wide, env: GIT_ENV },
+    );
+    const repo = await world(app).repo();
+    const r = expectExit(await quire(repo)(["--json", "import-git", wide, repo.repo]), 0);
+    expect(r.json()).toMatchObject({ commits: 2 });
+    const commits = await mainCommits(repo);
+    expect(commits.map((c) => trailer(c.message, "Git-Part"))).toEqual(["1/2", "2/2"]);
+    expect(commits.map((c) => c.files.length)).toEqual([1000, 1]);
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: wide }).toString().trim();
+    expect(await quireTree(repo, "main", commits[1]?.sequence ?? 0)).toEqual(await gitTree(wide, head));
   });
 
   it("resumes after being killed mid-way without duplicating commits", async () => {
