@@ -73,7 +73,7 @@ export function register(program: Command, env: CliEnv): void {
           ? `; ${result.left_out.length} paths left out (see the warnings)`
           : "";
         env.out.done(
-          `imported ${o.from} (git ${result.git_head.slice(0, 10)}) into ${repo} '${o.branch}': ${result.commits} commits made, head ${result.head_sequence}${leftOut}`,
+          `imported ${o.from} (git ${result.git_head.slice(0, 10)}) into ${repo} '${o.branch}': ${result.commits} commit${result.commits === 1 ? "" : "s"} made, head ${result.head_sequence}${leftOut}`,
           result,
         );
       },

@@ -12,7 +12,7 @@ import { filePathProblem, unwritablePathProblem } from "../../shared/api/path-ru
 import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { type RepoHandle, useFixture, world } from "../support/world.ts";
-import { expectExit, quireAs, tempHome } from "./support.ts";
+import { expectExit, quireAs, runQuireOnTty, tempHome } from "./support.ts";
 
 /*
  * `quire import-git` and `quire export-git` (docs/git.md) over real HTTP against a real server,
@@ -270,6 +270,19 @@ describe("quire import-git and export-git", () => {
     );
     expect(commit.message).toContain("Git-Import: squash");
     const headSha = execFileSync("git", ["rev-parse", "HEAD"], { cwd: gitDir }).toString().trim();
+    // On a terminal: a progress bar, then the summary line.
+    const tty = await runQuireOnTty(
+      ["import-git", gitDir, repo.repo, "--mode", "squash", "--branch", "again"],
+      home.dir,
+      {
+        env: { QUIRE_SERVER: app.url, QUIRE_TOKEN: await app.idp.token(repo.owner) },
+      },
+    );
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).toContain("importing");
+    expect(tty.stdout).toContain(
+      `imported HEAD (git ${headSha.slice(0, 10)}) into ${repo.repo} 'again': 1 commit made`,
+    );
     const kept = await quireTree(repo, "main", 1);
     expect(await quireTree(repo, "import/git", head.head_sequence)).toEqual({
       ...kept,
