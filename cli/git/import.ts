@@ -246,90 +246,132 @@ async function sendCommit(
   }
 }
 
+/**
+ * Where this run starts in `steps`: after what the branch head says landed (the next part of a
+ * cut commit, else the next commit), or at the start. A head from another history is refused,
+ * unless `intoMain` says to import over it.
+ */
+function resumePoint(
+  steps: Step[],
+  landed: Landed | undefined,
+  o: ImportOptions,
+): { first: number; firstPart: number; after: Landed | undefined } {
+  if (!landed) return { first: 0, firstPart: 1, after: undefined };
+  const at = steps.findIndex((s) => s.commit.sha === landed.sha);
+  if (at === -1 && o.intoMain) return { first: 0, firstPart: 1, after: undefined };
+  if (at === -1)
+    throw new CliError(
+      `'${o.branch}' holds an import of git commit ${short(landed.sha)}, which is not one this import makes from '${o.from}'`,
+      { hint: "import into a new branch: --branch <name>" },
+    );
+  const [first, firstPart] = landed.part < landed.parts ? [at, landed.part + 1] : [at + 1, 1];
+  o.note(`resuming after git commit ${short(landed.sha)} (${first} of ${steps.length} done)`);
+  return { first, firstPart, after: landed };
+}
+
+/** One run's state: the head it expects, what it made, what it reported. */
+interface Run {
+  remote: Remote;
+  o: ImportOptions;
+  blobs: BlobReader;
+  /** Makes Idempotency-Keys of one repo and branch differ from another's. */
+  scope: string;
+  head: number;
+  made: number;
+  unchanged: number;
+  leftOut: LeftOut[];
+  reported: Set<string>;
+}
+
+/** Reports each path left out, once per path and reason over the run. */
+function report(run: Run, sha: string, found: Classified["leftOut"]): void {
+  for (const l of found) {
+    const key = `${l.path}\0${l.reason}`;
+    if (run.reported.has(key)) continue;
+    run.reported.add(key);
+    run.leftOut.push({ ...l, git_commit: sha });
+    run.o.note(`warning: left out '${l.path}' (git ${short(sha)}): ${l.reason}`);
+  }
+}
+
+/** Makes the Quire commits of one step, from part `firstPart` on; false when none changed anything. */
+async function commitStep(run: Run, step: Step, actions: Action[], firstPart: number): Promise<boolean> {
+  const { o } = run;
+  const sha = step.commit.sha;
+  const parts = partsOf(actions);
+  let changedAny = false;
+  for (const [p, part] of parts.entries()) {
+    if (p + 1 < firstPart) continue;
+    const what = `git commit ${short(sha)}${parts.length > 1 ? ` (part ${p + 1} of ${parts.length})` : ""}`;
+    const files = await Promise.all(
+      part.map(async (a) => ({
+        path: a.path,
+        content: a.blob === null ? null : (await run.blobs.read(a.blob)).toString("base64"),
+      })),
+    );
+    const body = { branch: o.branch, message: messageOf(step, o, p + 1, parts.length), files };
+    const headers = {
+      "idempotency-key": `git-import:${sha}:${p + 1}/${parts.length}:${run.head}:${run.scope}`,
+      "if-match": `"${run.head}"`,
+    };
+    const sequence = await sendCommit(run.remote, o.repo, body, headers, what);
+    if (sequence === null) continue;
+    run.head = sequence;
+    run.made++;
+    changedAny = true;
+    if (o.verbose) o.note(`${what} → ${o.repo}@${sequence}`);
+  }
+  return changedAny;
+}
+
 /** Imports `o.from` of the git repository at `o.gitDir` into `o.repo`'s `o.branch`. */
 export async function importGit(remote: Remote, o: ImportOptions): Promise<ImportResult> {
   const commits = await listCommits(o.gitDir, o.from);
   const gitHead = commits.at(-1);
   if (!gitHead) throw new CliError(`'${o.from}' has no commits`);
   const steps = stepsOf(commits, o.mode, await emptyTree(o.gitDir));
-  let { head, landed } = await startingPoint(remote, o);
-  let first = 0;
-  let firstPart = 1;
-  if (landed) {
-    const at = steps.findIndex((s) => s.commit.sha === landed?.sha);
-    if (at === -1 && !o.intoMain)
-      throw new CliError(
-        `'${o.branch}' holds an import of git commit ${short(landed.sha)}, which is not one this import makes from '${o.from}'`,
-        { hint: "import into a new branch: --branch <name>" },
-      );
-    if (at !== -1) {
-      [first, firstPart] = landed.part < landed.parts ? [at, landed.part + 1] : [at + 1, 1];
-      o.note(`resuming after git commit ${short(landed.sha)} (${first} of ${steps.length} done)`);
-    } else landed = undefined;
-  }
+  const start = await startingPoint(remote, o);
+  const { first, firstPart, after } = resumePoint(steps, start.landed, o);
   const todo = steps.slice(first);
   const diffs = await diffTrees(
     o.gitDir,
     todo.map((s) => [s.baseTree, s.commit.tree]),
   );
-  const scope = createHash("sha256").update(`${o.repo}\0${o.branch}`).digest("hex").slice(0, 16);
-  const blobs = new BlobReader(o.gitDir);
-  const leftOut: LeftOut[] = [];
-  const reported = new Set<string>();
-  let made = 0;
-  let unchanged = 0;
+  const run: Run = {
+    remote,
+    o,
+    blobs: new BlobReader(o.gitDir),
+    scope: createHash("sha256").update(`${o.repo}\0${o.branch}`).digest("hex").slice(0, 16),
+    head: start.head,
+    made: 0,
+    unchanged: 0,
+    leftOut: [],
+    reported: new Set(),
+  };
   try {
     for (const [i, step] of todo.entries()) {
-      const sha = step.commit.sha;
       const found: Classified = { actions: [], leftOut: [] };
-      for (const change of diffs[i] ?? []) await classify(change, blobs, found);
-      for (const l of found.leftOut) {
-        if (reported.has(`${l.path}\0${l.reason}`)) continue;
-        reported.add(`${l.path}\0${l.reason}`);
-        leftOut.push({ ...l, git_commit: sha });
-        o.note(`warning: left out '${l.path}' (git ${short(sha)}): ${l.reason}`);
-      }
-      const parts = partsOf(found.actions);
-      let changedAny = false;
-      for (const [p, actions] of parts.entries()) {
-        if (i === 0 && p + 1 < firstPart) continue;
-        const what = `git commit ${short(sha)}${parts.length > 1 ? ` (part ${p + 1} of ${parts.length})` : ""}`;
-        const files = await Promise.all(
-          actions.map(async (a) => ({
-            path: a.path,
-            content: a.blob === null ? null : (await blobs.read(a.blob)).toString("base64"),
-          })),
-        );
-        const body = { branch: o.branch, message: messageOf(step, o, p + 1, parts.length), files };
-        const headers = {
-          "idempotency-key": `git-import:${sha}:${p + 1}/${parts.length}:${head}:${scope}`,
-          "if-match": `"${head}"`,
-        };
-        const sequence = await sendCommit(remote, o.repo, body, headers, what);
-        if (sequence === null) continue;
-        head = sequence;
-        made++;
-        changedAny = true;
-        if (o.verbose) o.note(`${what} → ${o.repo}@${sequence}`);
-      }
-      if (!changedAny) {
-        unchanged++;
-        if (o.verbose) o.note(`git commit ${short(sha)} changes nothing Quire stores; no commit made`);
+      for (const change of diffs[i] ?? []) await classify(change, run.blobs, found);
+      report(run, step.commit.sha, found.leftOut);
+      if (!(await commitStep(run, step, found.actions, i === 0 ? firstPart : 1))) {
+        run.unchanged++;
+        if (o.verbose)
+          o.note(`git commit ${short(step.commit.sha)} changes nothing Quire stores; no commit made`);
       }
       o.progress?.(i + 1, todo.length);
     }
   } finally {
-    blobs.close();
+    run.blobs.close();
   }
   return {
     repo: o.repo,
     branch: o.branch,
     mode: o.mode,
     git_head: gitHead.sha,
-    commits: made,
-    unchanged,
-    resumed_after: landed?.sha ?? null,
-    head_sequence: head,
-    left_out: leftOut,
+    commits: run.made,
+    unchanged: run.unchanged,
+    resumed_after: after?.sha ?? null,
+    head_sequence: run.head,
+    left_out: run.leftOut,
   };
 }
