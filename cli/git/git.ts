@@ -33,7 +33,11 @@ export function git(args: string[], cwd: string, input?: string): Promise<Buffer
       err += b.toString();
     });
     child.on("error", (e) =>
-      reject(new CliError(`could not run git: ${e.message}`, { hint: "install git and put it on PATH" })),
+      reject(
+        new CliError(`could not run git in '${cwd}': ${e.message}`, {
+          hint: "check that the folder exists, and that git is installed and on PATH",
+        }),
+      ),
     );
     child.on("close", (code) =>
       code === 0 ? resolve(Buffer.concat(out)) : reject(gitFailed(args, code, err)),
