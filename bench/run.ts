@@ -35,6 +35,7 @@ import { createCiRepo, measureCi } from "./scenarios/ci.ts";
 import { measureCiRun } from "./scenarios/ci-run.ts";
 import { measureCloudWebhooks } from "./scenarios/cloud-webhooks.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
+import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { measureWeb } from "./scenarios/web.ts";
@@ -42,7 +43,7 @@ import { measureWorkcopy } from "./scenarios/workcopy.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
 
 /** Scenarios that `--only` can run by themselves. */
-const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
+const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<string>> = {
   "large-files": async (server) => markdownTable(largeFileRows(await measureLargeFiles(server))),
   // The deployed functions (`npm run build`): size and cold start against a hello world, and
   // the repos function's memory under 30 MiB commits.
@@ -55,6 +56,8 @@ const ALONE: Record<string, (server: QuireProcess) => Promise<string>> = {
   "ci-run": measureCiRun,
   // The working copy: quire clone/status of 10,000 files, quire commit of 1,000.
   workcopy: async (server) => markdownTable(await measureWorkcopy(server)),
+  // quire import-git and export-git of 10,000 git commits (500 with --quick) against git's own copy.
+  "git-import": async (server, quick) => markdownTable(await measureGitImport(server, quick)),
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */
@@ -83,7 +86,7 @@ async function main(): Promise<number> {
       only: { type: "string" },
     },
   });
-  if (values.only !== undefined) return runAlone(values.only);
+  if (values.only !== undefined) return runAlone(values.only, values.quick);
   const plan = values.quick ? QUICK : FULL;
   const noOpa = opaMissing();
   if (noOpa) {
@@ -184,7 +187,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
 }
 
 /** `--only <scenario>`: that scenario alone, on a server of its own. */
-async function runAlone(name: string): Promise<number> {
+async function runAlone(name: string, quick: boolean): Promise<number> {
   const scenario = ALONE[name];
   if (!scenario) {
     progress(`--only: no scenario '${name}'; choose one of: ${Object.keys(ALONE).join(", ")}`);
@@ -194,7 +197,7 @@ async function runAlone(name: string): Promise<number> {
   try {
     const loadAtStart = oneMinuteLoad();
     const server = await startQuire({ loopProbe: true, ci: NEEDS_CI.has(name) });
-    const table = await scenario(server);
+    const table = await scenario(server, quick);
     // Pauses and MB/s scale with the CPU left over: say how busy the machine was.
     const load = `load average ${loadAtStart.toFixed(1)} at start, ${oneMinuteLoad().toFixed(1)} at end, ${os.cpus().length} CPUs`;
     process.stdout.write(`\n### ${name}\n\n${load}\n\n${table}\n`);

@@ -20,6 +20,7 @@ interface CallOptions {
   params?: Record<string, string>;
   query?: object;
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 const METHODS = { get: "GET", post: "POST", put: "PUT", patch: "PATCH", delete: "DELETE" } as const;
@@ -30,13 +31,9 @@ export function typedApi(send: Send, opts: { lenient?: boolean } = {}): Api {
     (method: Method) =>
     async (pattern: string, o: CallOptions = {}) => {
       const url = fillPath(pattern, o.params, opts) + queryString(o.query);
-      const res = await send(
-        method,
-        url,
-        o.body === undefined
-          ? {}
-          : { body: JSON.stringify(o.body), headers: { "content-type": "application/json" } },
-      );
+      const json = o.body === undefined ? undefined : JSON.stringify(o.body);
+      const headers = { ...(json === undefined ? {} : { "content-type": "application/json" }), ...o.headers };
+      const res = await send(method, url, json === undefined ? { headers } : { body: json, headers });
       return { ok: res.status < 400, status: res.status, body: res.body, headers: res.headers };
     };
   const api = Object.fromEntries(Object.entries(METHODS).map(([k, m]) => [k, call(m)]));

@@ -62,7 +62,12 @@ type BodyIn<M extends Method, P> = InputOf<Shape<RouteAt<M, P>> extends { body: 
 type Query<Q> = [Q] extends [never] ? { query?: undefined } : { query?: Q };
 type Body<B> = [B] extends [never] ? { body?: undefined } : { body: B };
 /** What a call of `M P` takes: its path parameters, query and body as the route's schemas accept them. */
-export type Options<M extends Method, P> = Params<P> & Query<QueryIn<M, P>> & Body<BodyIn<M, P>>;
+export type Options<M extends Method, P> = Params<P> &
+  Query<QueryIn<M, P>> &
+  Body<BodyIn<M, P>> & {
+    /** Extra request headers: `Idempotency-Key`, `If-Match` (docs/api.md, "Safe retries"). */
+    headers?: Record<string, string>;
+  };
 /** The query a route accepts (for helpers that page through it). */
 export type QueryOf<M extends Method, P> = QueryIn<M, P>;
 

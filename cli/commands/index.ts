@@ -5,6 +5,7 @@ import * as auth from "./auth.ts";
 import * as branches from "./branches.ts";
 import * as ci from "./ci.ts";
 import * as events from "./events.ts";
+import * as gitPort from "./git.ts";
 import * as open from "./open.ts";
 import * as orgs from "./orgs.ts";
 import * as releases from "./releases.ts";
@@ -29,5 +30,6 @@ export const commandModules: Register[] = [
   events.register,
   subscriptions.register,
   workcopy.register,
+  gitPort.register,
   open.register,
 ];

@@ -187,7 +187,7 @@ export function register(program: Command, env: CliEnv): void {
     .action(
       action(async (o: { limit: number }) => {
         const { copy, remote } = await here();
-        const entries = await log(copy, remote, o.limit);
+        const entries = await log(copy.config, remote, o.limit);
         // One line per commit, as `git log --oneline` with a time and an author.
         out().table(
           entries,

@@ -1,5 +1,4 @@
 import { commitHash } from "../../shared/commits/hash.ts";
-import type { Copy } from "./copy.ts";
 import { CopyError } from "./meta.ts";
 import type { ChainEntry, Remote } from "./remote.ts";
 
@@ -27,23 +26,35 @@ const toLog = (c: ChainEntry): LogEntry => ({
   files: c.files.length,
 });
 
+/** A branch of a repo at a sequence: what a working copy holds, or what `export-git` writes. */
+export interface BranchAt {
+  repo: string;
+  branch: string;
+  sequence: number;
+}
+
 /**
- * The commits that make up the copy's branch at its sequence, newest first: on a branch its own
+ * The chain entries that make up `at`'s branch at its sequence, newest first: on a branch its own
  * commits since its base, then `main`'s up to that base. Read from the chain endpoint (the API has
- * no commit list), a page of 1,000 sequences at a time going back.
+ * no commit list), a page of 1,000 sequences at a time going back, until `limit` are found.
  */
-export async function log(copy: Copy, remote: Remote, limit: number): Promise<LogEntry[]> {
-  const { repo, branch, sequence } = copy.config;
+export async function branchCommits(at: BranchAt, remote: Remote, limit: number): Promise<ChainEntry[]> {
+  const { repo, branch, sequence } = at;
   const base = branch === "main" ? sequence : (await remote.branch(repo, branch)).base_sequence;
   const belongs = (c: ChainEntry) =>
     (c.branch === branch && c.sequence <= sequence && (branch === "main" || c.sequence > base)) ||
     (c.branch === "main" && c.sequence <= base);
-  const out: LogEntry[] = [];
+  const out: ChainEntry[] = [];
   for (let to = sequence; to >= 1 && out.length < limit; to -= PAGE) {
     const page = await remote.chain(repo, Math.max(1, to - PAGE + 1), to);
-    for (const c of page.reverse()) if (belongs(c) && out.length < limit) out.push(toLog(c));
+    for (const c of page.reverse()) if (belongs(c) && out.length < limit) out.push(c);
   }
   return out;
+}
+
+/** The copy's branch at its sequence as `quire log` shows it, newest first (branchCommits). */
+export async function log(at: BranchAt, remote: Remote, limit: number): Promise<LogEntry[]> {
+  return (await branchCommits(at, remote, limit)).map(toLog);
 }
 
 export interface VerifyResult {

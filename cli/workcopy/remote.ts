@@ -42,6 +42,8 @@ export interface Remote {
   commit(
     repo: string,
     body: { branch: string; message: string; files: FileChangeOut[]; expected_head_sequence?: number },
+    /** `Idempotency-Key`, `If-Match` (docs/api.md, "Safe retries"). */
+    headers?: Record<string, string>,
   ): Promise<{ sequence: number }>;
   getCommit(repo: string, sequence: number): Promise<CommitResponse>;
   diff(repo: string, branch: string): Promise<DiffResponse>;
@@ -115,7 +117,8 @@ export function clientRemote(
       if (!res.body) throw new Error("the archive answer had no body");
       return res.body;
     },
-    commit: (repo, body) => client.post("/repos/:repo*/-/commit", { ...repoParams(repo), body }),
+    commit: (repo, body, headers) =>
+      client.post("/repos/:repo*/-/commit", { ...repoParams(repo), body, ...(headers ? { headers } : {}) }),
     getCommit: (repo, sequence) =>
       client.get("/repos/:repo*/-/commit/:sequence", { params: { repo, sequence: String(sequence) } }),
     diff: (repo, branch) => client.get("/repos/:repo*/-/diff", { ...repoParams(repo), query: { branch } }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { filePathProblem } from "./path-rules.ts";
 
 /**
  * Names and paths, validated at the edge. The rules are documented in docs/names.md; every
@@ -57,23 +58,6 @@ export const email = z
   .string()
   .max(254, { message: "must be at most 254 characters", abort: true })
   .check(z.email("must be an email address"));
-
-const MAX_PATH_BYTES = 1024;
-
-/** Why `path` is not a valid file path, or null when it is. */
-export function filePathProblem(path: string): string | null {
-  if (path === "") return "must not be empty";
-  if (Buffer.byteLength(path, "utf8") > MAX_PATH_BYTES) return `must be at most ${MAX_PATH_BYTES} bytes`;
-  if (path.startsWith("/")) return "must not start with '/'";
-  if (path.includes("\\")) return "must not contain a backslash";
-  if (path.includes("\0")) return "must not contain NUL";
-  if (/\p{Cc}/u.test(path)) return "must not contain control characters";
-  const parts = path.split("/");
-  if (parts.some((p) => p === "")) return "must not contain empty segments ('//' or a trailing '/')";
-  if (parts.some((p) => p === "..")) return "must not contain '..' segments";
-  if (parts.some((p) => p === ".")) return "must not contain '.' segments";
-  return null;
-}
 
 export const filePath = z.string().superRefine((path, ctx) => {
   const problem = filePathProblem(path);

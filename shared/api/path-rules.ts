@@ -43,6 +43,23 @@ export function hasReservedSegment(path: string): boolean {
   return mayBeReserved(path) && path.split("/").some(isReservedSegment);
 }
 
+const MAX_PATH_BYTES = 1024;
+
+/** Why `path` is not a valid file path (docs/names.md), or null when it is: any path, read or written. */
+export function filePathProblem(path: string): string | null {
+  if (path === "") return "must not be empty";
+  if (Buffer.byteLength(path, "utf8") > MAX_PATH_BYTES) return `must be at most ${MAX_PATH_BYTES} bytes`;
+  if (path.startsWith("/")) return "must not start with '/'";
+  if (path.includes("\\")) return "must not contain a backslash";
+  if (path.includes("\0")) return "must not contain NUL";
+  if (/\p{Cc}/u.test(path)) return "must not contain control characters";
+  const parts = path.split("/");
+  if (parts.some((p) => p === "")) return "must not contain empty segments ('//' or a trailing '/')";
+  if (parts.some((p) => p === "..")) return "must not contain '..' segments";
+  if (parts.some((p) => p === ".")) return "must not contain '.' segments";
+  return null;
+}
+
 /** Why `path` may not be written, or null when it may; the reason reads after the path. */
 export function unwritablePathProblem(path: string): string | null {
   // A UTF-16 unit is at most 3 bytes of UTF-8: a short path has no segment over the limit.

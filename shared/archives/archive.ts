@@ -2,7 +2,7 @@ import { PassThrough, pipeline, Readable, type Writable } from "node:stream";
 import { createGzip } from "node:zlib";
 import { pack as tarPack } from "tar-stream";
 import type { RepoRow } from "../access/roles.ts";
-import { filePathProblem } from "../api/names.ts";
+import { filePathProblem } from "../api/path-rules.ts";
 import { MAIN } from "../branches/branches.ts";
 import { resolveView, treePageArgs, type View } from "../commits/view.ts";
 import type { AppContext } from "../context.ts";
