@@ -20,7 +20,7 @@ import { measureHttpFloor } from "./reads.ts";
 const FILES = 2_000;
 const BUDGET: Budget = { maxRequests: 200, maxSeconds: 6 };
 const WARMUP = 10;
-export const TARGET_RATIO = 2;
+const TARGET_RATIO = 2;
 
 /**
  * GET of a path on a keep-alive socket, the whole body read, asking for `accept`. Raw on purpose,

@@ -58,7 +58,7 @@ const api = (s: TourSite) => `/repos/${s.repo}/-`;
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** A long file name, to catch a page that does not wrap or scroll it at 390 px. */
-export const LONG_NAME = "guides/a-rather-long-file-name-that-would-not-wrap-on-a-phone-screen-at-all.md";
+const LONG_NAME = "guides/a-rather-long-file-name-that-would-not-wrap-on-a-phone-screen-at-all.md";
 
 /** The reads behind a branch's sections (merge status, checks, reviews, comments, diff). */
 const branchReads = (s: TourSite) => [

@@ -11,9 +11,10 @@ import { buildTourSite, TOUR_PAGES, type TourPage, type TourSite } from "./tour-
  * The page tour (issue 20, "Every page, every screen"): every page of TOUR_PAGES at desktop width
  * and at 390 px, each in a time zone other than UTC. On each: no sideways scrolling of the page, no
  * console error or CSP violation, a `main` landmark and one `h1`, every moment a `<time>` shown in
- * the reader's zone with its UTC value on hover, and the keyboard alone reaches the page's first
- * content link (each stop showing a focus ring) and follows it; a page with a form has it filled
- * and submitted with the keyboard. Screenshots: test-results/web/tour-<screen>-<page>.png.
+ * the reader's zone with its UTC value on hover (and no date outside one), and the keyboard alone:
+ * Tab goes round every stop, each showing a focus ring, the page's primary controls and its first
+ * content link among them, and Enter follows that link; a page with a form has it filled and
+ * submitted with the keyboard. Screenshots: test-results/web/tour-<screen>-<page>.png.
  */
 const app = useFixture(startTestApp);
 const chrome = useBrowser();
