@@ -111,10 +111,14 @@ async function tabTo(page: Page, attr: string): Promise<string[]> {
   return [...problems, `Tab never reached the element marked ${attr}`];
 }
 
-/** Marks the first link of the page's own content (not the breadcrumbs or tabs); answers its URL. */
+/**
+ * Marks the first link of the page's own content (not the breadcrumbs or tabs, not a download, not
+ * an anchor in this page such as a line number); answers its URL.
+ */
 const MARK_FIRST_LINK = `(() => {
+  const here = location.href.split("#")[0];
   const a = [...document.querySelectorAll("main a[href]:not([download])")]
-    .find((e) => !e.closest("nav.crumbs, nav.repo") && e.getClientRects().length > 0);
+    .find((e) => !e.closest("nav.crumbs, nav.repo") && e.getClientRects().length > 0 && e.href.split("#")[0] !== here);
   if (!a) return null;
   a.setAttribute("data-tour-link", "");
   return a.href;
