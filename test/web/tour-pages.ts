@@ -170,6 +170,14 @@ export const TOUR_PAGES: TourPage[] = [
     path: (s) => `${ui(s)}/proposals`,
     api: (s) => [`${api(s)}/proposals`],
     times: true,
+    // On the branch the branches page's form made at this width, earlier in the walk.
+    form: {
+      fields: [
+        ["Branch", (w) => `kb-${w}`],
+        ["Title", (w) => `Typed at ${w} px`],
+      ],
+      lands: (s) => new RegExp(`^${escaped(ui(s))}/proposals/[0-9a-f-]{36}$`),
+    },
   },
   {
     name: "proposal",
@@ -177,6 +185,10 @@ export const TOUR_PAGES: TourPage[] = [
     path: (s) => `${ui(s)}/proposals/${s.proposal}`,
     api: (s) => [`${api(s)}/proposals/${s.proposal}`, `${api(s)}/branch/${s.branch}`, ...branchReads(s)],
     times: true,
+    form: {
+      fields: [["Title", (w) => `Say who reviews releases (${w} px)`]],
+      lands: (s) => new RegExp(`^${escaped(ui(s))}/proposals/${s.proposal}$`),
+    },
   },
   {
     name: "releases",

@@ -190,8 +190,8 @@ async function submitWithKeyboard(page: Page, p: TourPage, width: number): Promi
     await page.keyboard.type(value(width));
     await page.evaluate(`document.querySelector("[data-tour-field]").removeAttribute("data-tour-field")`);
   }
-  const before = page.url();
-  await Promise.all([page.waitForURL((u) => u.href !== before), page.keyboard.press("Enter")]);
+  // A new document loads, even when the form leads back to the same URL (a proposal's edit form).
+  await Promise.all([page.waitForEvent("load"), page.keyboard.press("Enter")]);
   const landed = new URL(page.url()).pathname;
   if (!form.lands(site, width).test(landed)) problems.push(`the form landed on ${landed}`);
   return problems;
