@@ -26,7 +26,7 @@ const SCREENS = [
   { name: "390", width: 390, height: 844, timezoneId: "Asia/Tokyo" },
 ];
 /** More Tab presses than any page has stops: a bound, so a focus trap fails fast. */
-const MAX_TABS = 80;
+const MAX_TABS = 150;
 
 let site: TourSite;
 beforeAll(async () => {
