@@ -248,7 +248,7 @@ const SERVER = `import http from "node:http";
 
 /** Answers every request with the time; a long line follows, to scroll inside its own box. */
 export function serve(port: number): http.Server {
-  return http.createServer((_req, res) => res.end(new Date().toISOString() + " ".repeat(0) + "the rest of a rather long line of code")).listen(port);
+  return http.createServer((_req, res) => res.end(new Date().toISOString() + ": the time, and the rest of a rather long line of code")).listen(port);
 }
 `;
 
