@@ -50,7 +50,7 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   bundles: measureBundles,
   // The deployed functions with terraform's environment: commit to first webhook delivery.
   "cloud-webhooks": (server) => measureCloudWebhooks(server.databaseUrl),
-  // The web interface's first paint against the HTTP floor and one query (docs/web.md).
+  // Every web page (the page tour's list) against the API reads it is built from (docs/web.md).
   web: measureWeb,
   // The CI worker, real runner and registry: commit to check passed, and archive unpacking.
   "ci-run": measureCiRun,

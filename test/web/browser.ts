@@ -96,10 +96,17 @@ export function watchErrors(page: Page): string[] {
 
 const ARTIFACTS = path.resolve("test-results/web");
 
-/** Saves a screenshot of the page as the test's artifact (test-results/web/<name>.png). */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a screenshot of the page as the test's artifact (test-results/web/<name>.png): the whole
+ * page, or with `{ fullPage: false }` only the viewport (smaller, as docs/web/ keeps them).
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  opts: { fullPage?: boolean } = {},
+): Promise<string> {
   await mkdir(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name.replace(/[^\w.-]+/g, "-")}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
   return file;
 }

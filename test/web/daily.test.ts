@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
-import { screenshot, useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
+import { useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
 
-/** The web interface as a daily tool (issue 20): local times, narrow screens, keyboard, errors, links. */
+/** The web interface as a daily tool (issue 20): local times, errors, links (narrow screens and the keyboard: tour.test.ts). */
 const app = useFixture(startTestApp);
 const chrome = useBrowser();
 const pageAs = useSignedInPages(app, chrome);
@@ -82,78 +82,5 @@ describe("relative links in rendered Markdown", () => {
     expect(await md.locator("img").getAttribute("src")).toBe(`${base}/raw/docs/img/p.png?branch=b&at=${at}`);
     await md.getByText("other", { exact: true }).click();
     expect(await page.locator(".markdown h1").textContent()).toBe("Old other");
-  });
-});
-
-/** What has the keyboard focus and its outline style; null when it is back on the body. */
-const FOCUSED = `(() => {
-  const el = document.activeElement;
-  if (!el || el === document.body) return null;
-  return { text: (el.textContent || "").trim().slice(0, 40), outline: getComputedStyle(el).outlineStyle };
-})()`;
-
-describe("narrow screens and the keyboard", () => {
-  it("shows every page kind at 390 px without scrolling the page sideways, and Tab shows focus", async () => {
-    const repo = await world(app).repo();
-    const long = "a-rather-long-file-name-that-does-not-wrap-on-a-phone-screen-at-all.md";
-    const first = await repo.commit("main", {
-      [long]: `# Guide\n\n${"word ".repeat(60)}\n`,
-      "data.json": "[1]",
-    });
-    await repo.branch("feature", { files: { [long]: `# Guide\n\n${"changed ".repeat(40)}\n` } });
-    const proposal = (
-      await repo.client.post(`${repo.base}/proposals`, { branch: "feature", title: "Change it" })
-    ).body as { id: string };
-    await repo.client.post(`${repo.base}/releases`, { name: "v1", sequence: first, notes: "the first" });
-    const base = `/ui/repos/${repo.repo}/-`;
-    const pages: Record<string, string> = {
-      orgs: "/ui/",
-      org: `/ui/orgs/${repo.repo.split("/")[0]}`,
-      tree: `${base}/tree`,
-      file: `${base}/file/${long}`,
-      history: `${base}/history`,
-      commit: `${base}/commit/${first}`,
-      branch: `${base}/branch/feature`,
-      proposal: `${base}/proposals/${proposal.id}`,
-      releases: `${base}/releases`,
-      members: `${base}/members`,
-    };
-    const phone = await pageAs(repo.owner, { viewport: { width: 390, height: 844 } });
-    const desktop = await pageAs(repo.owner, { viewport: { width: 1280, height: 800 } });
-    const errors = watchErrors(phone);
-    const wide: string[] = [];
-    for (const [kind, path] of Object.entries(pages)) {
-      expect((await phone.goto(path))?.status(), kind).toBe(200);
-      const width = Number(await phone.evaluate("document.documentElement.scrollWidth"));
-      if (width > 390) wide.push(`${kind}: ${width}`);
-      await screenshot(phone, `narrow-390-${kind}`);
-      await desktop.goto(path);
-      await screenshot(desktop, `desktop-${kind}`);
-    }
-    expect(wide).toEqual([]);
-
-    // Keyboard only: Tab goes from the skip link through the header to the repo's links, each
-    // focused element showing an outline.
-    await phone.goto(pages.branch ?? "");
-    const focused: string[] = [];
-    for (let i = 0; i < 30; i++) {
-      await phone.keyboard.press("Tab");
-      const seen = (await phone.evaluate(FOCUSED)) as { text: string; outline: string } | null;
-      if (seen === null) break; // past the last focusable element
-      expect(seen.outline, seen.text).not.toBe("none");
-      focused.push(seen.text);
-    }
-    expect(focused[0]).toBe("Skip to content");
-    expect(focused).toEqual(
-      expect.arrayContaining([
-        "Files",
-        "History",
-        "Branches",
-        "Browse files",
-        "Submit review",
-        "Merge into main",
-      ]),
-    );
-    expect(errors).toEqual([]);
   });
 });
