@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { branchName, filePath } from "../../shared/api/names.ts";
 import { commentListResponse, commentResponse } from "../../shared/api/review.ts";
-import { addComment, deleteComment, listComments, MAX_COMMENT_BODY } from "../../shared/comments/comments.ts";
+import { commentId, commentRequest } from "../../shared/comments/api.ts";
+import { addComment, deleteComment, listComments } from "../../shared/comments/comments.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
-
-const commentId = z.guid("must be a comment id (a UUID)");
 
 export const commentRoutes = [
   route({
@@ -13,15 +12,7 @@ export const commentRoutes = [
     access: { repo: "writer" },
     summary:
       "Comment on a file of a branch, at the branch's current head, or reply (reply_to) to a comment on it",
-    body: z.strictObject({
-      branch: branchName,
-      path: filePath,
-      body: z
-        .string()
-        .min(1, "must not be empty")
-        .max(MAX_COMMENT_BODY, `must be at most ${MAX_COMMENT_BODY} characters`),
-      reply_to: commentId.optional(),
-    }),
+    body: commentRequest,
     responses: { 201: commentResponse },
     handler: async ({ ctx, actor, repo, body }) => created(await addComment(ctx.pool, actor, repo, body)),
   }),

@@ -57,6 +57,18 @@ h1, h2, h3, code { overflow-wrap: anywhere; }
   nav.repo ul, nav.crumbs ol { gap: .25rem .75rem; }
   nav.crumbs li + li::before { margin-right: .75rem; }
 }
+/* Proposals, comments with replies, releases (functions/web/pages/discussion.ts, directory.ts) */
+.comments ol { list-style: none; padding: 0; margin: .5rem 0; }
+.comments li.comment { border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: .25rem .75rem; margin: .5rem 0; }
+.comments ol.replies { margin-left: 1rem; }
+.comment-meta { margin: .25rem 0; color: var(--muted); }
+.comment-meta .comment-author { color: var(--fg); }
+.comment-body { white-space: pre-wrap; overflow-wrap: anywhere; }
+details.reply summary { cursor: pointer; color: var(--accent); }
+.proposal-number { font-weight: 400; }
+ol.releases { list-style: none; padding: 0; }
+li.release { border-bottom: 1px solid var(--line); padding-bottom: 1rem; }
+@media (max-width: 40rem) { .comments ol.replies { margin-left: .5rem; } }
 `;
 
 /**

@@ -10,7 +10,7 @@ import { type AnyRoute, type Call, type Reply, route } from "../../shared/http/r
 import { bodyText } from "../../shared/http/text.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import type { PolicyResult } from "../../shared/policy/engine.ts";
-import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
+import { proposalStates } from "../../shared/proposals/api.ts";
 import { listProposals } from "../../shared/proposals/proposals.ts";
 import {
   MAX_REVIEW_BODY,
@@ -23,6 +23,7 @@ import { commitRoutes } from "./commit-routes.ts";
 import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
+import { discussionRoutes } from "./discussion-routes.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
@@ -268,8 +269,8 @@ const repoPages = [
         const draft = { message: err.message, ...typedReview(call) };
         const csrf = csrfField(actor);
         const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal, csrf, undefined, draft)
-          : await branchPage(ctx, actor, repo, params.branch, csrf, undefined, draft);
+          ? await proposalPage(ctx, actor, repo, proposal, csrf, { draft })
+          : await branchPage(ctx, actor, repo, params.branch, csrf, { draft });
         return htmlReply(shown, err.status);
       }
       return seeOther(
@@ -302,8 +303,8 @@ const repoPages = [
         if (!refusal || !(err instanceof DomainError)) throw err;
         const csrf = csrfField(actor);
         const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal, csrf, refusal)
-          : await branchPage(ctx, actor, repo, params.branch, csrf, refusal);
+          ? await proposalPage(ctx, actor, repo, proposal, csrf, { refusal })
+          : await branchPage(ctx, actor, repo, params.branch, csrf, { refusal });
         return htmlReply(shown, err.status);
       }
     },
@@ -319,18 +320,6 @@ const repoPages = [
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
       return htmlReply(await proposalsPage(ctx, actor, repo, query.state, csrfField(actor)));
-    },
-  }),
-  route({
-    method: "GET",
-    path: "/ui/repos/:repo*/-/proposals/:id",
-    access: { repo: "reader" },
-    summary: "Web: a proposal with its reviews, comments, checks and merge button",
-    params: z.object({ repo: z.string(), id: proposalId }),
-    responses: HTML,
-    handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      return htmlReply(await proposalPage(ctx, actor, repo, params.id, csrfField(actor)));
     },
   }),
   route({
@@ -408,5 +397,6 @@ export const webRoutes = [
   ...createRoutes,
   ...commitRoutes,
   ...proposalRoutes,
+  ...discussionRoutes,
   ...repoPages,
 ].map(withErrorPages);

@@ -54,3 +54,11 @@ export const membersUrl = (repo: string) => `${repoBase(repo)}/-/members`;
 /** The API's log of a check run is a URL the reporter gave; only http(s) ones are linked. */
 export const safeLink = (url: string | null): string | null =>
   url && /^https?:\/\//i.test(url) ? url : null;
+/** A proposal's page by its number in the repo (`#12`); the UUID URL redirects here. */
+export const proposalNumberUrl = (repo: string, number: number) => `${repoBase(repo)}/-/proposals/${number}`;
+/** Comments and replies on a branch's files are posted here (functions/web/discussion-routes.ts). */
+export const commentPostUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/comment`;
+export const commentAnchor = (id: string) => `comment-${id}`;
+/** The `.tar.gz` of the tree at a branch and sequence, under the reader's own access. */
+export const archiveUrl = (repo: string, q: { branch: string; at: number }) =>
+  withQuery(`${repoBase(repo)}/-/archive`, q);

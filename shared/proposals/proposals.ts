@@ -171,27 +171,6 @@ export async function getProposalByNumber(
   return rows[0];
 }
 
-/** How a merged proposal's branch was merged, as the merge recorded it on the branch row. */
-export interface ProposalMerge {
-  /** The head of main after the merge: the merge commit (or main's head if nothing changed). */
-  merge_sequence: number;
-  merged_by: string;
-  merged_at: Date;
-  /** The branch's head that was merged: its checks and reviews are the ones the merge saw. */
-  head_sequence: number;
-}
-
-const proposal_merge_select = `
-  SELECT b.merge_sequence, b.merged_by, b.merged_at, b.head_sequence
-  FROM proposals p JOIN branches b ON b.id = p.branch_id
-  WHERE p.id = $1 AND p.state = 'merged' AND b.status = 'merged'`;
-
-/** The merge of a merged proposal, or null for an open or closed one. */
-export async function proposalMerge(db: Queryable, proposal: ProposalRecord): Promise<ProposalMerge | null> {
-  const { rows } = await db.query<ProposalMerge>(proposal_merge_select, [proposal.id]);
-  return rows[0] ?? null;
-}
-
 /**
  * Locks a proposal for a change by its author or a maintainer: 404 when it does not exist, 403 for
  * anyone else, 409 PROPOSAL_NOT_OPEN once it is closed or merged.
