@@ -54,8 +54,3 @@ UPDATE proposals SET state = $2, updated_at = now() WHERE id = $1 RETURNING id, 
 UPDATE proposals SET state = $3, updated_at = now()
 WHERE repo_id = $1 AND branch_id = $2 AND state = 'open'
 RETURNING id, number, base_branch, title, description, author, state, created_at, updated_at;
-
--- proposal_merge_select
-SELECT b.merge_sequence, b.merged_by, b.merged_at, b.head_sequence
-FROM proposals p JOIN branches b ON b.id = p.branch_id
-WHERE p.id = $1 AND p.state = 'merged' AND b.status = 'merged';
