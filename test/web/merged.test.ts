@@ -18,7 +18,7 @@ const scrollWidth = (page: Page) => page.evaluate("document.documentElement.scro
 
 describe("a proposal that stays readable after its merge", () => {
   it("numbers it, threads comments and replies, and keeps its diff, checks and reviews after main moves", async () => {
-    const repo = await world(app).repo({ people: { reviewer: "writer" } });
+    const repo = await world(app).repo({ people: { reviewer: "writer", reader: "reader" } });
     await installPolicies(repo, { require_review: policies.require_review });
     await repo.commit("main", { "guide.md": "# Guide\n\nOld line.\n" });
     const feature = await repo.branch("feature", { files: { "guide.md": "# Guide\n\nFirst try.\n" } });
@@ -86,6 +86,12 @@ describe("a proposal that stays readable after its merge", () => {
     expect(await other.locator("#comment-refused").textContent()).toContain("reply_to");
     expect(await other.locator("#comment-draft").inputValue()).toBe("Lost <words>?");
     await screenshot(other, "proposal-reply-refused");
+
+    // A reader sees the thread but is offered no form to comment or reply.
+    const reader = await pageAs(repo.people.reader);
+    await reader.goto(byNumber);
+    expect(await reader.locator(".file-diff li.comment").count()).toBe(2);
+    expect(await reader.locator(".comment-form, details.reply").count()).toBe(0);
 
     // Approved by the other identity, merged by the owner.
     await other.goto(byNumber);

@@ -167,6 +167,7 @@ async function branchSections(
   // A merged branch shows what its merge was judged by: the checks and reviews of the merged head.
   const judged = <T extends { sequence: number }>(rows: T[]) =>
     merge ? rows.filter((r) => r.sequence === merge.head_sequence) : rows;
+  const [runs, verdicts] = [judged(checks), judged(reviews)];
   const canMerge = atLeast(access.role, "maintainer") && branch.status === "active";
   const discussion: Discussion = {
     repo: name,
@@ -175,29 +176,26 @@ async function branchSections(
     csrf: canReview ? csrf : null,
     draft: refused.comment,
   };
-  const threads = byPath(
-    comments,
-    diff.changes.map((c) => c.path),
-  );
-  const threadOf = (path: string) => threads.find((t) => t.path === path)?.comments ?? [];
   const changed = new Set(diff.changes.map((c) => c.path));
+  const threads = byPath(comments, [...changed]);
+  const threadOf = (path: string) => threads.find((t) => t.path === path)?.comments ?? [];
   const elsewhere = threads.filter((t) => !changed.has(t.path));
   return html`${notice}${strayDraft(discussion, threads)}
 <p class="muted">Branch <code>${branch.name}</code> at sequence ${branch.head_sequence}, from main at ${branch.base_sequence} · <a href="${u.treeUrl(name, { branch: branch.name })}">Browse files</a></p>
 ${status ? statusSection(status, branch) : closedSection(name, branch, merge)}
 <section aria-labelledby="checks-h" data-live-region="checks"><h2 id="checks-h">${merge ? `Checks of the merged head (sequence ${merge.head_sequence})` : "Checks"}</h2>
 ${
-  judged(checks).length === 0
+  runs.length === 0
     ? html`<p class="muted" id="no-checks">${merge ? "No check runs at the merged head." : "No check runs yet."}</p>`
     : html`<table><thead><tr><th scope="col">Check</th><th scope="col">Status</th><th scope="col">Sequence</th><th scope="col">Reporter</th><th scope="col">Log</th></tr></thead><tbody>
-${judged(checks).map((c) => {
+${runs.map((c) => {
   const log = u.safeLink(c.log_url);
   return html`<tr class="check-run"><td>${c.check_name}</td><td class="${c.status === "passed" ? "pass" : c.status === "failed" ? "fail" : ""}">${c.status}</td><td>${c.sequence}</td><td>${c.reporter}</td><td>${log ? html`<a href="${log}" rel="noopener noreferrer">log</a>` : ""}</td></tr>`;
 })}</tbody></table>`
 }
 </section>
 <section aria-labelledby="reviews-h" data-live-region="reviews"><h2 id="reviews-h">${merge ? `Reviews of the merged head (sequence ${merge.head_sequence})` : "Reviews"}</h2>
-${judged(reviews).length === 0 ? html`<p class="muted">No reviews${merge ? " at the merged head" : " yet"}.</p>` : html`<ul>${judged(reviews).map((r) => html`<li class="review"><strong class="${r.status === "approved" ? "pass" : "fail"}">${r.status}</strong> by ${r.reviewer} at sequence ${r.sequence} (${when(r.created_at)})${r.body ? html`<blockquote>${r.body}</blockquote>` : ""}</li>`)}</ul>`}
+${verdicts.length === 0 ? html`<p class="muted">No reviews${merge ? " at the merged head" : " yet"}.</p>` : html`<ul>${verdicts.map((r) => html`<li class="review"><strong class="${r.status === "approved" ? "pass" : "fail"}">${r.status}</strong> by ${r.reviewer} at sequence ${r.sequence} (${when(r.created_at)})${r.body ? html`<blockquote>${r.body}</blockquote>` : ""}</li>`)}</ul>`}
 </section>
 ${
   canReview
