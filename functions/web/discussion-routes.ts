@@ -13,7 +13,7 @@ import { archiveReply } from "../archives/routes.ts";
 import { csrfField } from "./csrf.ts";
 import { csrfToken, formFields, parseForm, type Typed, wantsHtml } from "./forms.ts";
 import type { CommentDraft } from "./pages/discussion.ts";
-import { branchPage, proposalPage } from "./pages/review.ts";
+import { proposalPage, refusedOnBranchPage } from "./pages/review.ts";
 import { htmlReply, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
 
@@ -96,11 +96,8 @@ export const discussionRoutes = [
         if (!(err instanceof DomainError) || err.status >= 500 || !wantsHtml(call.headers)) throw err;
         // The page again, the text kept in the form it was typed in, and why it was refused.
         const refused = { comment: commentDraft(err.message, typed) };
-        const csrf = csrfField(actor);
-        const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal.id, csrf, refused)
-          : await branchPage(ctx, actor, repo, params.branch, csrf, refused);
-        return htmlReply(shown, err.status);
+        const where = { branch: params.branch, proposalId: proposal?.id };
+        return htmlReply(await refusedOnBranchPage(ctx, actor, repo, where, refused), err.status);
       }
     },
   }),

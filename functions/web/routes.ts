@@ -29,7 +29,13 @@ import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
-import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
+import {
+  branchesPage,
+  branchPage,
+  proposalsPage,
+  type Refusal,
+  refusedOnBranchPage,
+} from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
@@ -267,11 +273,8 @@ const repoPages = [
         if (!(err instanceof DomainError) || err.status >= 500 || !wantsHtml(call.headers)) throw err;
         // The page again, with what was typed and why it was refused, instead of a dead end.
         const draft = { message: err.message, ...typedReview(call) };
-        const csrf = csrfField(actor);
-        const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal, csrf, { draft })
-          : await branchPage(ctx, actor, repo, params.branch, csrf, { draft });
-        return htmlReply(shown, err.status);
+        const where = { branch: params.branch, proposalId: proposal };
+        return htmlReply(await refusedOnBranchPage(ctx, actor, repo, where, { draft }), err.status);
       }
       return seeOther(
         proposal ? u.proposalUrl(repo.repo.name, proposal) : u.branchUrl(repo.repo.name, params.branch),
@@ -301,11 +304,8 @@ const repoPages = [
       } catch (err) {
         const refusal = err instanceof DomainError ? refusalOf(err) : null;
         if (!refusal || !(err instanceof DomainError)) throw err;
-        const csrf = csrfField(actor);
-        const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal, csrf, { refusal })
-          : await branchPage(ctx, actor, repo, params.branch, csrf, { refusal });
-        return htmlReply(shown, err.status);
+        const where = { branch: params.branch, proposalId: proposal };
+        return htmlReply(await refusedOnBranchPage(ctx, actor, repo, where, { refusal }), err.status);
       }
     },
   }),

@@ -17,6 +17,7 @@ import { type BranchStatusReport, branchStatus } from "../../../shared/merge/sta
 import type { PolicyResult } from "../../../shared/policy/engine.ts";
 import { getProposal, listProposals, type ProposalRecord } from "../../../shared/proposals/proposals.ts";
 import { authoredOnBranch, listReviews, type ReviewStatus } from "../../../shared/reviews/reviews.ts";
+import { csrfField } from "../csrf.ts";
 import { Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
@@ -296,4 +297,21 @@ ${await branchSections(ctx, actor, access, p.branch, csrf, notice, refused)}`;
     crumbs: repoCrumbs(name),
     body,
   });
+}
+
+/**
+ * The page a branch's form posts return to when refused, showing why and what was typed: the
+ * branch's proposal (`proposalId`) if it has one, else the branch itself.
+ */
+export function refusedOnBranchPage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  where: { branch: string; proposalId: string | undefined },
+  refused: Refused,
+): Promise<Html> {
+  const csrf = csrfField(actor);
+  return where.proposalId
+    ? proposalPage(ctx, actor, access, where.proposalId, csrf, refused)
+    : branchPage(ctx, actor, access, where.branch, csrf, refused);
 }
