@@ -32,15 +32,24 @@ function draftFor(d: Discussion, path: string, replyTo: string | undefined): Com
   return draft && draft.path === path && (draft.reply_to || undefined) === replyTo ? draft : undefined;
 }
 
+/** The form that comments on `path`, or with `parent` replies to that comment. */
 function commentForm(
   d: Discussion,
   csrf: Html,
   path: string,
-  parent?: CommentRecord,
-  key = parent ? `reply-${parent.id}` : `comment-on-${encodeURIComponent(path)}`,
+  { parent, again = false }: { parent?: CommentRecord; again?: boolean } = {},
 ): Html {
+  const key = again
+    ? "comment-draft"
+    : parent
+      ? `reply-${parent.id}`
+      : `comment-on-${encodeURIComponent(path)}`;
+  const label = parent
+    ? `Reply to ${parent.author}`
+    : again
+      ? `Post it again as a comment on ${path}`
+      : `Discuss ${path}`;
   const draft = draftFor(d, path, parent?.id);
-  const label = parent ? `Reply to ${parent.author}` : `Discuss ${path}`;
   const form = html`<form method="post" action="${u.commentPostUrl(d.repo, d.branch)}" class="comment-form">${csrf}
 ${draft ? refusedNotice(draft.message) : ""}
 <input type="hidden" name="path" value="${path}">${parent ? html`<input type="hidden" name="reply_to" value="${parent.id}">` : ""}
@@ -57,7 +66,7 @@ function commentItem(d: Discussion, c: CommentRecord, replies: Map<string, Comme
   const children = replies.get(c.id) ?? [];
   return html`<li class="comment" id="${u.commentAnchor(c.id)}"><p class="comment-meta"><strong class="comment-author">${c.author}</strong> · ${timeTag(c.created_at)} · at sequence ${c.sequence}</p>
 <div class="comment-body">${c.body}</div>
-${d.csrf ? commentForm(d, d.csrf, c.path, c) : ""}
+${d.csrf ? commentForm(d, d.csrf, c.path, { parent: c }) : ""}
 ${children.length > 0 ? html`<ol class="replies">${children.map((r) => commentItem(d, r, replies))}</ol>` : ""}</li>`;
 }
 
@@ -96,11 +105,5 @@ export function strayDraft(
   if (!d.csrf)
     return html`${refusedNotice(draft.message)}<section aria-labelledby="kept-h" id="kept"><h2 id="kept-h">What you typed on <code>${draft.path}</code></h2><pre>${draft.body}</pre></section>`;
   // Offered again as a comment of its own on the file, with the text kept.
-  return commentForm(
-    { ...d, draft: { ...draft, reply_to: undefined } },
-    d.csrf,
-    draft.path,
-    undefined,
-    "comment-draft",
-  );
+  return commentForm({ ...d, draft: { ...draft, reply_to: undefined } }, d.csrf, draft.path, { again: true });
 }
