@@ -145,6 +145,29 @@ describe("a proposal that stays readable after its merge", () => {
   });
 });
 
+describe("a proposal closed with its abandoned branch", () => {
+  it("keeps its page with the branch's diff against its base, and offers no forms", async () => {
+    const repo = await world(app).repo();
+    await repo.commit("main", { "a.md": "one\n" });
+    await repo.branch("dropped", { files: { "a.md": "two\n" } });
+    const proposal = expectStatus(
+      await api(repo.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: repo.repo },
+        body: { branch: "dropped", title: "Not this way" },
+      }),
+      201,
+    );
+    expectStatus(await repo.client.delete(`${repo.base}/branch/dropped`), 204);
+    await repo.commit("main", { "a.md": "three\n" });
+    const page = await pageAs(repo.owner);
+    await page.goto(`/ui/repos/${repo.repo}/-/proposals/${proposal.number}`);
+    expect(await page.locator(".state").textContent()).toBe("closed");
+    expect(await page.locator("#branch-closed").textContent()).toContain("abandoned");
+    expect((await diffText(page)).join("\n")).toMatch(/-one[\s\S]*\+two/);
+    expect(await page.locator("#merged-at, .comment-form, #review-form, #merge-button").count()).toBe(0);
+  });
+});
+
 describe("releases", () => {
   it("show their notes rendered at the release's sequence and offer its archive", async () => {
     const repo = await world(app).repo();
