@@ -47,14 +47,15 @@ const proposal_select_open_of_branch = `${record_select} WHERE p.branch_id = $1 
 const proposal_select_list = `${record_select}
   WHERE p.repo_id = $1 AND ($2::text IS NULL OR p.state = $2) AND ($3::text IS NULL OR b.name = $3)
   ORDER BY p.created_at DESC, p.id DESC`;
-// The partial unique index proposals_one_open_per_branch is the arbiter: a second open proposal,
-// also one racing this insert from another transaction, inserts nothing.
 // The repo's counter row is locked until the opening commits (or rolls back, taking its number
-// with it), so concurrent openings get consecutive numbers.
+// with it), so concurrent openings get consecutive numbers. Every opening takes it before the
+// insert below, so two openings racing for one branch queue here, never deadlock.
 const proposal_number_next = `
   INSERT INTO proposal_numbers (repo_id, last_number) VALUES ($1, 1)
   ON CONFLICT (repo_id) DO UPDATE SET last_number = proposal_numbers.last_number + 1
   RETURNING last_number`;
+// The partial unique index proposals_one_open_per_branch is the arbiter: a second open proposal,
+// also one racing this insert from another transaction, inserts nothing.
 const proposal_insert = `
   INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence, number)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
