@@ -167,8 +167,10 @@ CREATE TABLE public.comments (
   body text NOT NULL,
   author text COLLATE "C" NOT NULL,
   created_at timestamp with time zone DEFAULT now() NOT NULL,
+  reply_to uuid,
   CONSTRAINT comments_pkey PRIMARY KEY (id),
   CONSTRAINT comments_branch_id_fkey FOREIGN KEY (branch_id) REFERENCES branches(id) ON DELETE CASCADE,
+  CONSTRAINT comments_reply_to_fkey FOREIGN KEY (reply_to) REFERENCES comments(id) ON DELETE SET NULL,
   CONSTRAINT comments_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
 );
 
@@ -311,6 +313,14 @@ CREATE TABLE public.policy_modules (
   CONSTRAINT policy_modules_pkey PRIMARY KEY (source_sha256)
 );
 
+CREATE TABLE public.proposal_numbers (
+  repo_id bigint NOT NULL,
+  last_number bigint NOT NULL,
+  CONSTRAINT proposal_numbers_last_number_check CHECK ((last_number > 0)),
+  CONSTRAINT proposal_numbers_pkey PRIMARY KEY (repo_id),
+  CONSTRAINT proposal_numbers_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.proposals (
   id uuid NOT NULL,
   repo_id bigint NOT NULL,
@@ -323,7 +333,9 @@ CREATE TABLE public.proposals (
   created_at timestamp with time zone DEFAULT now() NOT NULL,
   updated_at timestamp with time zone DEFAULT now() NOT NULL,
   opened_at_sequence bigint,
+  number bigint NOT NULL,
   CONSTRAINT proposals_pkey PRIMARY KEY (id),
+  CONSTRAINT proposals_repo_id_number_key UNIQUE (repo_id, number),
   CONSTRAINT proposals_state_check CHECK ((state = ANY (ARRAY['open'::text, 'closed'::text, 'merged'::text]))),
   CONSTRAINT proposals_branch_id_fkey FOREIGN KEY (branch_id) REFERENCES branches(id) ON DELETE CASCADE,
   CONSTRAINT proposals_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
@@ -454,6 +466,8 @@ CREATE INDEX ci_jobs_queue ON public.ci_jobs USING btree (queued_at, id) WHERE (
 CREATE INDEX ci_token_issuances_by_job ON public.ci_token_issuances USING btree (job_id, issued_at);
 
 CREATE INDEX comments_by_branch ON public.comments USING btree (branch_id, path, created_at);
+
+CREATE INDEX comments_reply_to ON public.comments USING btree (reply_to) WHERE (reply_to IS NOT NULL);
 
 CREATE INDEX commits_by_branch ON public.commits USING btree (branch_id, sequence);
 

@@ -34,3 +34,7 @@ SELECT * FROM branch;
 
 -- branch_update_draft
 UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at;
+
+-- branch_merge_select
+SELECT merge_sequence, merged_by, merged_at, head_sequence FROM branches
+WHERE repo_id = $1 AND name = $2 AND status = 'merged';

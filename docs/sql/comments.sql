@@ -3,12 +3,12 @@
 -- shared/comments/comments.ts
 
 -- comment_insert
-INSERT INTO comments (id, repo_id, branch_id, path, sequence, body, author, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp())
-RETURNING id::text, path, body, author, sequence, created_at;
+INSERT INTO comments (id, repo_id, branch_id, path, sequence, body, author, reply_to, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp())
+RETURNING id::text, path, reply_to::text, body, author, sequence, created_at;
 
 -- comments_select
-SELECT id::text, path, body, author, sequence, created_at FROM comments
+SELECT id::text, path, reply_to::text, body, author, sequence, created_at FROM comments
 WHERE branch_id = $1 AND ($2::text IS NULL OR path = $2)
 ORDER BY created_at, id;
 
@@ -17,3 +17,6 @@ SELECT author FROM comments WHERE id = $1 AND repo_id = $2 FOR UPDATE;
 
 -- comment_delete
 DELETE FROM comments WHERE id = $1;
+
+-- comment_parent_select
+SELECT 1 FROM comments WHERE id = $1 AND branch_id = $2 AND path = $3 FOR KEY SHARE;

@@ -3,44 +3,54 @@
 -- shared/proposals/proposals.ts
 
 -- record_select
-SELECT p.id, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
+SELECT p.id, p.number, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
        p.state, p.created_at, p.updated_at
 FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.repo_id;
 
 -- proposal_select_by_id
-SELECT p.id, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
+SELECT p.id, p.number, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
        p.state, p.created_at, p.updated_at
 FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.repo_id WHERE p.repo_id = $1 AND p.id = $2;
 
+-- proposal_select_by_number
+SELECT p.id, p.number, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
+       p.state, p.created_at, p.updated_at
+FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.repo_id WHERE p.repo_id = $1 AND p.number = $2;
+
 -- proposal_select_open_of_branch
-SELECT p.id, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
+SELECT p.id, p.number, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
        p.state, p.created_at, p.updated_at
 FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.repo_id WHERE p.branch_id = $1 AND p.state = 'open';
 
 -- proposal_select_list
-SELECT p.id, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
+SELECT p.id, p.number, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
        p.state, p.created_at, p.updated_at
 FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.repo_id
 WHERE p.repo_id = $1 AND ($2::text IS NULL OR p.state = $2) AND ($3::text IS NULL OR b.name = $3)
 ORDER BY p.created_at DESC, p.id DESC;
 
+-- proposal_number_next
+INSERT INTO proposal_numbers (repo_id, last_number) VALUES ($1, 1)
+ON CONFLICT (repo_id) DO UPDATE SET last_number = proposal_numbers.last_number + 1
+RETURNING last_number;
+
 -- proposal_insert
-INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence, number)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (branch_id) WHERE state = 'open' DO NOTHING
-RETURNING id, base_branch, title, description, author, state, created_at, updated_at;
+RETURNING id, number, base_branch, title, description, author, state, created_at, updated_at;
 
 -- proposal_lock
-SELECT id, base_branch, title, description, author, state, created_at, updated_at FROM proposals WHERE repo_id = $1 AND id = $2 FOR UPDATE;
+SELECT id, number, base_branch, title, description, author, state, created_at, updated_at FROM proposals WHERE repo_id = $1 AND id = $2 FOR UPDATE;
 
 -- proposal_update_text
 UPDATE proposals SET title = coalesce($2, title), description = coalesce($3, description), updated_at = now()
-WHERE id = $1 RETURNING id, base_branch, title, description, author, state, created_at, updated_at;
+WHERE id = $1 RETURNING id, number, base_branch, title, description, author, state, created_at, updated_at;
 
 -- proposal_update_state
-UPDATE proposals SET state = $2, updated_at = now() WHERE id = $1 RETURNING id, base_branch, title, description, author, state, created_at, updated_at;
+UPDATE proposals SET state = $2, updated_at = now() WHERE id = $1 RETURNING id, number, base_branch, title, description, author, state, created_at, updated_at;
 
 -- proposal_settle_open_of_branch
 UPDATE proposals SET state = $3, updated_at = now()
 WHERE repo_id = $1 AND branch_id = $2 AND state = 'open'
-RETURNING id, base_branch, title, description, author, state, created_at, updated_at;
+RETURNING id, number, base_branch, title, description, author, state, created_at, updated_at;

@@ -19,3 +19,9 @@ SELECT name, sequence, notes, created_at, created_by FROM releases WHERE repo_id
 
 -- release_delete
 DELETE FROM releases WHERE repo_id = $1 AND name = $2 RETURNING name;
+
+-- release_branches_select
+SELECT r.name, b.name AS branch FROM releases r
+JOIN commits c ON c.repo_id = r.repo_id AND c.sequence = r.sequence
+JOIN branches b ON b.id = c.branch_id
+WHERE r.repo_id = $1;

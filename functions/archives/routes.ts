@@ -1,9 +1,12 @@
 import { z } from "zod";
+import type { RepoRow } from "../../shared/access/roles.ts";
 import { branchName, sequenceParam } from "../../shared/api/names.ts";
 import { archiveHeaders, archiveStream, planArchive } from "../../shared/archives/archive.ts";
 import { MAIN } from "../../shared/branches/branches.ts";
+import type { AppContext } from "../../shared/context.ts";
 import { bytes } from "../../shared/http/responses.ts";
 import { route } from "../../shared/http/route.ts";
+import type { Logger } from "../../shared/log.ts";
 
 const archiveQuery = z.strictObject({
   branch: branchName.optional(),
@@ -16,6 +19,22 @@ const archiveQuery = z.strictObject({
   // Its format is checked with the signature, so a malformed one is SIGNATURE_INVALID, not a 400.
   sig: z.string().max(256, "must be at most 256 characters").optional(),
 });
+
+/**
+ * The archive of (branch, at) as a streamed reply. Everything that can fail as an error (no such
+ * branch, a sequence beyond its head) fails before the first byte; after it, bytes flow.
+ */
+export async function archiveReply(
+  ctx: AppContext,
+  repo: RepoRow,
+  view: { branch: string; at?: number | undefined },
+  log: Logger,
+  identity: string,
+) {
+  const plan = await planArchive(ctx.pool, repo, view.branch, view.at);
+  const stream = archiveStream(ctx, plan, log.child({ identity }));
+  return { status: 200 as const, stream, headers: archiveHeaders(plan) };
+}
 
 export const archiveRoutes = [
   route({
@@ -33,10 +52,7 @@ export const archiveRoutes = [
       // The archive's own log line records who read it (a presigned read's request log line has
       // no identity).
       const identity = actor?.identity ?? "presigned-url";
-      // Everything that can fail as a JSON error happens up to here; after it, bytes flow.
-      const plan = await planArchive(ctx.pool, repoRow, query.branch ?? MAIN, query.at);
-      const stream = archiveStream(ctx, plan, log.child({ identity }));
-      return { status: 200, stream, headers: archiveHeaders(plan) };
+      return archiveReply(ctx, repoRow, { branch: query.branch ?? MAIN, at: query.at }, log, identity);
     },
   }),
 ];

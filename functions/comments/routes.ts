@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { branchName, filePath } from "../../shared/api/names.ts";
 import { commentListResponse, commentResponse } from "../../shared/api/review.ts";
-import { addComment, deleteComment, listComments, MAX_COMMENT_BODY } from "../../shared/comments/comments.ts";
+import { commentId, commentRequest } from "../../shared/comments/api.ts";
+import { addComment, deleteComment, listComments } from "../../shared/comments/comments.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
 
 export const commentRoutes = [
@@ -9,15 +10,9 @@ export const commentRoutes = [
     method: "POST",
     path: "/repos/:repo*/-/comment",
     access: { repo: "writer" },
-    summary: "Comment on a file of a branch, at the branch's current head",
-    body: z.strictObject({
-      branch: branchName,
-      path: filePath,
-      body: z
-        .string()
-        .min(1, "must not be empty")
-        .max(MAX_COMMENT_BODY, `must be at most ${MAX_COMMENT_BODY} characters`),
-    }),
+    summary:
+      "Comment on a file of a branch, at the branch's current head, or reply (reply_to) to a comment on it",
+    body: commentRequest,
     responses: { 201: commentResponse },
     handler: async ({ ctx, actor, repo, body }) => created(await addComment(ctx.pool, actor, repo, body)),
   }),
@@ -37,7 +32,7 @@ export const commentRoutes = [
     path: "/repos/:repo*/-/comment/:id",
     access: { repo: "writer" },
     summary: "Delete a comment: writers their own, maintainers any",
-    params: z.object({ repo: z.string(), id: z.guid("must be a comment id (a UUID)") }),
+    params: z.object({ repo: z.string(), id: commentId }),
     responses: { 204: null },
     handler: async ({ ctx, actor, repo, params }) => {
       await deleteComment(ctx.pool, actor, repo, params.id);

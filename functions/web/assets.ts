@@ -107,6 +107,18 @@ table.lines:not([data-selecting]) tr:target, table.lines tr.selected { backgroun
 .diff.split td.empty { background: color-mix(in srgb, var(--line) 30%, transparent); }
 .diff.split td.code, .diff.split td.empty { width: 49%; }
 .not-shown { border: 1px dashed var(--line); padding: .5rem 1rem; }
+/* Proposals, comments with replies, releases (functions/web/pages/discussion.ts, directory.ts) */
+.comments ol { list-style: none; padding: 0; margin: .5rem 0; }
+.comments li.comment { border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: .25rem .75rem; margin: .5rem 0; }
+.comments ol.replies { margin-left: 1rem; }
+.comment-meta { margin: .25rem 0; color: var(--muted); }
+.comment-meta .comment-author { color: var(--fg); }
+.comment-body { white-space: pre-wrap; overflow-wrap: anywhere; }
+details.reply summary { cursor: pointer; color: var(--accent); }
+.proposal-number { font-weight: 400; }
+ol.releases { list-style: none; padding: 0; }
+li.release { border-bottom: 1px solid var(--line); padding-bottom: 1rem; }
+@media (max-width: 40rem) { .comments ol.replies { margin-left: .5rem; } }
 `;
 
 /**

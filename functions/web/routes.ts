@@ -10,7 +10,7 @@ import { type AnyRoute, type Call, type Reply, route } from "../../shared/http/r
 import { bodyText } from "../../shared/http/text.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import type { PolicyResult } from "../../shared/policy/engine.ts";
-import { proposalId, proposalStates } from "../../shared/proposals/api.ts";
+import { proposalStates } from "../../shared/proposals/api.ts";
 import { listProposals } from "../../shared/proposals/proposals.ts";
 import {
   MAX_REVIEW_BODY,
@@ -24,13 +24,20 @@ import { commitRoutes } from "./commit-routes.ts";
 import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
 import { devIdentityRoute } from "./dev-identity.ts";
+import { discussionRoutes } from "./discussion-routes.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
 import { commitPage, fileBytes, filePage, fileShows, historyPage, treePage } from "./pages/content.ts";
-import { diffLayouts } from "./pages/diff.ts";
+import { diffLayoutParam } from "./pages/diff.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
-import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
+import {
+  branchesPage,
+  branchPage,
+  proposalsPage,
+  type Refusal,
+  refusedOnBranchPage,
+} from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
@@ -48,7 +55,6 @@ const branchParams = z.object({ repo: z.string(), branch: branchName });
 const fileParams = z.object({ repo: z.string(), path: filePath });
 const onBranch = branchName.default("main");
 /** A diff's layout (functions/web/pages/diff.ts): unified unless the page asks for split. */
-const diffLayout = z.enum(diffLayouts).default("unified");
 
 /** The repo a page path is about (`/ui/repos/{org}/{name}/…`), to keep its breadcrumb on a refusal. */
 function repoOfPath(path: string): string | undefined {
@@ -218,7 +224,7 @@ const repoPages = [
     access: { repo: "reader" },
     summary: "Web: a commit with its diff",
     params: z.object({ repo: z.string(), sequence: sequenceParam }),
-    query: z.strictObject({ view: diffLayout, file: filePath.optional() }),
+    query: z.strictObject({ view: diffLayoutParam, file: filePath.optional() }),
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params, query } = call;
@@ -243,14 +249,12 @@ const repoPages = [
     access: { repo: "reader" },
     summary: "Web: a branch with its merge status, checks, reviews, comments and diff",
     params: branchParams,
-    query: z.strictObject({ view: diffLayout }),
+    query: z.strictObject({ view: diffLayoutParam }),
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo, params, query } = call;
       const csrf = csrfField(actor);
-      return htmlReply(
-        await branchPage(ctx, actor, repo, params.branch, csrf, undefined, undefined, query.view),
-      );
+      return htmlReply(await branchPage(ctx, actor, repo, params.branch, csrf, {}, query.view));
     },
   }),
   route({
@@ -274,11 +278,8 @@ const repoPages = [
         if (!(err instanceof DomainError) || err.status >= 500 || !wantsHtml(call.headers)) throw err;
         // The page again, with what was typed and why it was refused, instead of a dead end.
         const draft = { message: err.message, ...typedReview(call) };
-        const csrf = csrfField(actor);
-        const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal, csrf, undefined, draft)
-          : await branchPage(ctx, actor, repo, params.branch, csrf, undefined, draft);
-        return htmlReply(shown, err.status);
+        const where = { branch: params.branch, proposalId: proposal };
+        return htmlReply(await refusedOnBranchPage(ctx, actor, repo, where, { draft }), err.status);
       }
       return seeOther(
         proposal ? u.proposalUrl(repo.repo.name, proposal) : u.branchUrl(repo.repo.name, params.branch),
@@ -308,11 +309,8 @@ const repoPages = [
       } catch (err) {
         const refusal = err instanceof DomainError ? refusalOf(err) : null;
         if (!refusal || !(err instanceof DomainError)) throw err;
-        const csrf = csrfField(actor);
-        const shown = proposal
-          ? await proposalPage(ctx, actor, repo, proposal, csrf, refusal)
-          : await branchPage(ctx, actor, repo, params.branch, csrf, refusal);
-        return htmlReply(shown, err.status);
+        const where = { branch: params.branch, proposalId: proposal };
+        return htmlReply(await refusedOnBranchPage(ctx, actor, repo, where, { refusal }), err.status);
       }
     },
   }),
@@ -327,22 +325,6 @@ const repoPages = [
     handler: async (call) => {
       const { ctx, actor, repo, query } = call;
       return htmlReply(await proposalsPage(ctx, actor, repo, query.state, csrfField(actor)));
-    },
-  }),
-  route({
-    method: "GET",
-    path: "/ui/repos/:repo*/-/proposals/:id",
-    access: { repo: "reader" },
-    summary: "Web: a proposal with its reviews, comments, checks and merge button",
-    params: z.object({ repo: z.string(), id: proposalId }),
-    query: z.strictObject({ view: diffLayout }),
-    responses: HTML,
-    handler: async (call) => {
-      const { ctx, actor, repo, params, query } = call;
-      const csrf = csrfField(actor);
-      return htmlReply(
-        await proposalPage(ctx, actor, repo, params.id, csrf, undefined, undefined, query.view),
-      );
     },
   }),
   route({
@@ -421,5 +403,6 @@ export const webRoutes = [
   ...commitRoutes,
   ...proposalRoutes,
   ...codeRoutes,
+  ...discussionRoutes,
   ...repoPages,
 ].map(withErrorPages);

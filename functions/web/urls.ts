@@ -73,3 +73,11 @@ export const plainUrl = (repo: string, path: string, q: { branch: string; at: nu
 /** A commit's page in a diff layout, or showing one file's whole diff. */
 export const commitViewUrl = (repo: string, sequence: number, q: { view?: string; file?: string }) =>
   withQuery(commitUrl(repo, sequence), { view: q.view === "unified" ? undefined : q.view, file: q.file });
+/** A proposal's page by its number in the repo (`#12`); the UUID URL redirects here. */
+export const proposalNumberUrl = (repo: string, number: number) => `${repoBase(repo)}/-/proposals/${number}`;
+/** Comments and replies on a branch's files are posted here (functions/web/discussion-routes.ts). */
+export const commentPostUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/comment`;
+export const commentAnchor = (id: string) => `comment-${id}`;
+/** The `.tar.gz` of the tree at a branch and sequence, under the reader's own access. */
+export const archiveUrl = (repo: string, q: { branch: string; at: number }) =>
+  withQuery(`${repoBase(repo)}/-/archive`, q);

@@ -36,6 +36,8 @@ export const commentResponse = z.object({
   id: uuid,
   branch: z.string(),
   path: z.string(),
+  /** The comment this one answers (same branch and path), or null for a comment of its own. */
+  reply_to: uuid.nullable(),
   body: z.string(),
   author: z.string(),
   sequence,
@@ -47,6 +49,8 @@ export type CommentListResponse = z.output<typeof commentListResponse>;
 
 export const proposalResponse = z.object({
   id: uuid,
+  /** 1, 2, 3… per repo in the order proposals were opened; the web shows it as `#12`. */
+  number: z.int().positive(),
   repo: z.string(),
   branch: z.string(),
   base_branch: z.string(),

@@ -136,6 +136,30 @@ export async function getBranch(db: Queryable, access: RepoAccess, name: string)
   return toBranchRecord(await requireBranch(db, access.repo.id, name));
 }
 
+/** How a merged branch was merged, as the merge recorded it on the branch row. */
+export interface BranchMerge {
+  /** The head of main after the merge: the merge commit (main's head if nothing changed). */
+  merge_sequence: number;
+  merged_by: string;
+  merged_at: Date;
+  /** The head that was merged: its checks and reviews are the ones the merge was judged by. */
+  head_sequence: number;
+}
+
+const branch_merge_select = `
+  SELECT merge_sequence, merged_by, merged_at, head_sequence FROM branches
+  WHERE repo_id = $1 AND name = $2 AND status = 'merged'`;
+
+/** The merge of a merged branch, or null while it is active or once abandoned. */
+export async function branchMerge(
+  db: Queryable,
+  access: RepoAccess,
+  name: string,
+): Promise<BranchMerge | null> {
+  const { rows } = await db.query<BranchMerge>(branch_merge_select, [access.repo.id, name]);
+  return rows[0] ?? null;
+}
+
 /** Promotes a draft branch to ready. Making a branch a draft again is not supported. */
 export async function promoteBranch(
   pool: pg.Pool,

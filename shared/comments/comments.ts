@@ -14,6 +14,8 @@ export interface CommentRecord {
   id: string;
   branch: string;
   path: string;
+  /** The comment this one answers, on the same branch and path; null for a comment of its own. */
+  reply_to: string | null;
   body: string;
   author: string;
   sequence: number;
@@ -24,6 +26,7 @@ export interface CommentRequest {
   branch: string;
   path: string;
   body: string;
+  reply_to?: string | undefined;
 }
 
 type CommentRow = Omit<CommentRecord, "branch">;
@@ -32,17 +35,18 @@ const toCommentRecord = (branch: string, r: CommentRow): CommentRecord => ({
   id: r.id,
   branch,
   path: r.path,
+  reply_to: r.reply_to,
   body: r.body,
   author: r.author,
   sequence: r.sequence,
   created_at: r.created_at,
 });
 
-const comment_columns = "id::text, path, body, author, sequence, created_at";
+const comment_columns = "id::text, path, reply_to::text, body, author, sequence, created_at";
 // clock_timestamp, not now(): the moment of the insert, so list order is the order of creation.
 const comment_insert = `
-  INSERT INTO comments (id, repo_id, branch_id, path, sequence, body, author, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp())
+  INSERT INTO comments (id, repo_id, branch_id, path, sequence, body, author, reply_to, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp())
   RETURNING ${comment_columns}`;
 const comments_select = `
   SELECT ${comment_columns} FROM comments
@@ -50,10 +54,14 @@ const comments_select = `
   ORDER BY created_at, id`;
 const comment_select_for_delete = `SELECT author FROM comments WHERE id = $1 AND repo_id = $2 FOR UPDATE`;
 const comment_delete = `DELETE FROM comments WHERE id = $1`;
+// FOR KEY SHARE: the parent cannot be deleted while its reply is being inserted.
+const comment_parent_select = `
+  SELECT 1 FROM comments WHERE id = $1 AND branch_id = $2 AND path = $3 FOR KEY SHARE`;
 
 /**
  * Adds a comment on a file of an active branch, attached to the branch's head at that moment (the
- * branch row is held FOR SHARE meanwhile). The path need not exist on the branch. Comments have no
+ * branch row is held FOR SHARE meanwhile). The path need not exist on the branch. A reply
+ * (`reply_to`) must answer a comment on the same branch and path (400 otherwise). Comments have no
  * event type in the spec, so none is recorded.
  */
 export async function addComment(
@@ -65,6 +73,14 @@ export async function addComment(
   return withTx(pool, async (tx) => {
     const branch = await requireBranch(tx, access.repo.id, input.branch, "share");
     requireActive(branch);
+    if (input.reply_to !== undefined) {
+      const parent = await tx.query(comment_parent_select, [input.reply_to, branch.id, input.path]);
+      if (!parent.rows[0])
+        fail(
+          "VALIDATION_FAILED",
+          `body.reply_to: no comment '${input.reply_to}' on '${input.path}' of branch '${branch.name}'`,
+        );
+    }
     const { rows } = await tx.query(comment_insert, [
       randomUUID(),
       access.repo.id,
@@ -73,6 +89,7 @@ export async function addComment(
       branch.head_sequence,
       input.body,
       actor.identity,
+      input.reply_to ?? null,
     ]);
     return toCommentRecord(branch.name, rows[0]);
   });

@@ -42,6 +42,18 @@ async function unifiedDiff(ctx: AppContext, repoId: number, c: NetChange): Promi
   return patch ?? "";
 }
 
+/** A unified diff of each of a branch's net changes (see diffBranch). */
+async function fileDiffs(ctx: AppContext, access: RepoAccess, net: NetChange[]) {
+  const changes = [];
+  for (const c of net) {
+    // Each diff runs synchronously; other requests get their turn between files.
+    await yieldToEventLoop();
+    const binary = c.branchBinary || (c.mainSha !== null && c.mainBinary);
+    changes.push({ path: c.path, status: c.status, binary, diff: await unifiedDiff(ctx, access.repo.id, c) });
+  }
+  return changes;
+}
+
 /**
  * The files changed on a branch relative to its base on `main` (a path changed and changed back
  * is not listed), with a unified diff for text files, and the conflicts: paths changed on both
@@ -53,12 +65,16 @@ export async function diffBranch(ctx: AppContext, access: RepoAccess, branchName
   const view = await resolveView(ctx.pool, access.repo.id, branchName, undefined);
   const main = await requireBranch(ctx.pool, access.repo.id, MAIN);
   const net = await netChanges(ctx.pool, view);
-  const changes = [];
-  for (const c of net) {
-    // Each diff runs synchronously; other requests get their turn between files.
-    await yieldToEventLoop();
-    const binary = c.branchBinary || (c.mainSha !== null && c.mainBinary);
-    changes.push({ path: c.path, status: c.status, binary, diff: await unifiedDiff(ctx, access.repo.id, c) });
-  }
+  const changes = await fileDiffs(ctx, access, net);
   return { changes, conflicts: await conflictsWithMain(ctx.pool, view, main.head_sequence, net) };
+}
+
+/**
+ * The diff of a merged or abandoned branch as it stood: its head against the base of `main` it
+ * was last based on (kept in `branch_epochs`), so commits to `main` after the merge, the merge
+ * commit included, never change it. A merged branch has no conflicts left to report.
+ */
+export async function diffAgainstBase(ctx: AppContext, access: RepoAccess, branchName: string) {
+  const view = await resolveView(ctx.pool, access.repo.id, branchName, undefined);
+  return { changes: await fileDiffs(ctx, access, await netChanges(ctx.pool, view)), conflicts: [] };
 }

@@ -14,6 +14,8 @@ export type ProposalState = "open" | "closed" | "merged";
 /** The wire shape of a proposal (spec "Proposal"). */
 export interface ProposalRecord {
   id: string;
+  /** 1, 2, 3… per repo, in the order proposals were opened (`#12` in the web pages). */
+  number: number;
   /** Full repo name. */
   repo: string;
   /** Source branch. */
@@ -34,21 +36,29 @@ export interface Named {
 }
 
 // The columns of `proposals` a record needs besides the repo and branch names.
-const own_columns = "id, base_branch, title, description, author, state, created_at, updated_at";
+const own_columns = "id, number, base_branch, title, description, author, state, created_at, updated_at";
 const record_select = `
-  SELECT p.id, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
+  SELECT p.id, p.number, r.name AS repo, b.name AS branch, p.base_branch, p.title, p.description, p.author,
          p.state, p.created_at, p.updated_at
   FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.repo_id`;
 const proposal_select_by_id = `${record_select} WHERE p.repo_id = $1 AND p.id = $2`;
+const proposal_select_by_number = `${record_select} WHERE p.repo_id = $1 AND p.number = $2`;
 const proposal_select_open_of_branch = `${record_select} WHERE p.branch_id = $1 AND p.state = 'open'`;
 const proposal_select_list = `${record_select}
   WHERE p.repo_id = $1 AND ($2::text IS NULL OR p.state = $2) AND ($3::text IS NULL OR b.name = $3)
   ORDER BY p.created_at DESC, p.id DESC`;
+// The repo's counter row is locked until the opening commits (or rolls back, taking its number
+// with it), so concurrent openings get consecutive numbers. Every opening takes it before the
+// insert below, so two openings racing for one branch queue here, never deadlock.
+const proposal_number_next = `
+  INSERT INTO proposal_numbers (repo_id, last_number) VALUES ($1, 1)
+  ON CONFLICT (repo_id) DO UPDATE SET last_number = proposal_numbers.last_number + 1
+  RETURNING last_number`;
 // The partial unique index proposals_one_open_per_branch is the arbiter: a second open proposal,
 // also one racing this insert from another transaction, inserts nothing.
 const proposal_insert = `
-  INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence, number)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
   ON CONFLICT (branch_id) WHERE state = 'open' DO NOTHING
   RETURNING ${own_columns}`;
 const proposal_lock = `SELECT ${own_columns} FROM proposals WHERE repo_id = $1 AND id = $2 FOR UPDATE`;
@@ -66,6 +76,7 @@ type OwnRow = Omit<ProposalRecord, "repo" | "branch">;
 
 const toRecord = (row: OwnRow, repo: string, branch: string): ProposalRecord => ({
   id: row.id,
+  number: row.number,
   repo,
   branch,
   base_branch: row.base_branch,
@@ -99,6 +110,7 @@ export async function openProposal(
     requireActive(branch);
     const base = await requireBranch(tx, access.repo.id, input.base_branch);
     requireActive(base);
+    const numbered = await tx.query<{ last_number: number }>(proposal_number_next, [access.repo.id]);
     const { rows } = await tx.query(proposal_insert, [
       randomUUID(),
       access.repo.id,
@@ -108,6 +120,7 @@ export async function openProposal(
       input.description,
       actor.identity,
       branch.head_sequence,
+      numbered.rows[0]?.last_number,
     ]);
     if (!rows[0]) fail("PROPOSAL_EXISTS", `branch '${branch.name}' already has an open proposal`);
     const proposal = toRecord(rows[0], access.repo.name, branch.name);
@@ -145,6 +158,17 @@ export async function listProposals(
 export async function getProposal(db: Queryable, access: RepoAccess, id: string): Promise<ProposalRecord> {
   const { rows } = await db.query(proposal_select_by_id, [access.repo.id, id]);
   if (!rows[0]) fail("PROPOSAL_NOT_FOUND", `proposal '${id}' not found in '${access.repo.name}'`);
+  return rows[0];
+}
+
+/** A proposal by its number in the repo (`#12`), or PROPOSAL_NOT_FOUND. */
+export async function getProposalByNumber(
+  db: Queryable,
+  access: RepoAccess,
+  number: number,
+): Promise<ProposalRecord> {
+  const { rows } = await db.query(proposal_select_by_number, [access.repo.id, number]);
+  if (!rows[0]) fail("PROPOSAL_NOT_FOUND", `proposal #${number} not found in '${access.repo.name}'`);
   return rows[0];
 }
 

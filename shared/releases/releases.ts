@@ -63,6 +63,24 @@ export async function listReleases(db: Queryable, access: RepoAccess): Promise<R
   return (await db.query(release_select_list, [access.repo.id])).rows;
 }
 
+const release_branches_select = `
+  SELECT r.name, b.name AS branch FROM releases r
+  JOIN commits c ON c.repo_id = r.repo_id AND c.sequence = r.sequence
+  JOIN branches b ON b.id = c.branch_id
+  WHERE r.repo_id = $1`;
+
+/**
+ * The branch of each release's commit, by release name: a release names a sequence of any
+ * branch, and its files and archive are read at (that branch, that sequence). A release whose
+ * commit was purged has none.
+ */
+export async function releaseBranches(db: Queryable, access: RepoAccess): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ name: string; branch: string }>(release_branches_select, [
+    access.repo.id,
+  ]);
+  return new Map(rows.map((r) => [r.name, r.branch]));
+}
+
 export async function getRelease(db: Queryable, access: RepoAccess, name: string): Promise<ReleaseRecord> {
   const { rows } = await db.query(release_select_by_name, [access.repo.id, name]);
   if (!rows[0]) fail("RELEASE_NOT_FOUND", `release '${name}' not found in '${access.repo.name}'`);

@@ -217,12 +217,14 @@ const probes: Record<string, Probe> = {
   "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},
   "GET /ui/repos/:repo*/-/proposals": {},
-  "GET /ui/repos/:repo*/-/proposals/:id": { params: (w) => ({ id: w.proposal }) },
+  "GET /ui/repos/:repo*/-/proposals/:ref": { params: (w) => ({ ref: w.proposal }) },
   "POST /ui/repos/:repo*/-/proposals": {},
   "POST /ui/repos/:repo*/-/proposals/:id/edit": { params: (w) => ({ id: w.proposal }) },
   "POST /ui/repos/:repo*/-/proposals/:id/close": { params: (w) => ({ id: w.proposal }) },
   "GET /ui/repos/:repo*/-/releases": {},
   "GET /ui/repos/:repo*/-/members": {},
+  "POST /ui/repos/:repo*/-/branch/:branch*/comment": {},
+  "GET /ui/repos/:repo*/-/archive": {},
 };
 
 /** The real request of a route, against the shared fixtures. */

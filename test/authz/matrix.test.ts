@@ -191,7 +191,10 @@ const matrix: Record<string, Statuses> = {
   "POST /ui/repos/:repo*/-/proposals/:id/edit [own]":     s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": s(401,    404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/close [own]":    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
-  "GET /ui/repos/:repo*/-/proposals/:id":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/proposals/:ref [number]":       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/proposals/:ref [uuid]":         s(401,       404,      302,    302,    302,        302,   302,      302,       302,         302, 404),
+  "POST /ui/repos/:repo*/-/branch/:branch*/comment":      s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/archive":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
 };
@@ -750,9 +753,26 @@ const requests: Record<string, Request> = {
     path: `/ui/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/close`,
     form: {},
   })),
-  "GET /ui/repos/:repo*/-/proposals/:id": repoRoute(async (w) => ({
+  "GET /ui/repos/:repo*/-/proposals/:ref [number]": repoRoute(async (w) => {
+    const { number } = okBody(
+      await api(w.as({ identity: w.colleague })).get("/repos/:repo*/-/proposals/:id", {
+        params: { repo: w.repo, id: w.proposal },
+      }),
+    );
+    return { method: "GET", path: `/ui/repos/${w.repo}/-/proposals/${number}` };
+  }),
+  "GET /ui/repos/:repo*/-/proposals/:ref [uuid]": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/proposals/${w.proposal}`,
+  })),
+  "POST /ui/repos/:repo*/-/branch/:branch*/comment": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branch/${w.branch}/comment`,
+    form: { path: w.file, body: "authz" },
+  })),
+  "GET /ui/repos/:repo*/-/archive": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/archive?at=${w.sequence}`,
   })),
   "GET /ui/repos/:repo*/-/releases": repoRoute(async (w) => ({
     method: "GET",

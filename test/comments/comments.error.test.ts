@@ -24,6 +24,23 @@ async function refused(body: unknown, status: number, code: string, field?: stri
   expect(await state(t)).toEqual(before);
 }
 
+describe("replying to a comment that is not there to answer", () => {
+  it("refuses reply_to naming no comment, one on another path or branch, or no UUID: 400, no change", async () => {
+    const parent = await made();
+    await branch(t, "other");
+    const elsewhere = okBody(
+      await api(t.as(t.writer)).post("/repos/:repo*/-/comment", {
+        params: { repo: t.repo },
+        body: { branch: "other", path: "a.md", body: "there" },
+      }),
+    );
+    for (const reply_to of ["00000000-0000-4000-8000-000000000000", elsewhere.id])
+      await refused({ ...ok, reply_to }, 400, "VALIDATION_FAILED", "body.reply_to");
+    await refused({ ...ok, path: "b.md", reply_to: parent.id }, 400, "VALIDATION_FAILED", "body.reply_to");
+    await refused({ ...ok, reply_to: "not-a-uuid" }, 400, "VALIDATION_FAILED", "reply_to");
+  });
+});
+
 describe("adding a comment with bad input", () => {
   for (const [label, path] of [
     ["a leading '/'", "/a.md"],

@@ -36,6 +36,7 @@ describe("adding a comment", () => {
       "created_at",
       "id",
       "path",
+      "reply_to",
       "sequence",
     ]);
     expect(res.body).toMatchObject({
@@ -87,6 +88,51 @@ describe("adding a comment", () => {
       expectOk(res, 201);
       expect(res.body.body).toBe(body);
     }
+  });
+});
+
+describe("replying to a comment", () => {
+  it("answers 201 with reply_to set, listed after its parent; a comment of its own has null", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const parent = okBody(await comment(t, t.writer, { branch: "feat", path: "a.md", body: "why?" }));
+    expect(parent.reply_to).toBeNull();
+    const reply = await comment(t, t.writer2, {
+      branch: "feat",
+      path: "a.md",
+      body: "because",
+      reply_to: parent.id.toUpperCase(),
+    });
+    expectOk(reply, 201);
+    expect(reply.body).toMatchObject({ reply_to: parent.id, author: t.writer2, path: "a.md" });
+    const listed = okBody(
+      await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+        params: { repo: t.repo, branch: "feat" },
+      }),
+    ).comments;
+    expect(listed.map((c) => [c.body, c.reply_to])).toEqual([
+      ["why?", null],
+      ["because", parent.id],
+    ]);
+  });
+
+  it("keeps a reply when its parent is deleted, as a comment of its own", async () => {
+    const t = await team(app);
+    await branch(t, "feat");
+    const parent = okBody(await comment(t, t.writer, { branch: "feat", path: "a.md", body: "p" }));
+    okBody(await comment(t, t.writer2, { branch: "feat", path: "a.md", body: "r", reply_to: parent.id }));
+    expectOk(
+      await api(t.as(t.writer)).delete("/repos/:repo*/-/comment/:id", {
+        params: { repo: t.repo, id: parent.id },
+      }),
+      204,
+    );
+    const listed = okBody(
+      await api(t.client).get("/repos/:repo*/-/branch/:branch*/comments", {
+        params: { repo: t.repo, branch: "feat" },
+      }),
+    ).comments;
+    expect(listed.map((c) => [c.body, c.reply_to])).toEqual([["r", null]]);
   });
 });
 

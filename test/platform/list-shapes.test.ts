@@ -94,9 +94,10 @@ const notLists = [
   "GET /ui/repos/:repo*/-/branches",
   "GET /ui/repos/:repo*/-/branch/:branch*",
   "GET /ui/repos/:repo*/-/proposals",
-  "GET /ui/repos/:repo*/-/proposals/:id",
+  "GET /ui/repos/:repo*/-/proposals/:ref",
   "GET /ui/repos/:repo*/-/releases",
   "GET /ui/repos/:repo*/-/members",
+  "GET /ui/repos/:repo*/-/archive",
 ];
 
 let app: TestApp;

@@ -13,6 +13,7 @@ export const proposalKeys = [
   "created_at",
   "description",
   "id",
+  "number",
   "repo",
   "state",
   "title",

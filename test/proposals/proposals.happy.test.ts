@@ -128,6 +128,38 @@ describe("opening a proposal", () => {
   });
 });
 
+describe("a proposal's number", () => {
+  it("counts 1, 2, 3… per repo (a new repo from 1), without gaps from refusals or races", async () => {
+    const own = await repoWithOwner(app);
+    const branches = ["n-a", "n-b", "n-c", "n-d"];
+    for (const b of branches) await createBranch(own, b);
+    const first = await open(own, { branch: "n-a", title: "first" });
+    expect(first.number).toBe(1);
+    // A refused opening (the branch already has one) takes no number.
+    expect(
+      (
+        await api(own.client).post("/repos/:repo*/-/proposals", {
+          params: { repo: own.repo },
+          body: { branch: "n-a", title: "again" },
+        })
+      ).status,
+    ).toBe(409);
+    const racing = await Promise.all(branches.slice(1).map((branch) => open(own, { branch, title: branch })));
+    expect(racing.map((p) => p.number).sort()).toEqual([2, 3, 4]);
+    // Every list and read carries the number beside the id.
+    const listed = okBody(
+      await api(own.client).get("/repos/:repo*/-/proposals", { params: { repo: own.repo } }),
+    );
+    expect(listed.proposals.map((p) => p.number).sort()).toEqual([1, 2, 3, 4]);
+    const got = okBody(
+      await api(own.client).get("/repos/:repo*/-/proposals/:id", {
+        params: { repo: own.repo, id: first.id },
+      }),
+    );
+    expect(got).toMatchObject({ id: first.id, number: 1 });
+  });
+});
+
 describe("listing proposals", () => {
   it("lists every state newest first, and filters by state, by branch and by both", async () => {
     const own = await repoWithOwner(app);

@@ -200,7 +200,8 @@ describe("one open proposal per branch, against a transaction still in flight", 
     const client = await pool.connect();
     await client.query("BEGIN");
     await client.query(
-      "INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, author) VALUES ($1, $2, $3, 'main', 'held', 'x@y.z')",
+      // A number far above the repo's counter, so only the one-open-per-branch rule can collide.
+      "INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, author, number) VALUES ($1, $2, $3, 'main', 'held', 'x@y.z', 1000000 + $3::bigint)",
       [randomUUID(), fx.repoId, branch.id],
     );
     return client;

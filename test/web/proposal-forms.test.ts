@@ -19,13 +19,13 @@ describe("opening, editing and closing a proposal in the browser", () => {
     await page.getByLabel("Title").fill("Add a");
     await page.getByLabel("Description").fill("Why a.");
     await page.getByRole("button", { name: "Open proposal" }).click();
-    expect(await page.locator("h1").textContent()).toBe("Add a");
+    expect(await page.locator("h1").textContent()).toBe("Add a #1");
     expect(await page.locator(".description").textContent()).toContain("Why a.");
 
     await page.getByLabel("Title").fill("Add the letter a");
     await page.getByLabel("Description").fill("Because <b>a</b> comes first.");
     await page.getByRole("button", { name: "Save proposal" }).click();
-    expect(await page.locator("h1").textContent()).toBe("Add the letter a");
+    expect(await page.locator("h1").textContent()).toBe("Add the letter a #1");
     expect(await page.locator(".description").textContent()).toContain("Because <b>a</b> comes first.");
 
     await page.getByRole("button", { name: "Close proposal" }).click();

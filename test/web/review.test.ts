@@ -47,7 +47,7 @@ describe("reviewing and merging a proposal in the browser", () => {
     const ownerErrors = watchErrors(owner);
     await owner.goto(`/ui/repos/${repo.repo}/-/proposals`);
     await owner.getByRole("link", { name: "Add the notes" }).click();
-    expect(owner.url()).toContain(`/-/proposals/${proposal.id}`);
+    expect(owner.url()).toMatch(new RegExp(`/-/proposals/${proposal.number}$`));
     expect(await owner.locator("#mergeable").textContent()).toContain("Not mergeable");
     expect(await owner.locator(".file-diff tr.add").allTextContents()).toContain("3A line to review.");
     expect(await owner.locator(".comment").textContent()).toContain("Is this <b>final</b>?");
@@ -63,7 +63,7 @@ describe("reviewing and merging a proposal in the browser", () => {
     await reviewer.getByLabel("Comment").fill("Looks good");
     await reviewer.getByLabel("Approve").check();
     await reviewer.getByRole("button", { name: "Submit review" }).click();
-    expect(reviewer.url()).toContain(`/-/proposals/${proposal.id}`);
+    expect(reviewer.url()).toMatch(new RegExp(`/-/proposals/${proposal.number}$`));
     expect(await reviewer.locator(".review").textContent()).toContain(`approved by ${repo.people.reviewer}`);
     expect(await reviewer.getByRole("button", { name: "Merge into main" }).count()).toBe(0);
 

@@ -1,4 +1,5 @@
 import { parsePatch, structuredPatch } from "diff";
+import { z } from "zod";
 import { type Html, html } from "../html.ts";
 import { highlightLines, type Language, languageOf } from "./highlight.ts";
 
@@ -11,7 +12,9 @@ import { highlightLines, type Language, languageOf } from "./highlight.ts";
  */
 
 export type DiffLayout = "unified" | "split";
-export const diffLayouts = ["unified", "split"] as const;
+const diffLayouts = ["unified", "split"] as const;
+/** The `view` query parameter of every page that shows a diff. */
+export const diffLayoutParam = z.enum(diffLayouts).default("unified");
 
 /** A side of a change that has no text to diff: binary bytes, or text above what is read. */
 export interface Unreadable {

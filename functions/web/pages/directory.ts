@@ -3,14 +3,15 @@ import type { Actor } from "../../../shared/auth/actor.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { requireOrg } from "../../../shared/orgs/access.ts";
 import { listOrgs } from "../../../shared/orgs/orgs.ts";
-import { listReleases } from "../../../shared/releases/releases.ts";
+import { listReleases, type ReleaseRecord, releaseBranches } from "../../../shared/releases/releases.ts";
 import { listRepos, type RepoRecord } from "../../../shared/repos/repos.ts";
 import { listRoles } from "../../../shared/roles/roles.ts";
-import { type Html, html } from "../html.ts";
+import { type Html, html, trusted } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 import { createOrgForm, createRepoForm } from "./create.ts";
+import { renderMarkdown } from "./markdown.ts";
 
 const day = timeTag;
 
@@ -50,16 +51,27 @@ ${manage ? createRepoForm(row.name, csrf) : ""}`;
   });
 }
 
+/** One release: where it points, its archive to download, and its notes rendered. */
+function releaseItem(repo: string, r: ReleaseRecord, branch: string | undefined): Html {
+  const view = branch ? { branch, at: r.sequence } : undefined;
+  // The notes' relative links read the repo at the release's own branch and sequence.
+  const notes = view && r.notes ? renderMarkdown(r.notes, { repo, path: "", ...view }) : null;
+  return html`<li class="release" id="release-${r.name}"><h2>${r.name}</h2>
+<p class="muted">Sequence ${view ? html`<a href="${u.treeUrl(repo, view)}">${r.sequence}</a> on <code>${view.branch}</code>` : r.sequence} · by ${r.created_by} · ${day(r.created_at)}${view ? html` · <a class="archive" href="${u.archiveUrl(repo, view)}" download>Download .tar.gz</a>` : ""}</p>
+${notes ? html`<div class="markdown release-notes">${trusted(notes)}</div>` : r.notes ? html`<pre class="release-notes">${r.notes}</pre>` : ""}</li>`;
+}
+
 export async function releasesPage(ctx: AppContext, actor: Actor, access: RepoAccess): Promise<Html> {
   const name = access.repo.name;
-  const releases = await listReleases(ctx.pool, access);
+  const [releases, branches] = await Promise.all([
+    listReleases(ctx.pool, access),
+    releaseBranches(ctx.pool, access),
+  ]);
   const body = html`<h1>Releases</h1>
 ${
   releases.length === 0
     ? html`<p>No releases.</p>`
-    : html`<table><thead><tr><th scope="col">Release</th><th scope="col">Sequence</th><th scope="col">Notes</th><th scope="col">By</th><th scope="col">Created</th></tr></thead><tbody>
-${releases.map((r) => html`<tr><td>${r.name}</td><td><a href="${u.treeUrl(name, { at: r.sequence })}">${r.sequence}</a></td><td>${r.notes}</td><td>${r.created_by}</td><td>${day(r.created_at)}</td></tr>`)}
-</tbody></table>`
+    : html`<ol class="releases">${releases.map((r) => releaseItem(name, r, branches.get(r.name)))}</ol>`
 }`;
   return page({
     title: `Releases of ${name}`,

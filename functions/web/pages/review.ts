@@ -1,20 +1,30 @@
 import { atLeast, type RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
-import { type BranchRecord, getBranch, listBranches, MAIN } from "../../../shared/branches/branches.ts";
+import {
+  type BranchMerge,
+  type BranchRecord,
+  branchMerge,
+  getBranch,
+  listBranches,
+  MAIN,
+} from "../../../shared/branches/branches.ts";
 import { listCheckRuns } from "../../../shared/checks/checks.ts";
+import type { CommentRecord } from "../../../shared/comments/comments.ts";
 import { listComments } from "../../../shared/comments/comments.ts";
-import { diffBranch } from "../../../shared/commits/diff.ts";
+import { diffAgainstBase, diffBranch } from "../../../shared/commits/diff.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { type BranchStatusReport, branchStatus } from "../../../shared/merge/status.ts";
 import type { PolicyResult } from "../../../shared/policy/engine.ts";
 import { getProposal, listProposals, type ProposalRecord } from "../../../shared/proposals/proposals.ts";
 import { authoredOnBranch, listReviews, type ReviewStatus } from "../../../shared/reviews/reviews.ts";
+import { csrfField } from "../csrf.ts";
 import { Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 import { createBranchForm } from "./create.ts";
 import { type DiffLayout, type FileChange, renderChanges } from "./diff.ts";
+import { type CommentDraft, commentThread, type Discussion, strayDraft } from "./discussion.ts";
 import {
   closeProposalForm,
   editProposalForm,
@@ -35,6 +45,13 @@ export interface ReviewDraft {
   message: string;
   status?: ReviewStatus;
   body: string;
+}
+
+/** What a form post that was refused hands back to the page it came from. */
+export interface Refused {
+  refusal?: Refusal | undefined;
+  draft?: ReviewDraft | undefined;
+  comment?: CommentDraft | undefined;
 }
 
 const when = timeTag;
@@ -109,12 +126,26 @@ ${r.policies ? html`<ul>${r.policies.filter((p) => !p.pass).map((p) => html`<li>
 ${r.conflicts ? html`<ul>${r.conflicts.map((c) => html`<li>conflict: <code>${c.path}</code></li>`)}</ul>` : ""}</div>`;
 }
 
-/** A file changed on a branch, for the diff renderer, with its comments under it. */
+/** A merged branch says where it went; an abandoned one that it is closed. */
+function closedSection(name: string, branch: BranchRecord, merge: BranchMerge | null): Html {
+  if (!merge)
+    return html`<p data-live-region="status" id="branch-closed"><strong>This branch is ${branch.status}.</strong></p>`;
+  return html`<p data-live-region="status" id="merged-at"><strong>Merged at sequence <a href="${u.commitUrl(name, merge.merge_sequence)}">${merge.merge_sequence}</a> by ${merge.merged_by}</strong> on ${when(merge.merged_at)}.
+Its head at sequence ${merge.head_sequence} was merged; the changes below are against main at ${branch.base_sequence}, as merged.</p>`;
+}
+
+/** The comments of a branch grouped by file, for the files of the diff and then the others. */
+function byPath(comments: CommentRecord[], shownPaths: string[]) {
+  const paths = [...new Set([...shownPaths, ...comments.map((c) => c.path)])];
+  return paths.map((path) => ({ path, comments: comments.filter((c) => c.path === path) }));
+}
+
+/** A file changed on a branch, for the diff renderer, with its comment thread under it. */
 function branchChange(
   repo: string,
   branch: BranchRecord,
   c: { path: string; status: FileChange["status"]; binary: boolean; diff: string },
-  comments: { body: string; author: string; sequence: number }[],
+  thread: Html,
 ): FileChange {
   const at = { branch: branch.name, at: branch.head_sequence };
   return {
@@ -124,8 +155,14 @@ function branchChange(
     binary: c.binary,
     links:
       c.status === "deleted" ? {} : { file: u.fileUrl(repo, c.path, at), raw: u.plainUrl(repo, c.path, at) },
-    below: html`${comments.map((m) => html`<div class="notice comment"><p>${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}`,
+    below: thread,
   };
+}
+
+/** Where a branch or proposal page shows its diff: the layout, and the page's URL to toggle it. */
+interface DiffPlacement {
+  layout: DiffLayout;
+  pageUrl: string;
 }
 
 /** What the branch and proposal pages share: status, checks, reviews, comments, diff, forms. */
@@ -136,46 +173,60 @@ async function branchSections(
   branchName: string,
   csrf: Html,
   notice: Html | string,
-  draft: ReviewDraft | undefined,
-  diffLayout: { layout: DiffLayout; pageUrl: string },
+  refused: Refused,
+  placement: DiffPlacement,
 ): Promise<Html> {
   const name = access.repo.name;
   const branch = await getBranch(ctx.pool, access, branchName);
   const canReview = atLeast(access.role, "writer") && branch.status === "active";
-  // A merged or abandoned branch has no merge to assess and no diff against today's main.
+  // A merged or abandoned branch has no merge to assess, and its diff is against the base it
+  // was last on, never today's main (which holds the merge and whatever came after it).
   const active = branch.status === "active";
-  const [status, checks, reviews, comments, diff, authored] = await Promise.all([
+  const [status, checks, reviews, comments, diff, authored, merge] = await Promise.all([
     active ? branchStatus(ctx, actor, access, branchName) : null,
     listCheckRuns(ctx.pool, access, { branch: branchName }),
     listReviews(ctx.pool, access, { branch: branchName }),
     listComments(ctx.pool, access, { branch: branchName }),
-    active ? diffBranch(ctx, access, branchName) : { changes: [], conflicts: [] },
+    active ? diffBranch(ctx, access, branchName) : diffAgainstBase(ctx, access, branchName),
     canReview ? authoredOnBranch(ctx.pool, access, branchName, actor.identity) : false,
+    branch.status === "merged" ? branchMerge(ctx.pool, access, branchName) : null,
   ]);
+  // A merged branch shows what its merge was judged by: the checks and reviews of the merged head.
+  const judged = <T extends { sequence: number }>(rows: T[]) =>
+    merge ? rows.filter((r) => r.sequence === merge.head_sequence) : rows;
+  const [runs, verdicts] = [judged(checks), judged(reviews)];
   const canMerge = atLeast(access.role, "maintainer") && branch.status === "active";
-  const commentsOn = (path: string) => comments.filter((c) => c.path === path);
+  const discussion: Discussion = {
+    repo: name,
+    branch: branch.name,
+    // Commenting needs a writer and an active branch, as POST …/comment does.
+    csrf: canReview ? csrf : null,
+    draft: refused.comment,
+  };
   const changed = new Set(diff.changes.map((c) => c.path));
-  const elsewhere = comments.filter((c) => !changed.has(c.path));
-  return html`${notice}
+  const threads = byPath(comments, [...changed]);
+  const threadOf = (path: string) => threads.find((t) => t.path === path)?.comments ?? [];
+  const elsewhere = threads.filter((t) => !changed.has(t.path));
+  return html`${notice}${strayDraft(discussion, threads)}
 <p class="muted">Branch <code>${branch.name}</code> at sequence ${branch.head_sequence}, from main at ${branch.base_sequence} · <a href="${u.treeUrl(name, { branch: branch.name })}">Browse files</a></p>
-${status ? statusSection(status, branch) : html`<p data-live-region="status" id="branch-closed"><strong>This branch is ${branch.status}.</strong></p>`}
-<section aria-labelledby="checks-h" data-live-region="checks"><h2 id="checks-h">Checks</h2>
+${status ? statusSection(status, branch) : closedSection(name, branch, merge)}
+<section aria-labelledby="checks-h" data-live-region="checks"><h2 id="checks-h">${merge ? `Checks of the merged head (sequence ${merge.head_sequence})` : "Checks"}</h2>
 ${
-  checks.length === 0
-    ? html`<p class="muted" id="no-checks">No check runs yet.</p>`
+  runs.length === 0
+    ? html`<p class="muted" id="no-checks">${merge ? "No check runs at the merged head." : "No check runs yet."}</p>`
     : html`<table><thead><tr><th scope="col">Check</th><th scope="col">Status</th><th scope="col">Sequence</th><th scope="col">Reporter</th><th scope="col">Log</th></tr></thead><tbody>
-${checks.map((c) => {
+${runs.map((c) => {
   const log = u.safeLink(c.log_url);
   return html`<tr class="check-run"><td>${c.check_name}</td><td class="${c.status === "passed" ? "pass" : c.status === "failed" ? "fail" : ""}">${c.status}</td><td>${c.sequence}</td><td>${c.reporter}</td><td>${log ? html`<a href="${log}" rel="noopener noreferrer">log</a>` : ""}</td></tr>`;
 })}</tbody></table>`
 }
 </section>
-<section aria-labelledby="reviews-h" data-live-region="reviews"><h2 id="reviews-h">Reviews</h2>
-${reviews.length === 0 ? html`<p class="muted">No reviews yet.</p>` : html`<ul>${reviews.map((r) => html`<li class="review"><strong class="${r.status === "approved" ? "pass" : "fail"}">${r.status}</strong> by ${r.reviewer} at sequence ${r.sequence} (${when(r.created_at)})${r.body ? html`<blockquote>${r.body}</blockquote>` : ""}</li>`)}</ul>`}
+<section aria-labelledby="reviews-h" data-live-region="reviews"><h2 id="reviews-h">${merge ? `Reviews of the merged head (sequence ${merge.head_sequence})` : "Reviews"}</h2>
+${verdicts.length === 0 ? html`<p class="muted">No reviews${merge ? " at the merged head" : " yet"}.</p>` : html`<ul>${verdicts.map((r) => html`<li class="review"><strong class="${r.status === "approved" ? "pass" : "fail"}">${r.status}</strong> by ${r.reviewer} at sequence ${r.sequence} (${when(r.created_at)})${r.body ? html`<blockquote>${r.body}</blockquote>` : ""}</li>`)}</ul>`}
 </section>
 ${
   canReview
-    ? reviewForm(u.reviewUrl(name, branch.name), csrf, authored, draft)
+    ? reviewForm(u.reviewUrl(name, branch.name), csrf, authored, refused.draft)
     : active
       ? html`<p class="muted" id="no-review-rights">Reviewing needs the writer role on this repo.</p>`
       : ""
@@ -186,16 +237,18 @@ ${
   diff.changes.length === 0
     ? html`<p class="muted">No changes relative to main.</p>`
     : renderChanges(
-        diff.changes.map((c) => branchChange(name, branch, c, commentsOn(c.path))),
+        diff.changes.map((c) =>
+          branchChange(name, branch, c, commentThread(discussion, c.path, threadOf(c.path))),
+        ),
         {
-          layout: diffLayout.layout,
+          layout: placement.layout,
           layoutHref: (view) =>
-            u.withParams(diffLayout.pageUrl, { view: view === "unified" ? undefined : view }),
+            u.withParams(placement.pageUrl, { view: view === "unified" ? undefined : view }),
         },
       )
 }
 </section>
-${elsewhere.length > 0 ? html`<section aria-labelledby="other-comments-h"><h2 id="other-comments-h">Other comments</h2>${elsewhere.map((m) => html`<div class="notice comment"><p><code>${m.path}</code>: ${m.body}</p><p class="muted">${m.author} at sequence ${m.sequence}</p></div>`)}</section>` : ""}`;
+${elsewhere.length > 0 ? html`<section aria-labelledby="other-comments-h"><h2 id="other-comments-h">Other comments</h2>${elsewhere.map((t) => html`<section class="file-comments" aria-label="${t.path}"><h3><code>${t.path}</code></h3>${commentThread(discussion, t.path, t.comments)}</section>`)}</section>` : ""}`;
 }
 
 export async function branchPage(
@@ -204,14 +257,14 @@ export async function branchPage(
   access: RepoAccess,
   branchName: string,
   csrf: Html,
-  refusal?: Refusal,
-  draft?: ReviewDraft,
+  refused: Refused = {},
   layout: DiffLayout = "unified",
 ): Promise<Html> {
   const name = access.repo.name;
-  const [open] = await listProposals(ctx.pool, access, { state: "open", branch: branchName });
-  const notice = html`${refusal ? refusalNotice(refusal) : ""}${open ? html`<p>Proposal: <a href="${u.proposalUrl(name, open.id)}">${open.title}</a></p>` : ""}`;
-  const body = html`<h1>Branch ${branchName}</h1>${await branchSections(ctx, actor, access, branchName, csrf, notice, draft, { layout, pageUrl: u.branchUrl(name, branchName) })}`;
+  // The newest proposal of the branch: the open one, or the one it was merged or closed with.
+  const [latest] = await listProposals(ctx.pool, access, { branch: branchName });
+  const notice = html`${refused.refusal ? refusalNotice(refused.refusal) : ""}${latest ? html`<p id="branch-proposal">Proposal: <a href="${u.proposalNumberUrl(name, latest.number)}">#${latest.number} ${latest.title}</a>${latest.state === "open" ? "" : html` <span class="muted">(${latest.state})</span>`}</p>` : ""}`;
+  const body = html`<h1>Branch ${branchName}</h1>${await branchSections(ctx, actor, access, branchName, csrf, notice, refused, { layout, pageUrl: u.branchUrl(name, branchName) })}`;
   return page({
     title: `${branchName} · ${name}`,
     actor,
@@ -238,7 +291,7 @@ ${
   proposals.length === 0
     ? html`<p>No proposals.</p>`
     : html`<table><thead><tr><th scope="col">Title</th><th scope="col">Branch</th><th scope="col">State</th><th scope="col">Author</th><th scope="col">Opened</th></tr></thead><tbody>
-${proposals.map((p) => html`<tr><td><a href="${u.proposalUrl(name, p.id)}">${p.title}</a></td><td>${p.branch}</td><td>${p.state}</td><td>${p.author}</td><td>${when(p.created_at)}</td></tr>`)}
+${proposals.map((p) => html`<tr><td><a href="${u.proposalNumberUrl(name, p.number)}"><span class="muted">#${p.number}</span> ${p.title}</a></td><td>${p.branch}</td><td>${p.state}</td><td>${p.author}</td><td>${when(p.created_at)}</td></tr>`)}
 </tbody></table>`
 }
 ${mayOpenProposal(access) ? openProposalForm(name, csrf) : ""}`;
@@ -258,26 +311,42 @@ export async function proposalPage(
   access: RepoAccess,
   id: string,
   csrf: Html,
-  refusal?: Refusal,
-  draft?: ReviewDraft,
+  refused: Refused = {},
   layout: DiffLayout = "unified",
 ): Promise<Html> {
   const name = access.repo.name;
   const p = await getProposal(ctx.pool, access, id);
-  const notice = html`${refusal ? refusalNotice(refusal) : ""}`;
-  const body = html`<h1>${p.title}</h1>
+  const notice = html`${refused.refusal ? refusalNotice(refused.refusal) : ""}`;
+  const body = html`<h1>${p.title} <span class="muted proposal-number">#${p.number}</span></h1>
 <p class="muted"><span class="state">${p.state}</span> · opened by ${p.author} on ${when(p.created_at)} · <a href="${u.branchUrl(name, p.branch)}">${p.branch}</a> into ${p.base_branch}</p>
 ${p.description ? html`<div class="description"><p>${p.description}</p></div>` : ""}
 ${mayChangeProposal(actor, access, p) ? html`${editProposalForm(name, p.id, csrf, { title: p.title, description: p.description })}${closeProposalForm(name, p.id, csrf)}` : ""}
-${await branchSections(ctx, actor, access, p.branch, csrf, notice, draft, { layout, pageUrl: u.proposalUrl(name, p.id) })}`;
+${await branchSections(ctx, actor, access, p.branch, csrf, notice, refused, { layout, pageUrl: u.proposalNumberUrl(name, p.number) })}`;
   return page({
-    title: `${p.title} · ${name}`,
+    title: `#${p.number} ${p.title} · ${name}`,
     actor,
     repo: access,
     tab: "proposals",
     liveBranch: p.branch,
-    liveSrc: u.proposalUrl(name, p.id),
+    liveSrc: u.proposalNumberUrl(name, p.number),
     crumbs: repoCrumbs(name),
     body,
   });
+}
+
+/**
+ * The page a branch's form posts return to when refused, showing why and what was typed: the
+ * branch's proposal (`proposalId`) if it has one, else the branch itself.
+ */
+export function refusedOnBranchPage(
+  ctx: AppContext,
+  actor: Actor,
+  access: RepoAccess,
+  where: { branch: string; proposalId: string | undefined },
+  refused: Refused,
+): Promise<Html> {
+  const csrf = csrfField(actor);
+  return where.proposalId
+    ? proposalPage(ctx, actor, access, where.proposalId, csrf, refused)
+    : branchPage(ctx, actor, access, where.branch, csrf, refused);
 }
