@@ -11,7 +11,12 @@ const chrome = useBrowser();
 const pageAs = useSignedInPages(app, chrome);
 
 /** The text of every file's diff on the page (not the comments under them). */
-const diffText = (page: Page) => page.locator(".file-diff table.diff").allTextContents();
+/** The diff's changed lines as `+text` and `-text` (the renderer draws the signs with CSS). */
+async function diffText(page: Page): Promise<string[]> {
+  const code = (kind: string) => page.locator(`.file-diff table.diff tr.${kind} td.code`).allTextContents();
+  const [added, removed] = await Promise.all([code("add"), code("del")]);
+  return [...removed.map((l) => `-${l}`), ...added.map((l) => `+${l}`)];
+}
 
 /** No horizontal scrolling of the page itself at the page's width. */
 const scrollWidth = (page: Page) => page.evaluate("document.documentElement.scrollWidth");

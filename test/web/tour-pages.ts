@@ -15,6 +15,8 @@ export interface TourSite {
   /** A branch with a change to README.md, an open proposal, a review, a comment and a check. */
   branch: string;
   proposal: string;
+  /** The proposal's number in the repo (`#1`), which its page's URL uses. */
+  proposalNumber: number;
   /** The sequence of the first commit on main (a release points at it). */
   first: number;
   /** The newest sequence in the repo (any branch). */
@@ -176,18 +178,18 @@ export const TOUR_PAGES: TourPage[] = [
         ["Branch", (w) => `kb-${w}`],
         ["Title", (w) => `Typed at ${w} px`],
       ],
-      lands: (s) => new RegExp(`^${escaped(ui(s))}/proposals/[0-9a-f-]{36}$`),
+      lands: (s) => new RegExp(`^${escaped(ui(s))}/proposals/\\d+$`),
     },
   },
   {
     name: "proposal",
     controls: ["Save proposal", "Close proposal", "Submit review", "Merge into main"],
-    path: (s) => `${ui(s)}/proposals/${s.proposal}`,
+    path: (s) => `${ui(s)}/proposals/${s.proposalNumber}`,
     api: (s) => [`${api(s)}/proposals/${s.proposal}`, `${api(s)}/branch/${s.branch}`, ...branchReads(s)],
     times: true,
     form: {
       fields: [["Title", (w) => `Say who reviews releases (${w} px)`]],
-      lands: (s) => new RegExp(`^${escaped(ui(s))}/proposals/${s.proposal}$`),
+      lands: (s) => new RegExp(`^${escaped(ui(s))}/proposals/${s.proposalNumber}$`),
     },
   },
   {
@@ -305,7 +307,16 @@ export async function buildTourSite(
     params: { repo },
     body: { branch, check_name: "lint", status: "passed", log_url: "https://ci.example.com/runs/1" },
   });
-  const site: TourSite = { org, repo, branch, proposal: proposal.id, first, last, extra: {} };
+  const site: TourSite = {
+    org,
+    repo,
+    branch,
+    proposal: proposal.id,
+    proposalNumber: proposal.number,
+    first,
+    last,
+    extra: {},
+  };
   for (const p of TOUR_PAGES) await p.setup?.(q, site);
   return site;
 }
