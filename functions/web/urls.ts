@@ -54,3 +54,21 @@ export const membersUrl = (repo: string) => `${repoBase(repo)}/-/members`;
 /** The API's log of a check run is a URL the reporter gave; only http(s) ones are linked. */
 export const safeLink = (url: string | null): string | null =>
   url && /^https?:\/\//i.test(url) ? url : null;
+/** Search of file contents at a view (functions/web/search-routes.ts). */
+export const searchUrl = (
+  repo: string,
+  q: { q?: string; branch?: string; at?: number | undefined; after?: string | undefined } = {},
+) =>
+  withQuery(`${repoBase(repo)}/-/search`, {
+    q: q.q,
+    branch: q.branch === "main" ? undefined : q.branch,
+    at: q.at,
+    after: q.after,
+  });
+/** The file finder at a view (GitHub's `t`). */
+export const findUrl = (repo: string, q: { q?: string; branch?: string; at?: number | undefined } = {}) =>
+  withQuery(`${repoBase(repo)}/-/find`, {
+    q: q.q,
+    branch: q.branch === "main" ? undefined : q.branch,
+    at: q.at,
+  });
