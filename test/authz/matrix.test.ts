@@ -193,6 +193,8 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/proposals/:id":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "GET /ui/repos/:repo*/-/search":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/find":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -670,6 +672,14 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/raw/:path*": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/raw/${w.file}`,
+  })),
+  "GET /ui/repos/:repo*/-/search": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/search?q=hello`,
+  })),
+  "GET /ui/repos/:repo*/-/find": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/find?q=md`,
   })),
   "GET /ui/repos/:repo*/-/history": repoRoute(async (w) => ({
     method: "GET",
