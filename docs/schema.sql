@@ -6,6 +6,16 @@ CREATE EXTENSION pg_trgm;
 
 -- Functions
 
+CREATE OR REPLACE FUNCTION public.search_hits(p_repo bigint, pattern text, cap integer)
+ RETURNS TABLE(sha256 bytea)
+ LANGUAGE sql
+ STABLE
+ SET enable_seqscan TO 'off'
+AS $function$
+  SELECT t.sha256 FROM search_texts t WHERE t.repo_id + 0 = p_repo AND t.body ~* pattern LIMIT cap
+$function$
+;
+
 CREATE OR REPLACE FUNCTION public.tree_page(p_branch bigint, own_from bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size integer)
  RETURNS TABLE(path text, content_sha256 bytea, content_type text, is_binary boolean)
  LANGUAGE plpgsql

@@ -18,8 +18,20 @@ CREATE TABLE search_texts (
   -- Purge deletes contents; their indexed text goes with them.
   FOREIGN KEY (repo_id, sha256) REFERENCES contents (repo_id, sha256) ON DELETE CASCADE
 );
--- ILIKE '%…%' uses this index for any query with a run of three letters or digits.
+-- `body ~* '***=term'` (the term as a literal) uses this index for a term with a run of three
+-- letters or digits.
 CREATE INDEX search_texts_trgm ON search_texts USING gin (body gin_trgm_ops);
+
+-- The contents of a repo whose text matches `pattern` (a regular expression, case-insensitive),
+-- at most `cap` of them. Through the trigram index only: the planner prices a regular expression
+-- like any operator and, with statistics, prefers reading the whole table once it is small (10,000
+-- texts: a seq scan of 53 ms for a term in one file, against 1.3 ms through the index), and
+-- without statistics walks the primary key's repo_id the same way (`repo_id + 0` prevents that).
+-- A function with its own setting is never inlined, so the setting holds for this query alone.
+CREATE FUNCTION search_hits(p_repo bigint, pattern text, cap int) RETURNS TABLE (sha256 bytea)
+LANGUAGE sql STABLE SET enable_seqscan = off AS $$
+  SELECT t.sha256 FROM search_texts t WHERE t.repo_id + 0 = p_repo AND t.body ~* pattern LIMIT cap
+$$;
 
 -- Content committed before this migration: the text kept in its row (bodies in the blob store,
 -- above SVC_BLOB_THRESHOLD_BYTES, are above the size cap with the default threshold). A body is
@@ -36,4 +48,5 @@ WHERE c.data IS NOT NULL
   );
 
 -- Down Migration
+DROP FUNCTION search_hits;
 DROP TABLE search_texts;

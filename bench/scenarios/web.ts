@@ -6,6 +6,7 @@ import { progress } from "../log.ts";
 import { markdownTable, type Row } from "../report.ts";
 import type { QuireProcess } from "../server.ts";
 import { measureHttpFloor, PAGE } from "./reads.ts";
+import { measureSearch } from "./search.ts";
 
 /**
  * The web interface's first paint (docs/web.md): a page is one server-rendered HTML document, so
@@ -98,5 +99,6 @@ export async function measureWeb(server: QuireProcess): Promise<string> {
     ...(n >= 2 ? { target: "≤ 1 (floor + one query)", met: r.p50Ms <= budget } : {}),
     errors: r.errors,
   }));
+  rows.push(...(await measureSearch(q, page, budget)));
   return markdownTable(rows);
 }

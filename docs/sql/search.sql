@@ -9,14 +9,14 @@ ON CONFLICT (repo_id, sha256) DO NOTHING;
 
 -- search_hits_select
 WITH hits AS MATERIALIZED (
-  SELECT t.sha256 FROM search_texts t WHERE t.repo_id = $5 AND t.body ILIKE $7
+  SELECT h.sha256 FROM search_hits($5, $7, $10) h
 ), placed AS (
   SELECT DISTINCT f.path, f.content_sha256 AS sha256 FROM hits h
   JOIN file_changes f ON f.repo_id = $5 AND f.content_sha256 = h.sha256
-  WHERE ((f.branch_id = $1 AND f.sequence BETWEEN $6 AND $2) OR (f.branch_id = $3 AND f.sequence <= $4))
+  WHERE ((f.branch_id + 0 = $1 AND f.sequence + 0 BETWEEN $6 AND $2) OR (f.branch_id + 0 = $3 AND f.sequence + 0 <= $4))
     AND f.path > $8
 )
-SELECT page.path, t.body FROM (
+SELECT page.path, t.body, (SELECT count(*) FROM hits)::int AS candidates FROM (
   SELECT p.path, p.sha256 FROM placed p CROSS JOIN 
 LATERAL (
   (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f

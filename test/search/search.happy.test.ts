@@ -1,7 +1,12 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveView } from "../../shared/commits/view.ts";
-import { findPathsInView, MAX_INDEXED_BYTES, searchInView } from "../../shared/search/search.ts";
+import {
+  findPathsInView,
+  MAX_CANDIDATES,
+  MAX_INDEXED_BYTES,
+  searchInView,
+} from "../../shared/search/search.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
 
@@ -25,7 +30,9 @@ describe("search of file contents in a view", () => {
     const shared = "shared words: marmot\n";
     const first = await repo.commit("main", { "a.txt": shared, "b/c.txt": shared, "other.txt": "nothing\n" });
     const second = await repo.commit("main", { "a.txt": "changed\n" });
-    const feature = await repo.branch("feature", { files: { "b/c.txt": null, "f.txt": "marmot on feature\n" } });
+    const feature = await repo.branch("feature", {
+      files: { "b/c.txt": null, "f.txt": "marmot on feature\n" },
+    });
 
     expect(paths(await searchAt(repo.repoId, "main", first, "MARMOT"))).toEqual(["a.txt", "b/c.txt"]);
     expect(paths(await searchAt(repo.repoId, "main", second, "marmot"))).toEqual(["b/c.txt"]);
@@ -36,12 +43,27 @@ describe("search of file contents in a view", () => {
 
   it("pages by path and says when there are more", async () => {
     const repo = await world(app).repo();
-    await repo.commit("main", Object.fromEntries(["d", "a", "c", "b"].map((n) => [`${n}.txt`, `lemur ${n}\n`])));
+    await repo.commit(
+      "main",
+      Object.fromEntries(["d", "a", "c", "b"].map((n) => [`${n}.txt`, `lemur ${n}\n`])),
+    );
     const view = await resolveView(pool, repo.repoId, "main", undefined);
     const one = await searchInView(pool, repo.repoId, view, { term: "lemur", limit: 3 });
     expect([paths(one), one.more]).toEqual([["a.txt", "b.txt", "c.txt"], true]);
     const two = await searchInView(pool, repo.repoId, view, { term: "lemur", after: "c.txt", limit: 3 });
     expect([paths(two), two.more]).toEqual([["d.txt"], false]);
+  });
+
+  it("answers a term in more contents than MAX_CANDIDATES from that many, and says so", async () => {
+    const repo = await world(app).repo();
+    // Two commits: a commit takes at most 1,000 files.
+    const files = Array.from({ length: MAX_CANDIDATES + 5 }, (_, i) => [`n/${i}.txt`, `quokka ${i}\n`]);
+    await repo.commit("main", Object.fromEntries(files.slice(0, 500)));
+    await repo.commit("main", Object.fromEntries(files.slice(500)));
+    const found = await searchAt(repo.repoId, "main", undefined, "quokka");
+    expect([found.hits.length, found.more, found.capped]).toEqual([20, true, true]);
+    const one = await searchAt(repo.repoId, "main", undefined, "quokka 1004");
+    expect([paths(one), one.capped]).toEqual([["n/1004.txt"], false]);
   });
 
   it("indexes text once per content and leaves out binary, NUL-holding and oversized bodies", async () => {
@@ -54,9 +76,10 @@ describe("search of file contents in a view", () => {
       "late-nul.txt": late,
       "big.txt": `tapir ${"y".repeat(MAX_INDEXED_BYTES)}`,
     });
-    const rows = await app.sql<{ n: number }>("SELECT count(*)::int AS n FROM search_texts WHERE repo_id = $1", [
-      repo.repoId,
-    ]);
+    const rows = await app.sql<{ n: number }>(
+      "SELECT count(*)::int AS n FROM search_texts WHERE repo_id = $1",
+      [repo.repoId],
+    );
     expect(rows[0]?.n).toBe(1);
     expect(paths(await searchAt(repo.repoId, "main", undefined, "tapir"))).toEqual(["one.txt", "same.txt"]);
   });

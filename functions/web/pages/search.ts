@@ -4,10 +4,12 @@ import { resolveView, type View } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import {
   findPathsInView,
+  MAX_CANDIDATES,
   MAX_FINDER_CHARS,
   MAX_TERM_CHARS,
   type MatchingLine,
   type SearchHit,
+  type SearchPage,
   searchInView,
   searchTermProblem,
 } from "../../../shared/search/search.ts";
@@ -77,11 +79,12 @@ function results(
   repo: string,
   view: View,
   q: { q: string; branch: string; after?: string | undefined },
-  found: { hits: SearchHit[]; more: boolean },
+  found: SearchPage,
 ): Html {
   const where = { branch: q.branch, at: view.at };
   const last = found.hits.at(-1);
   return html`<section aria-labelledby="results-h"><h2 id="results-h">Files on ${q.branch} at sequence ${view.at} containing “${q.q}”</h2>
+${found.capped ? html`<p class="notice" id="search-capped">More than ${MAX_CANDIDATES.toLocaleString("en")} different texts in this repo contain “${q.q}”: these results come from ${MAX_CANDIDATES.toLocaleString("en")} of them. A longer search finds the rest.</p>` : ""}
 ${
   found.hits.length === 0
     ? html`<p id="no-results">No ${q.after ? "more files" : "file"} on ${q.branch} at sequence ${view.at} contains “${q.q}”.</p>`
