@@ -95,6 +95,7 @@ const matrix: Record<string, Statuses> = {
   "POST /repos/:repo*/-/commit [to a branch]":            s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
   "POST /repos/:repo*/-/commit [to main]":                s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
   "GET /repos/:repo*/-/commit/:sequence":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/search":                           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/tree":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/file/:path*/history":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/file/:path*":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -372,6 +373,10 @@ const requests: Record<string, Request> = {
     path: `/repos/${w.repo}/-/commit/${w.sequence}`,
   })),
   "GET /repos/:repo*/-/tree": repoRoute(async (w) => ({ method: "GET", path: `/repos/${w.repo}/-/tree` })),
+  "GET /repos/:repo*/-/search": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/search?q=hello`,
+  })),
   "GET /repos/:repo*/-/file/:path*/history": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/file/${w.file}/history`,

@@ -7,6 +7,7 @@ import {
   MAX_INDEXED_BYTES,
   searchInView,
 } from "../../shared/search/search.ts";
+import { api } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
 
@@ -109,5 +110,34 @@ describe("the file finder", () => {
     });
     // LIKE's wildcards are literal.
     expect((await findPathsInView(pool, repo.repoId, view, { term: "_", limit: 10 })).paths).toEqual([]);
+  });
+});
+
+describe("GET /repos/{name}/-/search", () => {
+  it("answers the page's results as JSON, and refuses a term it cannot search", async () => {
+    const repo = await world(app).repo();
+    const first = await repo.commit("main", { "a.txt": "one\nA wombat here\nwombat again\n" });
+    await repo.commit("main", { "a.txt": "gone\n" });
+    const get = (query: { q: string; at?: string }) =>
+      api(repo.client).get("/repos/:repo*/-/search", { params: { repo: repo.repo }, query });
+    const found = await get({ q: "WOMBAT", at: String(first) });
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual({
+      results: [
+        {
+          path: "a.txt",
+          lines: [
+            { number: 2, text: "A wombat here" },
+            { number: 3, text: "wombat again" },
+          ],
+          line_count: 2,
+        },
+      ],
+      more: false,
+      capped: false,
+    });
+    expect((await get({ q: "wombat" })).body).toEqual({ results: [], more: false, capped: false });
+    const refused = await get({ q: "wb" });
+    expect([refused.status, (refused.body as { code: string }).code]).toEqual([400, "VALIDATION_FAILED"]);
   });
 });
