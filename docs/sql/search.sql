@@ -2,11 +2,6 @@
 
 -- shared/search/search.ts
 
--- search_text_insert
-INSERT INTO search_texts (repo_id, sha256, body)
-SELECT $1, s.sha256, s.body FROM unnest($2::bytea[], $3::text[]) AS s (sha256, body)
-ON CONFLICT (repo_id, sha256) DO NOTHING;
-
 -- search_hits_select
 WITH hits AS MATERIALIZED (
   SELECT h.sha256 FROM search_hits($5, $7, $10) h

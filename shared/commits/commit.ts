@@ -7,7 +7,6 @@ import { firstRowOf, prepared, type Queryable } from "../db/pool.ts";
 import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { type IfMatch, requireIfMatch } from "../http/conditional.ts";
-import { indexTexts } from "../search/search.ts";
 import { bodyFromBase64, insertBodies, uploadLargeBodies, versionId } from "./content.ts";
 import { type FileVersion, filesInView, viewOf } from "./view.ts";
 import { type Allocated, type WrittenChange, writeCommitRows } from "./write.ts";
@@ -166,8 +165,6 @@ export async function createCommit(
   return withTx(ctx.pool, async (tx) => {
     // Content first: it needs no branch lock, so the lock is held only for what follows.
     await insertBodies(tx, access.repo.id, bodies, threshold);
-    // Indexed for search in the same transaction, so a commit is searchable when it is readable.
-    await indexTexts(tx, access.repo.id, bodies);
     // The gate is released when the work is done, before COMMIT: the next commit of this repo
     // then waits in PostgreSQL only for that COMMIT.
     return ctx.commitGate.run(access.repo.id, async () => {

@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { Body } from "../commits/content.ts";
 import { newest_change_in_view, type View, viewParams } from "../commits/view.ts";
 import type { Queryable } from "../db/pool.ts";
-import type { Tx } from "../db/tx.ts";
 
 /**
  * Search of file contents and the file finder (docs/search.md). Contents are indexed once per
@@ -44,24 +43,14 @@ const containing = (text: string) => `%${likeLiteral(text)}%`;
 /** Every character of `text` in order, anything between: the finder's fuzzy match. */
 const subsequence = (text: string) => `%${[...text].map(likeLiteral).join("%")}%`;
 
-const search_text_insert = `
-  INSERT INTO search_texts (repo_id, sha256, body)
-  SELECT $1, s.sha256, s.body FROM unnest($2::bytea[], $3::text[]) AS s (sha256, body)
-  ON CONFLICT (repo_id, sha256) DO NOTHING`;
-
 /**
- * Indexes the text bodies of a commit, in its transaction (after `insertBodies`, whose rows they
- * reference). Binary bodies, bodies above MAX_INDEXED_BYTES and text holding a NUL byte (which
- * PostgreSQL's text cannot hold; `isBinary` looks for NUL in the first 8,000 bytes only) are left out.
+ * The text of a body as search indexes it (in the commit's transaction, by `insertBodies`), or null
+ * for a body it leaves out: binary, above MAX_INDEXED_BYTES, or holding a NUL byte (which
+ * PostgreSQL's text cannot hold; `isBinary` looks for NUL in the first 8,000 bytes only).
  */
-export async function indexTexts(tx: Tx, repoId: number, bodies: Body[]): Promise<void> {
-  const texts = bodies.filter((b) => !b.binary && b.data.length <= MAX_INDEXED_BYTES && !b.data.includes(0));
-  if (texts.length === 0) return;
-  await tx.query(search_text_insert, [
-    repoId,
-    texts.map((b) => b.sha256),
-    texts.map((b) => b.data.toString("utf8")),
-  ]);
+export function searchableText(body: Body): string | null {
+  if (body.binary || body.data.length > MAX_INDEXED_BYTES || body.data.includes(0)) return null;
+  return body.data.toString("utf8");
 }
 
 // $7 the term as a literal regular expression (`***=`, matched case-insensitively by ~*, which
