@@ -8,6 +8,7 @@ import { progress } from "../log.ts";
 import { markdownTable, type Row } from "../report.ts";
 import type { QuireProcess } from "../server.ts";
 import { measureHttpFloor } from "./reads.ts";
+import { measureSearch } from "./search.ts";
 
 /**
  * Every page of the web interface (the page tour's list, test/web/tour-pages.ts) against the API
@@ -174,6 +175,7 @@ export async function measureWeb(server: QuireProcess): Promise<string> {
     progress(`web: ${p.name}`);
     rows.push(pageRow(p, site, await measurePage(get, p, site)));
   }
+  rows.push(...(await measureSearch(q, (path) => get(path, "text/html", 200), floor.p50Ms)));
   const failed = rows.filter((r) => r.met === false).map((r) => r.scenario);
   const verdict =
     failed.length === 0 ? "Every page is within 2x its API reads." : `Above 2x: ${failed.join(", ")}.`;

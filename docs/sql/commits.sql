@@ -42,10 +42,16 @@ SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at FRO
 -- shared/commits/content.ts
 
 -- content_insert_batch (prepared)
-INSERT INTO contents (repo_id, sha256, size, data, blob_key)
-SELECT $1, s.sha256, s.size, s.data, s.blob_key
-FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
-ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size;
+WITH stored AS (
+  INSERT INTO contents (repo_id, sha256, size, data, blob_key)
+  SELECT $1, s.sha256, s.size, s.data, s.blob_key
+  FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
+  ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size
+)
+INSERT INTO search_texts (repo_id, sha256, body)
+SELECT $1, s.sha256, s.body FROM unnest($2::bytea[], $6::text[]) AS s (sha256, body)
+WHERE s.body IS NOT NULL
+ON CONFLICT (repo_id, sha256) DO NOTHING;
 
 -- content_select
 SELECT data, blob_key FROM contents WHERE repo_id = $1 AND sha256 = $2;

@@ -119,6 +119,16 @@ details.reply summary { cursor: pointer; color: var(--accent); }
 ol.releases { list-style: none; padding: 0; }
 li.release { border-bottom: 1px solid var(--line); padding-bottom: 1rem; }
 @media (max-width: 40rem) { .comments ol.replies { margin-left: .5rem; } }
+/* Search and the file finder (functions/web/pages/search.ts) */
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+form.repo-search { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: 0 0 1rem; }
+form.repo-search input[type=search] { flex: 1 1 10rem; min-width: 0; max-width: 24rem; }
+kbd { font-family: ui-monospace, monospace; font-size: .8em; border: 1px solid var(--line); border-radius: 3px; padding: 0 .25em; }
+ol.search-results { list-style: none; padding: 0; }
+ol.search-results h3 { font-size: 1rem; margin: 1rem 0 .25rem; overflow-wrap: anywhere; }
+mark { background: color-mix(in srgb, #f2cc60 55%, transparent); color: inherit; }
+ol.found-paths { padding-left: 1.5rem; overflow-wrap: anywhere; }
+form.search input, form.finder input[type=search] { max-width: 100%; }
 `;
 
 /**
@@ -247,6 +257,42 @@ const js = `"use strict";
     var range = parse(location.hash);
     if (range) anchor = range.from;
     mark(range, true);
+  });
+})();
+(function () {
+  // The file finder: "t" on a repo page (not while typing in a field) opens it.
+  var link = document.querySelector("a[data-find-key]");
+  if (link) document.addEventListener("keydown", function (e) {
+    if (e.key !== "t" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+    var target = e.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+    e.preventDefault();
+    location.href = link.href;
+  });
+  // On the finder, the list follows what is typed: the page's own results region, re-fetched.
+  var input = document.querySelector("input[data-find-input]");
+  if (!input || !input.form) return;
+  var form = input.form;
+  var timer;
+  var inflight;
+  function update() {
+    var url = new URL(form.action, location.href);
+    new FormData(form).forEach(function (value, key) { url.searchParams.set(key, String(value)); });
+    if (inflight) inflight.abort();
+    inflight = new AbortController();
+    fetch(url, { headers: { accept: "text/html" }, credentials: "same-origin", signal: inflight.signal })
+      .then(function (res) { return res.text(); })
+      .then(function (text) {
+        var fresh = new DOMParser().parseFromString(text, "text/html").querySelector("[data-find-results]");
+        var old = document.querySelector("[data-find-results]");
+        if (fresh && old) old.replaceWith(document.importNode(fresh, true));
+        history.replaceState(null, "", url.pathname + url.search);
+      })
+      .catch(function () {});
+  }
+  input.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(update, 100);
   });
 })();
 `;

@@ -5,6 +5,7 @@ import type { DevActorInfo } from "../../shared/auth/dev-identity.ts";
 import { liveScript, styles } from "./assets.ts";
 import { csrfField } from "./csrf.ts";
 import { Html, html } from "./html.ts";
+import { type PageView, searchBox } from "./search-box.ts";
 import * as u from "./urls.ts";
 
 export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members";
@@ -19,6 +20,8 @@ export interface PageInput {
   liveBranch?: string;
   /** The URL the live script re-fetches the page from (not the URL of a form post it answers). */
   liveSrc?: string;
+  /** The branch and sequence a repo page shows: its search box searches there. */
+  view?: PageView;
   /** Breadcrumbs above the heading: [label, href] pairs, the last one the current page. */
   crumbs?: [string, string][];
   body: Html;
@@ -102,6 +105,7 @@ ${p.actor?.session ? html`<form class="inline" method="post" action="/auth/logou
 <main id="main"${live ? html` data-live-repo="${p.repo?.repo.name}" data-live-branch="${p.liveBranch}" data-live-src="${p.liveSrc}"` : ""}>
 ${p.crumbs ? crumbsNav(p.crumbs) : ""}
 ${p.repo ? repoNav(p.repo, p.tab) : ""}
+${p.repo ? searchBox(p.repo.repo.name, p.view) : ""}
 ${live ? html`<p id="live-status" class="muted" role="status" aria-live="polite">Connecting…</p>` : ""}
 ${withScrollingTables(p.body)}
 </main>

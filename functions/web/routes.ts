@@ -40,6 +40,7 @@ import {
 } from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
+import { searchRoutes } from "./search-routes.ts";
 import * as u from "./urls.ts";
 
 /**
@@ -404,5 +405,6 @@ export const webRoutes = [
   ...proposalRoutes,
   ...codeRoutes,
   ...discussionRoutes,
+  ...searchRoutes,
   ...repoPages,
 ].map(withErrorPages);

@@ -81,3 +81,21 @@ export const commentAnchor = (id: string) => `comment-${id}`;
 /** The `.tar.gz` of the tree at a branch and sequence, under the reader's own access. */
 export const archiveUrl = (repo: string, q: { branch: string; at: number }) =>
   withQuery(`${repoBase(repo)}/-/archive`, q);
+/** Search of file contents at a view (functions/web/search-routes.ts). */
+export const searchUrl = (
+  repo: string,
+  q: { q?: string; branch?: string; at?: number | undefined; after?: string | undefined } = {},
+) =>
+  withQuery(`${repoBase(repo)}/-/search`, {
+    q: q.q,
+    branch: q.branch === "main" ? undefined : q.branch,
+    at: q.at,
+    after: q.after,
+  });
+/** The file finder at a view (GitHub's `t`). */
+export const findUrl = (repo: string, q: { q?: string; branch?: string; at?: number | undefined } = {}) =>
+  withQuery(`${repoBase(repo)}/-/find`, {
+    q: q.q,
+    branch: q.branch === "main" ? undefined : q.branch,
+    at: q.at,
+  });

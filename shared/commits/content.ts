@@ -5,6 +5,7 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { BlobStore } from "../blobs/store.ts";
 import { prepared, type Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/tx.ts";
+import { searchableText } from "../search/search.ts";
 
 /** A file body ready to store: its bytes, SHA-256 and how it is classified. */
 export interface Body {
@@ -81,13 +82,22 @@ export async function bodyFromBase64(filePath: string, base64: string, contentTy
 /** The blob store key of a body: content-addressed within its repo. */
 export const blobKey = (repoId: number, sha256: Buffer) => `repos/${repoId}/${sha256.toString("hex")}`;
 
+// With the text of each searchable body ($6, null for the others) indexed for search in the same
+// statement (docs/search.md): one round trip, not two. The foreign key of search_texts is checked
+// at the end of the statement, when the contents rows are there.
 const content_insert_batch = prepared(
   "content_insert_batch",
   `
-  INSERT INTO contents (repo_id, sha256, size, data, blob_key)
-  SELECT $1, s.sha256, s.size, s.data, s.blob_key
-  FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
-  ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size`,
+  WITH stored AS (
+    INSERT INTO contents (repo_id, sha256, size, data, blob_key)
+    SELECT $1, s.sha256, s.size, s.data, s.blob_key
+    FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
+    ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size
+  )
+  INSERT INTO search_texts (repo_id, sha256, body)
+  SELECT $1, s.sha256, s.body FROM unnest($2::bytea[], $6::text[]) AS s (sha256, body)
+  WHERE s.body IS NOT NULL
+  ON CONFLICT (repo_id, sha256) DO NOTHING`,
 );
 
 /**
@@ -106,7 +116,8 @@ export async function uploadLargeBodies(
 }
 
 /**
- * Records the bodies (inline, or by blob key above the threshold); identical bytes are stored once.
+ * Records the bodies (inline, or by blob key above the threshold); identical bytes are stored once,
+ * and the text of each is indexed for search (`searchableText`).
  * A body that is already stored is updated in place (to itself) so that its row is locked until
  * this commit ends: purge skips locked rows, so it cannot remove content a commit is about to use.
  */
@@ -125,6 +136,7 @@ export async function insertBodies(tx: Tx, repoId: number, bodies: Body[], thres
       distinct.map((b) => b.data.length),
       distinct.map((b) => (large(b) ? null : b.data)),
       distinct.map((b) => (large(b) ? blobKey(repoId, b.sha256) : null)),
+      distinct.map(searchableText),
     ]),
   );
 }

@@ -65,9 +65,12 @@ export async function resolveView(
   return viewOf(db, repoId, await requireBranch(db, repoId, branchName), at);
 }
 
-// The newest change of the path `p.path` in a view: the branch's own, else the parent's. Used as a
-// LATERAL subquery over a list of paths; each side is one index probe.
-const newest_change_in_view = `
+/**
+ * The newest change of the path `p.path` in a view: the branch's own, else the parent's. Used as a
+ * LATERAL subquery over a list of paths (as `v`); each side is one index probe. Its parameters:
+ * $1 the branch, $2 `at`, $3 the parent, $4 `parentAt`, $6 `ownFrom` (`viewParams`).
+ */
+export const newest_change_in_view = `
   LATERAL (
     (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
      WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
@@ -79,6 +82,19 @@ const files_in_view_select = `
   SELECT p.path, v.content_sha256, v.content_type, v.is_binary
   FROM unnest($5::text[]) AS p (path) CROSS JOIN ${newest_change_in_view}
   WHERE v.content_sha256 IS NOT NULL`;
+
+/**
+ * The view's parameters in the positions `newest_change_in_view` reads, with `fifth` as $5 (the
+ * statement's own first parameter; further ones follow from $7).
+ */
+export const viewParams = (view: View, fifth: unknown): unknown[] => [
+  view.branch.id,
+  view.at,
+  view.parentId,
+  view.parentAt,
+  fifth,
+  view.ownFrom,
+];
 
 export interface FileVersion {
   content_sha256: Buffer;
@@ -92,14 +108,10 @@ export async function filesInView(
   view: View,
   paths: string[],
 ): Promise<Map<string, FileVersion>> {
-  const { rows } = await db.query<FileVersion & { path: string }>(files_in_view_select, [
-    view.branch.id,
-    view.at,
-    view.parentId,
-    view.parentAt,
-    paths,
-    view.ownFrom,
-  ]);
+  const { rows } = await db.query<FileVersion & { path: string }>(
+    files_in_view_select,
+    viewParams(view, paths),
+  );
   return new Map(rows.map((r) => [r.path, r]));
 }
 

@@ -95,6 +95,7 @@ const matrix: Record<string, Statuses> = {
   "POST /repos/:repo*/-/commit [to a branch]":            s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
   "POST /repos/:repo*/-/commit [to main]":                s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
   "GET /repos/:repo*/-/commit/:sequence":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/search":                           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/tree":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/file/:path*/history":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/file/:path*":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -197,6 +198,8 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/archive":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "GET /ui/repos/:repo*/-/search":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/find":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -374,6 +377,10 @@ const requests: Record<string, Request> = {
     path: `/repos/${w.repo}/-/commit/${w.sequence}`,
   })),
   "GET /repos/:repo*/-/tree": repoRoute(async (w) => ({ method: "GET", path: `/repos/${w.repo}/-/tree` })),
+  "GET /repos/:repo*/-/search": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/search?q=hello`,
+  })),
   "GET /repos/:repo*/-/file/:path*/history": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/file/${w.file}/history`,
@@ -678,6 +685,14 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/plain/:path*": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/plain/${w.file}`,
+  })),
+  "GET /ui/repos/:repo*/-/search": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/search?q=hello`,
+  })),
+  "GET /ui/repos/:repo*/-/find": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/find?q=md`,
   })),
   "GET /ui/repos/:repo*/-/history": repoRoute(async (w) => ({
     method: "GET",

@@ -62,7 +62,8 @@ ${entries.map((e) => html`<tr><td><a href="${u.fileUrl(name, e.path, { branch: q
 ${q.after ? html`<a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">First page</a>` : ""}
 ${last && entries.length === q.limit ? html`<a href="${u.treeUrl(name, { branch: q.branch, at: view.at, after: last.path })}" rel="next">Next page</a>` : ""}
 </nav></section>`;
-  return page({ title: name, actor, repo: access, tab: "tree", crumbs: repoCrumbs(name), body });
+  const shown = { branch: q.branch, at: view.at };
+  return page({ title: name, actor, repo: access, tab: "tree", view: shown, crumbs: repoCrumbs(name), body });
 }
 
 /** Which form of a file the page shows: rendered (Markdown) or structure (JSON, YAML), or its source. */
@@ -148,7 +149,16 @@ ${fileBody(file, { download, show }, q.show ?? "rendered", { repo: name, path: q
 <table><thead><tr><th scope="col">Sequence</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">When</th></tr></thead><tbody>
 ${history.map((h) => html`<tr><td><a href="${u.commitUrl(name, h.sequence)}">${h.sequence}</a></td><td>${h.deleted ? "deleted" : html`<a href="${u.fileUrl(name, q.path, { branch: q.branch, at: h.sequence })}">view</a>`}</td><td>${h.author}</td><td>${h.message}</td><td>${when(h.created_at)}</td></tr>`)}
 </tbody></table></section>`;
-  return page({ title: q.path, actor, repo: access, tab: "tree", crumbs: repoCrumbs(name), body });
+  const shown = { branch: q.branch, at: view.at };
+  return page({
+    title: q.path,
+    actor,
+    repo: access,
+    tab: "tree",
+    view: shown,
+    crumbs: repoCrumbs(name),
+    body,
+  });
 }
 
 /** A file's bytes as a download (the file page's link for binary and large files). */
