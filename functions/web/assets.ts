@@ -57,6 +57,12 @@ h1, h2, h3, code { overflow-wrap: anywhere; }
   nav.repo ul, nav.crumbs ol { gap: .25rem .75rem; }
   nav.crumbs li + li::before { margin-right: .75rem; }
 }
+/* Finding one's way: folder view, history, compare (functions/web/pages/tree.ts, history.ts, compare.ts) */
+table.folder-view a.folder { font-weight: 600; }
+table.folder-view td.size, table.folder-view td:nth-child(3) { white-space: nowrap; }
+table.folder-view td.size { text-align: right; }
+.readme { margin-top: 1.5rem; }
+.compared-file h3 { font-size: 1rem; margin: 1rem 0 .25rem; }
 `;
 
 /**

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
-import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
+import { branchName, filePath, sequenceParam } from "../../shared/api/names.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
@@ -26,11 +26,12 @@ import { devIdentityRoute } from "./dev-identity.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
-import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
+import { commitPage, fileBytes, filePage } from "./pages/content.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
+import { treeRoutes } from "./tree-routes.ts";
 import * as u from "./urls.ts";
 
 /**
@@ -148,24 +149,6 @@ const repoPages = [
   }),
   route({
     method: "GET",
-    path: "/ui/repos/:repo*/-/tree",
-    access: { repo: "reader" },
-    summary: "Web: a page of a repo's tree at a branch and sequence",
-    params: repoParams,
-    query: z.strictObject({
-      branch: onBranch,
-      at: sequenceParam.optional(),
-      after: filePath.optional(),
-      limit: limitParam(100, 1000),
-    }),
-    responses: HTML,
-    handler: async (call) => {
-      const { ctx, actor, repo, query } = call;
-      return htmlReply(await treePage(ctx, actor, repo, query));
-    },
-  }),
-  route({
-    method: "GET",
     path: "/ui/repos/:repo*/-/file/:path*",
     access: { repo: "reader" },
     summary: "Web: a file at a branch and sequence, with its history",
@@ -194,19 +177,6 @@ const repoPages = [
         "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
         "cache-control": "private, no-store",
       });
-    },
-  }),
-  route({
-    method: "GET",
-    path: "/ui/repos/:repo*/-/history",
-    access: { repo: "reader" },
-    summary: "Web: a repo's commits, newest first",
-    params: repoParams,
-    query: z.strictObject({ before: sequenceParam.optional() }),
-    responses: HTML,
-    handler: async (call) => {
-      const { ctx, actor, repo, query } = call;
-      return htmlReply(await historyPage(ctx, actor, repo, query));
     },
   }),
   route({
@@ -408,5 +378,6 @@ export const webRoutes = [
   ...createRoutes,
   ...commitRoutes,
   ...proposalRoutes,
+  ...treeRoutes,
   ...repoPages,
 ].map(withErrorPages);
