@@ -65,9 +65,13 @@ export async function measureWeb(server: QuireProcess): Promise<string> {
       if (body.entries.length !== PAGE) throw new Error(`expected ${PAGE} entries`);
     },
   });
+  // The folder of 100 files is the API page's equal (100 entries); the folder of folders reads
+  // each folder's last commit besides (docs/web.md, "Finding one's way"): issue 20 allows 2x.
+  const folderOfFiles = fixturePath(0).split("/").slice(0, -1).join("/");
   const pages: [string, string][] = [
-    ["web tree page (100 entries)", `/ui/repos/${repo}/-/tree?limit=${PAGE}`],
+    ["web folder page (100 files)", `/ui/repos/${repo}/-/tree/${folderOfFiles}?limit=${PAGE}`],
     ["web file page (Markdown, with history)", `/ui/repos/${repo}/-/file/${fixturePath(0)}`],
+    [`web folder page (${FILES / 100} folders)`, `/ui/repos/${repo}/-/tree/docs?limit=${PAGE}`],
   ];
   const results: [string, LoadResult][] = [
     ["GET /healthz (HTTP floor)", floor],
@@ -95,7 +99,8 @@ export async function measureWeb(server: QuireProcess): Promise<string> {
     p99Ms: r.p99Ms,
     ratio: r.p50Ms / budget,
     ratioOf: "API tree page p50",
-    ...(n >= 2 ? { target: "≤ 1 (floor + one query)", met: r.p50Ms <= budget } : {}),
+    ...(n >= 2 && n < 4 ? { target: "≤ 1 (floor + one query)", met: r.p50Ms <= budget } : {}),
+    ...(n >= 4 ? { target: "≤ 2 (issue 20)", met: r.p50Ms <= 2 * budget } : {}),
     errors: r.errors,
   }));
   return markdownTable(rows);
