@@ -2,7 +2,7 @@ import type { RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import { loadBodyUpTo } from "../../../shared/commits/content.ts";
 import { type FolderEntry, folderReadme, readFolder } from "../../../shared/commits/folder.ts";
-import { fileInView, resolveView } from "../../../shared/commits/view.ts";
+import { fileInView, resolveView, type View } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { fail } from "../../../shared/errors.ts";
 import { type Html, html, trusted } from "../html.ts";
@@ -69,7 +69,7 @@ function entryRow(repo: string, e: FolderEntry, view: { branch: string; at: numb
 async function readmeSection(
   ctx: AppContext,
   access: RepoAccess,
-  view: Awaited<ReturnType<typeof resolveView>>,
+  view: View,
   folder: string,
   branch: string,
 ): Promise<Html | ""> {
