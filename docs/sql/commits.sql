@@ -75,7 +75,7 @@ FROM contents WHERE repo_id = $1 AND sha256 = $2;
 
 -- shared/commits/folder.ts
 
--- folder_entries_select
+-- folder_entries_select (prepared)
 WITH RECURSIVE walk (from_path, kind, path, sha, seq, content_type, is_binary, n, ord) AS (
   SELECT $7::text COLLATE "C", NULL::text, NULL::text COLLATE "C", NULL::bytea, NULL::bigint, NULL::text, NULL::boolean, 0, 0
   UNION ALL
@@ -85,12 +85,12 @@ WITH RECURSIVE walk (from_path, kind, path, sha, seq, content_type, is_binary, n
   CROSS JOIN LATERAL (
     SELECT least(
       (SELECT f.path FROM file_changes f
-       WHERE f.branch_id = $1 AND f.path >= w.from_path AND ($8::text IS NULL OR f.path < $8::text)
+       WHERE f.branch_id = $1 AND f.path >= w.from_path AND f.path < $8::text
          AND f.sequence <= $2 AND f.sequence + 0 >= $5
          AND (NOT $9::boolean OR strpos(substr(f.path, length($6::text) + 1), '/') > 0)
        ORDER BY f.path LIMIT 1),
       (SELECT f.path FROM file_changes f
-       WHERE f.branch_id = $3 AND f.path >= w.from_path AND ($8::text IS NULL OR f.path < $8::text)
+       WHERE f.branch_id = $3 AND f.path >= w.from_path AND f.path < $8::text
          AND f.sequence <= $4
          AND (NOT $9::boolean OR strpos(substr(f.path, length($6::text) + 1), '/') > 0)
        ORDER BY f.path LIMIT 1)) AS next_path
@@ -159,11 +159,21 @@ LEFT JOIN LATERAL (
 WHERE w.kind IS NOT NULL
 ORDER BY w.ord;
 
--- folder_readme_candidates_select
-SELECT DISTINCT f.path FROM file_changes f
-WHERE f.branch_id = ANY ($1::bigint[])
-  AND ((f.path >= $2::text || 'R' AND f.path < $2::text || 'S') OR (f.path >= $2::text || 'r' AND f.path < $2::text || 's'))
-  AND lower(substr(f.path, length($2::text) + 1)) = ANY ($3::text[]);
+-- folder_readmes_select
+SELECT p.path, v.content_sha256, v.content_type, v.is_binary
+FROM (SELECT DISTINCT f.path FROM file_changes f
+      WHERE f.branch_id IN ($1, $3)
+        AND ((f.path >= $5::text || 'R' AND f.path < $5::text || 'S') OR (f.path >= $5::text || 'r' AND f.path < $5::text || 's'))
+        AND lower(substr(f.path, length($5::text) + 1)) = ANY ($7::text[])) p
+CROSS JOIN 
+LATERAL (
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
+  UNION ALL
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
+  ORDER BY layer LIMIT 1) v
+WHERE v.content_sha256 IS NOT NULL;
 
 -- shared/commits/history.ts
 

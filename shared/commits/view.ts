@@ -66,8 +66,9 @@ export async function resolveView(
 }
 
 // The newest change of the path `p.path` in a view: the branch's own, else the parent's. Used as a
-// LATERAL subquery over a list of paths; each side is one index probe.
-const newest_change_in_view = `
+// LATERAL subquery over a list of paths; each side is one index probe. Parameters: $1 branch, $2 at,
+// $3 parent, $4 parent's at, $6 own rows' first sequence.
+export const newest_change_in_view = `
   LATERAL (
     (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
      WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)

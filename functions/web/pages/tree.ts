@@ -2,7 +2,7 @@ import type { RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import { loadBodyUpTo } from "../../../shared/commits/content.ts";
 import { type FolderEntry, folderReadme, readFolder } from "../../../shared/commits/folder.ts";
-import { fileInView, resolveView, type View } from "../../../shared/commits/view.ts";
+import { resolveView, type View } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { fail } from "../../../shared/errors.ts";
 import { type Html, html, trusted } from "../html.ts";
@@ -73,9 +73,9 @@ async function readmeSection(
   folder: string,
   branch: string,
 ): Promise<Html | ""> {
-  const path = await folderReadme(ctx.pool, view, folder);
-  const version = path === null ? null : await fileInView(ctx.pool, view, path);
-  if (path === null || !version || version.is_binary) return "";
+  const version = await folderReadme(ctx.pool, view, folder);
+  if (!version || version.is_binary) return "";
+  const path = version.path;
   const data = await loadBodyUpTo(
     ctx.pool,
     ctx.blobs,
