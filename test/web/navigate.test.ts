@@ -26,6 +26,7 @@ beforeAll(async () => {
       "docs/guide/steps.md": "# Steps\n\none\n",
       "old/gone.txt": "soon deleted\n",
       "src/app.ts": "export const a = 1;\n",
+      "src/ReadMe.md": "# Sources\n",
     },
     "Lay out the handbook",
   );
@@ -130,6 +131,11 @@ describe("the folder view", () => {
     expect(await page.getByRole("link", { name: "Next page" }).count()).toBe(0);
     await page.goto(`${base}/tree?limit=1&after=docs/`);
     expect((await folderRows(page)).map((r) => r[0])).toEqual(["src/"]);
+
+    // A README's name is matched in any case.
+    await page.goto(`${base}/tree/src`);
+    expect(await page.locator("#readme-h").textContent()).toBe("ReadMe.md");
+    expect(await page.locator(".readme .markdown h1").textContent()).toBe("Sources");
 
     expect((await page.goto(`${base}/tree/no/such`))?.status()).toBe(404);
     expect((await page.goto(`${base}/tree/old`))?.status()).toBe(404);
