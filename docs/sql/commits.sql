@@ -76,10 +76,10 @@ FROM contents WHERE repo_id = $1 AND sha256 = $2;
 -- shared/commits/folder.ts
 
 -- folder_entries_select (prepared)
-WITH RECURSIVE walk (from_path, kind, path, sha, seq, content_type, is_binary, n, ord) AS (
-  SELECT $7::text COLLATE "C", NULL::text, NULL::text COLLATE "C", NULL::bytea, NULL::bigint, NULL::text, NULL::boolean, 0, 0
+WITH RECURSIVE walk (from_path, kind, path, sha, seq, n, ord) AS (
+  SELECT $7::text COLLATE "C", NULL::text, NULL::text COLLATE "C", NULL::bytea, NULL::bigint, 0, 0
   UNION ALL
-  SELECT step.next_from, step.kind, step.path, step.sha, step.seq, fv.content_type, fv.is_binary,
+  SELECT step.next_from, step.kind, step.path, step.sha, step.seq,
          w.n + (step.kind IS NOT NULL)::int, w.ord + 1
   FROM walk w
   CROSS JOIN LATERAL (
@@ -102,12 +102,12 @@ WITH RECURSIVE walk (from_path, kind, path, sha, seq, content_type, is_binary, n
     OFFSET 0
   ) d
   LEFT JOIN LATERAL (
-    SELECT v.content_sha256, v.sequence, v.content_type, v.is_binary FROM (
-      (SELECT f.content_sha256, f.sequence, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+    SELECT v.content_sha256, v.sequence FROM (
+      (SELECT f.content_sha256, f.sequence, 0 AS layer FROM file_changes f
        WHERE f.branch_id = $1 AND f.path = nx.next_path AND f.sequence <= $2 AND f.sequence + 0 >= $5
        ORDER BY f.sequence DESC LIMIT 1)
       UNION ALL
-      (SELECT f.content_sha256, f.sequence, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+      (SELECT f.content_sha256, f.sequence, 1 AS layer FROM file_changes f
        WHERE f.branch_id = $3 AND f.path = nx.next_path AND f.sequence <= $4
        ORDER BY f.sequence DESC LIMIT 1)) v
     ORDER BY v.layer LIMIT 1
@@ -139,7 +139,7 @@ recent_by_folder AS MATERIALIZED (
   WHERE starts_with(r.path, $6::text) AND strpos(substr(r.path, length($6::text) + 1), '/') > 0
   GROUP BY 1
 )
-SELECT w.kind, w.path, c.sequence, c.message, c.author, c.created_at, ct.size, w.content_type, w.is_binary
+SELECT w.kind, w.path, c.sequence, c.message, c.author, c.created_at, ct.size
 FROM walk w
 CROSS JOIN LATERAL (
   SELECT coalesce(w.seq, (SELECT rf.seq FROM recent_by_folder rf WHERE rf.path = w.path),

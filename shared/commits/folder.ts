@@ -10,10 +10,8 @@ export interface FolderEntry {
   path: string;
   /** The newest commit of the view that changed this file, or any path under this folder. */
   commit: { sequence: number; message: string; author: string; created_at: Date };
-  /** Files only: the size in bytes, and how the content is classified. */
+  /** Files only: the size in bytes. */
   size: number | null;
-  content_type: string | null;
-  binary: boolean;
 }
 
 /** How many of the view's newest changes a page reads to find its folders' last commits. */
@@ -48,10 +46,10 @@ const RECENT_CHANGES = 1000;
 const folder_entries_select = prepared<FolderRow>(
   "folder_entries_select",
   `
-  WITH RECURSIVE walk (from_path, kind, path, sha, seq, content_type, is_binary, n, ord) AS (
-    SELECT $7::text COLLATE "C", NULL::text, NULL::text COLLATE "C", NULL::bytea, NULL::bigint, NULL::text, NULL::boolean, 0, 0
+  WITH RECURSIVE walk (from_path, kind, path, sha, seq, n, ord) AS (
+    SELECT $7::text COLLATE "C", NULL::text, NULL::text COLLATE "C", NULL::bytea, NULL::bigint, 0, 0
     UNION ALL
-    SELECT step.next_from, step.kind, step.path, step.sha, step.seq, fv.content_type, fv.is_binary,
+    SELECT step.next_from, step.kind, step.path, step.sha, step.seq,
            w.n + (step.kind IS NOT NULL)::int, w.ord + 1
     FROM walk w
     CROSS JOIN LATERAL (
@@ -74,12 +72,12 @@ const folder_entries_select = prepared<FolderRow>(
       OFFSET 0
     ) d
     LEFT JOIN LATERAL (
-      SELECT v.content_sha256, v.sequence, v.content_type, v.is_binary FROM (
-        (SELECT f.content_sha256, f.sequence, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+      SELECT v.content_sha256, v.sequence FROM (
+        (SELECT f.content_sha256, f.sequence, 0 AS layer FROM file_changes f
          WHERE f.branch_id = $1 AND f.path = nx.next_path AND f.sequence <= $2 AND f.sequence + 0 >= $5
          ORDER BY f.sequence DESC LIMIT 1)
         UNION ALL
-        (SELECT f.content_sha256, f.sequence, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+        (SELECT f.content_sha256, f.sequence, 1 AS layer FROM file_changes f
          WHERE f.branch_id = $3 AND f.path = nx.next_path AND f.sequence <= $4
          ORDER BY f.sequence DESC LIMIT 1)) v
       ORDER BY v.layer LIMIT 1
@@ -111,7 +109,7 @@ const folder_entries_select = prepared<FolderRow>(
     WHERE starts_with(r.path, $6::text) AND strpos(substr(r.path, length($6::text) + 1), '/') > 0
     GROUP BY 1
   )
-  SELECT w.kind, w.path, c.sequence, c.message, c.author, c.created_at, ct.size, w.content_type, w.is_binary
+  SELECT w.kind, w.path, c.sequence, c.message, c.author, c.created_at, ct.size
   FROM walk w
   CROSS JOIN LATERAL (
     SELECT coalesce(w.seq, (SELECT rf.seq FROM recent_by_folder rf WHERE rf.path = w.path),
@@ -140,8 +138,6 @@ interface FolderRow {
   author: string;
   created_at: Date;
   size: number | null;
-  content_type: string | null;
-  is_binary: boolean | null;
 }
 
 /**
@@ -182,8 +178,6 @@ async function walkFolder(
     path: r.path,
     commit: { sequence: r.sequence, message: r.message, author: r.author, created_at: r.created_at },
     size: r.size === null ? null : Number(r.size),
-    content_type: r.content_type,
-    binary: r.is_binary ?? false,
   }));
 }
 
