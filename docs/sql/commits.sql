@@ -39,6 +39,25 @@ next AS (
   RETURNING last_sequence, date_trunc('milliseconds', clock_timestamp()) AS allocated_at)
 SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at FROM branch LEFT JOIN next ON true;
 
+-- shared/commits/compare.ts
+
+-- compare_paths_select
+SELECT DISTINCT f.path
+FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS s (branch_id, lo, hi)
+JOIN file_changes f ON f.repo_id = $1 AND f.sequence BETWEEN s.lo AND s.hi AND f.branch_id = s.branch_id
+ORDER BY f.path;
+
+-- compare_commits_select
+SELECT c.sequence, b.name AS branch, c.author, c.message, c.created_at, count(*) OVER () AS total
+FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS s (branch_id, lo, hi)
+JOIN commits c ON c.repo_id = $1 AND c.branch_id = s.branch_id AND c.sequence BETWEEN s.lo AND s.hi
+JOIN branches b ON b.id = c.branch_id
+ORDER BY c.sequence DESC
+LIMIT $5;
+
+-- commit_branch_select
+SELECT b.name FROM commits c JOIN branches b ON b.id = c.branch_id WHERE c.repo_id = $1 AND c.sequence = $2;
+
 -- shared/commits/content.ts
 
 -- content_insert_batch (prepared)
@@ -59,6 +78,122 @@ SELECT data, blob_key FROM contents WHERE repo_id = $1 AND sha256 = $2;
 -- content_select_up_to
 SELECT size, CASE WHEN size <= $3 THEN data END AS data, CASE WHEN size <= $3 THEN blob_key END AS blob_key
 FROM contents WHERE repo_id = $1 AND sha256 = $2;
+
+-- shared/commits/folder.ts
+
+-- folder_entries_select (prepared)
+WITH RECURSIVE walk (from_path, kind, path, sha, seq, n, ord) AS (
+  SELECT $7::text COLLATE "C", NULL::text, NULL::text COLLATE "C", NULL::bytea, NULL::bigint, 0, 0
+  UNION ALL
+  SELECT step.next_from, step.kind, step.path, step.sha, step.seq,
+         w.n + (step.kind IS NOT NULL)::int, w.ord + 1
+  FROM walk w
+  CROSS JOIN LATERAL (
+    SELECT least(
+      (SELECT f.path FROM file_changes f
+       WHERE f.branch_id = $1 AND f.path >= w.from_path AND f.path < $8::text
+         AND f.sequence <= $2 AND f.sequence + 0 >= $5
+         AND (NOT $9::boolean OR strpos(substr(f.path, length($6::text) + 1), '/') > 0)
+       ORDER BY f.path LIMIT 1),
+      (SELECT f.path FROM file_changes f
+       WHERE f.branch_id = $3 AND f.path >= w.from_path AND f.path < $8::text
+         AND f.sequence <= $4
+         AND (NOT $9::boolean OR strpos(substr(f.path, length($6::text) + 1), '/') > 0)
+       ORDER BY f.path LIMIT 1)) AS next_path
+    OFFSET 0
+  ) nx
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN strpos(substr(nx.next_path, length($6::text) + 1), '/') > 0
+                THEN $6::text || split_part(substr(nx.next_path, length($6::text) + 1), '/', 1) END AS folder
+    OFFSET 0
+  ) d
+  LEFT JOIN LATERAL (
+    SELECT v.content_sha256, v.sequence FROM (
+      (SELECT f.content_sha256, f.sequence, 0 AS layer FROM file_changes f
+       WHERE f.branch_id = $1 AND f.path = nx.next_path AND f.sequence <= $2 AND f.sequence + 0 >= $5
+       ORDER BY f.sequence DESC LIMIT 1)
+      UNION ALL
+      (SELECT f.content_sha256, f.sequence, 1 AS layer FROM file_changes f
+       WHERE f.branch_id = $3 AND f.path = nx.next_path AND f.sequence <= $4
+       ORDER BY f.sequence DESC LIMIT 1)) v
+    ORDER BY v.layer LIMIT 1
+  ) fv ON d.folder IS NULL OR $9::boolean
+  CROSS JOIN LATERAL (
+    SELECT (CASE WHEN d.folder IS NOT NULL THEN d.folder || '0' ELSE nx.next_path || chr(1) END) COLLATE "C" AS next_from,
+      CASE
+        WHEN d.folder IS NULL THEN CASE WHEN fv.content_sha256 IS NOT NULL THEN 'file' END
+        WHEN NOT $9::boolean THEN NULL
+        WHEN fv.content_sha256 IS NOT NULL THEN 'folder'
+        WHEN EXISTS (SELECT 1 FROM tree_page($1, $5, $2, $3, $4, d.folder || '/', 1) t
+                     WHERE starts_with(t.path, d.folder || '/')) THEN 'folder'
+      END AS kind,
+      coalesce(d.folder, nx.next_path) COLLATE "C" AS path,
+      CASE WHEN d.folder IS NULL THEN fv.content_sha256 END AS sha,
+      CASE WHEN d.folder IS NULL THEN fv.sequence END AS seq
+  ) step
+  WHERE nx.next_path IS NOT NULL AND w.n < $10
+),
+recent AS MATERIALIZED (
+  SELECT f.path, f.sequence FROM file_changes f
+  WHERE f.repo_id = $11 AND f.sequence <= $2
+    AND ((f.branch_id = $1 AND f.sequence >= $5) OR (f.branch_id = $3 AND f.sequence <= $4))
+  ORDER BY f.sequence DESC LIMIT $12
+),
+recent_by_folder AS MATERIALIZED (
+  SELECT $6::text || split_part(substr(r.path, length($6::text) + 1), '/', 1) AS path, max(r.sequence) AS seq
+  FROM recent r
+  WHERE starts_with(r.path, $6::text) AND strpos(substr(r.path, length($6::text) + 1), '/') > 0
+  GROUP BY 1
+)
+SELECT w.kind, w.path, c.sequence, c.message, c.author, c.created_at, ct.size
+FROM walk w
+CROSS JOIN LATERAL (
+  SELECT coalesce(w.seq, (SELECT rf.seq FROM recent_by_folder rf WHERE rf.path = w.path),
+    (SELECT max(f.sequence) FROM file_changes f
+     WHERE f.branch_id = $1 AND f.path >= w.path || '/' AND f.path < w.path || '0'
+       AND f.sequence <= $2 AND f.sequence >= $5),
+    (SELECT max(f.sequence) FROM file_changes f
+     WHERE f.branch_id = $3 AND f.path >= w.path || '/' AND f.path < w.path || '0' AND f.sequence <= $4)) AS sequence
+) last
+CROSS JOIN LATERAL (
+  SELECT c.sequence, c.message, c.author, c.created_at FROM commits c
+  WHERE c.repo_id = $11 AND c.sequence = last.sequence LIMIT 1
+) c
+LEFT JOIN LATERAL (
+  SELECT ct.size FROM contents ct WHERE ct.repo_id = $11 AND ct.sha256 = w.sha LIMIT 1
+) ct ON true
+WHERE w.kind IS NOT NULL
+ORDER BY w.ord;
+
+-- folder_readmes_select
+SELECT p.path, v.content_sha256, v.content_type, v.is_binary
+FROM (SELECT DISTINCT f.path FROM file_changes f
+      WHERE f.branch_id IN ($1, $3)
+        AND ((f.path >= $5::text || 'R' AND f.path < $5::text || 'S') OR (f.path >= $5::text || 'r' AND f.path < $5::text || 's'))
+        AND lower(substr(f.path, length($5::text) + 1)) = ANY ($7::text[])) p
+CROSS JOIN 
+LATERAL (
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
+  UNION ALL
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
+  ORDER BY layer LIMIT 1) v
+WHERE v.content_sha256 IS NOT NULL;
+
+-- shared/commits/history.ts
+
+-- history_select
+SELECT c.sequence, b.name AS branch, c.author, c.message, c.created_at
+FROM commits c JOIN branches b ON b.id = c.branch_id
+WHERE c.repo_id = $1 AND c.sequence < $2
+  AND ($3::bigint IS NULL OR (c.branch_id = $3 AND c.sequence BETWEEN $4 AND $5)
+       OR (c.branch_id = $6 AND c.sequence <= $7))
+  AND ($8::text IS NULL OR EXISTS (
+    SELECT 1 FROM file_changes f WHERE f.repo_id = c.repo_id AND f.sequence = c.sequence
+      AND (f.path = $8::text OR (f.path >= $8::text || '/' AND f.path < $8::text || '0'))))
+ORDER BY c.sequence DESC
+LIMIT $9;
 
 -- shared/commits/reads.ts
 

@@ -129,6 +129,12 @@ ol.search-results h3 { font-size: 1rem; margin: 1rem 0 .25rem; overflow-wrap: an
 mark { background: color-mix(in srgb, #f2cc60 55%, transparent); color: inherit; }
 ol.found-paths { padding-left: 1.5rem; overflow-wrap: anywhere; }
 form.search input, form.finder input[type=search] { max-width: 100%; }
+/* Finding one's way: folder view, history, compare (functions/web/pages/tree.ts, history.ts, compare.ts) */
+table.folder-view a.folder { font-weight: 600; }
+table.folder-view td.size, table.folder-view td:nth-child(3) { white-space: nowrap; }
+table.folder-view td.size { text-align: right; }
+.readme { margin-top: 1.5rem; }
+.compared-file h3 { font-size: 1rem; margin: 1rem 0 .25rem; }
 `;
 
 /**

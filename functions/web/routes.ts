@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
-import { branchName, filePath, limitParam, sequenceParam } from "../../shared/api/names.ts";
+import { branchName, filePath, sequenceParam } from "../../shared/api/names.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
 import type { AppContext } from "../../shared/context.ts";
 import { DomainError, fail } from "../../shared/errors.ts";
@@ -28,7 +28,7 @@ import { discussionRoutes } from "./discussion-routes.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
-import { commitPage, fileBytes, filePage, fileShows, historyPage, treePage } from "./pages/content.ts";
+import { commitPage, fileBytes, filePage, fileShows } from "./pages/content.ts";
 import { diffLayoutParam } from "./pages/diff.ts";
 import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
 import {
@@ -41,6 +41,7 @@ import {
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import { searchRoutes } from "./search-routes.ts";
+import { treeRoutes } from "./tree-routes.ts";
 import * as u from "./urls.ts";
 
 /**
@@ -159,24 +160,6 @@ const repoPages = [
   }),
   route({
     method: "GET",
-    path: "/ui/repos/:repo*/-/tree",
-    access: { repo: "reader" },
-    summary: "Web: a page of a repo's tree at a branch and sequence",
-    params: repoParams,
-    query: z.strictObject({
-      branch: onBranch,
-      at: sequenceParam.optional(),
-      after: filePath.optional(),
-      limit: limitParam(100, 1000),
-    }),
-    responses: HTML,
-    handler: async (call) => {
-      const { ctx, actor, repo, query } = call;
-      return htmlReply(await treePage(ctx, actor, repo, query));
-    },
-  }),
-  route({
-    method: "GET",
     path: "/ui/repos/:repo*/-/file/:path*",
     access: { repo: "reader" },
     summary: "Web: a file at a branch and sequence, with its history",
@@ -204,19 +187,6 @@ const repoPages = [
       const file = await fileBytes(ctx, repo, { ...query, path: params.path });
       // Always a download, never rendered here: an HTML file in a repo must not run as this site.
       return downloadReply(params.path, file.data);
-    },
-  }),
-  route({
-    method: "GET",
-    path: "/ui/repos/:repo*/-/history",
-    access: { repo: "reader" },
-    summary: "Web: a repo's commits, newest first",
-    params: repoParams,
-    query: z.strictObject({ before: sequenceParam.optional() }),
-    responses: HTML,
-    handler: async (call) => {
-      const { ctx, actor, repo, query } = call;
-      return htmlReply(await historyPage(ctx, actor, repo, query));
     },
   }),
   route({
@@ -406,5 +376,6 @@ export const webRoutes = [
   ...codeRoutes,
   ...discussionRoutes,
   ...searchRoutes,
+  ...treeRoutes,
   ...repoPages,
 ].map(withErrorPages);

@@ -35,8 +35,10 @@ export const rawUrl = (repo: string, path: string, q: { branch: string; at?: num
   withQuery(`${repoBase(repo)}/-/raw/${segments(path)}`, q);
 
 export const commitUrl = (repo: string, sequence: number) => `${repoBase(repo)}/-/commit/${sequence}`;
-export const historyUrl = (repo: string, q: { before?: number } = {}) =>
-  withQuery(`${repoBase(repo)}/-/history`, { before: q.before });
+export const historyUrl = (
+  repo: string,
+  q: { before?: number; branch?: string | undefined; path?: string | undefined } = {},
+) => withQuery(`${repoBase(repo)}/-/history`, { branch: q.branch, path: q.path, before: q.before });
 export const branchesUrl = (repo: string) => `${repoBase(repo)}/-/branches`;
 export const createBranchUrl = (repo: string) => branchesUrl(repo);
 export const editUrl = (repo: string, q: { branch: string; path?: string | undefined }) =>
@@ -99,3 +101,19 @@ export const findUrl = (repo: string, q: { q?: string; branch?: string; at?: num
     branch: q.branch === "main" ? undefined : q.branch,
     at: q.at,
   });
+// Finding one's way (folder view, compare): docs/web.md.
+/** A folder of the tree at a branch and sequence ("" is the root: the tree page itself). */
+export const folderUrl = (
+  repo: string,
+  folder: string,
+  q: { branch?: string; at?: number; after?: string } = {},
+) =>
+  folder === ""
+    ? treeUrl(repo, q)
+    : withQuery(`${repoBase(repo)}/-/tree/${segments(folder)}`, {
+        branch: q.branch === "main" ? undefined : q.branch,
+        at: q.at,
+        after: q.after,
+      });
+export const compareUrl = (repo: string, q: { from?: string; to?: string } = {}) =>
+  withQuery(`${repoBase(repo)}/-/compare`, q);

@@ -40,7 +40,7 @@ const main_changed_since_select = `
   WHERE f.branch_id = $1 AND f.sequence > $2 AND f.sequence <= $3 AND f.path = ANY ($4::text[])
   ORDER BY f.path, f.sequence DESC`;
 
-function statusOf(mainSha: Buffer | null, branchSha: Buffer | null): ChangeStatus | null {
+export function statusOf(mainSha: Buffer | null, branchSha: Buffer | null): ChangeStatus | null {
   if (mainSha === null) return branchSha === null ? null : "added";
   if (branchSha === null) return "deleted";
   return mainSha.equals(branchSha) ? null : "modified";

@@ -28,7 +28,7 @@ async function textOf(ctx: AppContext, repoId: number, sha: Buffer | null): Prom
  * A unified diff for a text change; "" for binary content, files above MAX_TEXT_DIFF_BYTES and
  * changes of more than MAX_DIFF_EDITS lines.
  */
-async function unifiedDiff(ctx: AppContext, repoId: number, c: NetChange): Promise<string> {
+export async function unifiedDiff(ctx: AppContext, repoId: number, c: NetChange): Promise<string> {
   if (c.branchBinary || (c.mainSha && c.mainBinary)) return "";
   const [before, after] = await Promise.all([
     textOf(ctx, repoId, c.mainSha),

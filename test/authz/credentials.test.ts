@@ -204,6 +204,8 @@ const probes: Record<string, Probe> = {
   },
   "GET /ui/repos/:repo*": {},
   "GET /ui/repos/:repo*/-/tree": {},
+  "GET /ui/repos/:repo*/-/tree/:path*": { params: () => ({ path: "docs" }) },
+  "GET /ui/repos/:repo*/-/compare": { query: "?from=main&to=main" },
   "GET /ui/repos/:repo*/-/file/:path*": {},
   "GET /ui/repos/:repo*/-/raw/:path*": {},
   "GET /ui/repos/:repo*/-/plain/:path*": {},

@@ -173,6 +173,8 @@ const matrix: Record<string, Statuses> = {
   "POST /ui/dev/identity":                                s(404,       404,      404,    404,    404,        404,   404,      404,       404,         404, 404),
   "GET /ui/repos/:repo*":                                 s(401,       404,      302,    302,    302,        302,   302,      302,       302,         302, 404),
   "GET /ui/repos/:repo*/-/tree":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/tree/:path*":                   s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/compare":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/file/:path*":                   s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/raw/:path*":                    s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/plain/:path*":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -673,6 +675,14 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/tree": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/tree`,
+  })),
+  "GET /ui/repos/:repo*/-/tree/:path*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/tree/docs`,
+  })),
+  "GET /ui/repos/:repo*/-/compare": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/compare?from=main&to=main`,
   })),
   "GET /ui/repos/:repo*/-/file/:path*": repoRoute(async (w) => ({
     method: "GET",

@@ -85,6 +85,8 @@ const notLists = [
   "GET /ui/static/:hash/:name",
   "GET /ui/repos/:repo*",
   "GET /ui/repos/:repo*/-/tree",
+  "GET /ui/repos/:repo*/-/tree/:path*",
+  "GET /ui/repos/:repo*/-/compare",
   "GET /ui/repos/:repo*/-/file/:path*",
   "GET /ui/repos/:repo*/-/raw/:path*",
   "GET /ui/repos/:repo*/-/plain/:path*",

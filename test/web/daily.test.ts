@@ -76,7 +76,7 @@ describe("relative links in rendered Markdown", () => {
     expect(await href("other")).toBe(`${base}/file/docs/other.md?branch=b&at=${at}`);
     expect(await href("top")).toBe(`${base}/file/top.md?branch=b&at=${at}#usage`);
     expect(await href("out")).toBeNull();
-    expect(await href("dir")).toBe(`${base}/tree?branch=b&at=${at}`);
+    expect(await href("dir")).toBe(`${base}/tree/docs?branch=b&at=${at}`);
     expect(await href("web")).toBe("https://example.com/a");
     expect(await href("here")).toBe("#here");
     expect(await md.locator("img").getAttribute("src")).toBe(`${base}/raw/docs/img/p.png?branch=b&at=${at}`);

@@ -1,9 +1,7 @@
 import { atLeast, type RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
-import { listBranches } from "../../../shared/branches/branches.ts";
-import { readChain } from "../../../shared/commits/chain.ts";
 import { loadBodyUpTo, loadSizedBodyUpTo } from "../../../shared/commits/content.ts";
-import { readCommit, readFileHistory, readTreeInView } from "../../../shared/commits/reads.ts";
+import { readCommit, readFileHistory } from "../../../shared/commits/reads.ts";
 import { fileInView, resolveView } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { fail } from "../../../shared/errors.ts";
@@ -21,50 +19,6 @@ export const MAX_SHOWN_BYTES = 1_048_576;
 const HISTORY_PAGE = 50;
 
 const when = timeTag;
-
-/**
- * The branch and sequence picker of the tree page: a GET form, usable without script. The branch
- * is typed; the page's script offers the repo's branches (from the API) once the field is used,
- * so rendering the page costs no branch-list query (docs/web.md, "Speed").
- */
-function viewPicker(repo: string, branch: string, at: number, head: number): Html {
-  return html`<form class="view" method="get" aria-label="Choose a branch and sequence">
-<label for="pick-branch">Branch</label> <input id="pick-branch" name="branch" value="${branch}" list="pick-branches" autocomplete="off" required>
-<datalist id="pick-branches" data-branches-of="${repo}"></datalist>
-<label for="pick-at">At sequence</label> <input id="pick-at" name="at" type="number" min="0" max="${head}" value="${at}">
-<button type="submit">Show</button>
-<span class="muted">head of ${branch} is ${head}; ${at === head ? "showing the head" : html`showing sequence ${at} (<a href="${u.treeUrl(repo, { branch })}">go to head</a>)`}</span>
-</form>`;
-}
-
-export async function treePage(
-  ctx: AppContext,
-  actor: Actor,
-  access: RepoAccess,
-  q: { branch: string; at?: number | undefined; after?: string | undefined; limit: number },
-): Promise<Html> {
-  const name = access.repo.name;
-  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
-  const entries = await readTreeInView(ctx.pool, view, { after: q.after, limit: q.limit });
-  const last = entries.at(-1);
-  const body = html`<h1>${name}</h1>
-${viewPicker(name, q.branch, view.at, view.branch.head_sequence)}
-${editLink(access, q.branch)}
-<section aria-labelledby="files-h"><h2 id="files-h">Files</h2>
-${
-  entries.length === 0
-    ? html`<p>No files${q.after ? " after this point" : ""} at sequence ${view.at}.</p>`
-    : html`<table><thead><tr><th scope="col">Path</th><th scope="col">Type</th></tr></thead><tbody>
-${entries.map((e) => html`<tr><td><a href="${u.fileUrl(name, e.path, { branch: q.branch, at: view.at })}">${e.path}</a></td><td class="muted">${e.binary ? "binary" : e.content_type.split(";")[0]}</td></tr>`)}
-</tbody></table>`
-}
-<nav class="pager" aria-label="Pages">
-${q.after ? html`<a href="${u.treeUrl(name, { branch: q.branch, at: view.at })}">First page</a>` : ""}
-${last && entries.length === q.limit ? html`<a href="${u.treeUrl(name, { branch: q.branch, at: view.at, after: last.path })}" rel="next">Next page</a>` : ""}
-</nav></section>`;
-  const shown = { branch: q.branch, at: view.at };
-  return page({ title: name, actor, repo: access, tab: "tree", view: shown, crumbs: repoCrumbs(name), body });
-}
 
 /** Which form of a file the page shows: rendered (Markdown) or structure (JSON, YAML), or its source. */
 export type FileShow = "rendered" | "source";
@@ -146,6 +100,7 @@ export async function filePage(
 ${fileBody(file, { download, show }, q.show ?? "rendered", { repo: name, path: q.path, ...at })}
 </section>
 <section aria-labelledby="history-h"><h2 id="history-h">History</h2>
+<p><a href="${u.historyUrl(name, { path: q.path, branch: q.branch })}" id="file-history-link">All commits that changed this file</a></p>
 <table><thead><tr><th scope="col">Sequence</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">When</th></tr></thead><tbody>
 ${history.map((h) => html`<tr><td><a href="${u.commitUrl(name, h.sequence)}">${h.sequence}</a></td><td>${h.deleted ? "deleted" : html`<a href="${u.fileUrl(name, q.path, { branch: q.branch, at: h.sequence })}">view</a>`}</td><td>${h.author}</td><td>${h.message}</td><td>${when(h.created_at)}</td></tr>`)}
 </tbody></table></section>`;
@@ -185,7 +140,7 @@ export async function fileBytes(
 }
 
 /** The editor's link, for those who may commit (writers; the editor says where main needs more). */
-function editLink(access: RepoAccess, branch: string, path?: string): Html | "" {
+export function editLink(access: RepoAccess, branch: string, path?: string): Html | "" {
   if (!atLeast(access.role, "writer")) return "";
   const href = u.editUrl(access.repo.name, { branch, path });
   return path
@@ -267,42 +222,6 @@ ${renderChanges(changes, { layout, layoutHref, whole: q.file !== undefined })}
 </section>`;
   return page({
     title: `Commit ${c.sequence}`,
-    actor,
-    repo: access,
-    tab: "history",
-    crumbs: repoCrumbs(name),
-    body,
-  });
-}
-
-/** The repo's commits, newest first, a page of HISTORY_PAGE sequences at a time. */
-export async function historyPage(
-  ctx: AppContext,
-  actor: Actor,
-  access: RepoAccess,
-  q: { before?: number | undefined },
-): Promise<Html> {
-  const name = access.repo.name;
-  const branches = await listBranches(ctx.pool, access, {
-    status: "active",
-    draft: false,
-    includeDraft: true,
-  });
-  const head = Math.max(0, ...branches.map((b) => b.head_sequence));
-  const to = Math.min(head, (q.before ?? head + 1) - 1);
-  const from = Math.max(1, to - HISTORY_PAGE + 1);
-  const commits = to >= 1 ? (await readChain(ctx.pool, access, { from, to })).reverse() : [];
-  const body = html`<h1>History of ${name}</h1>
-${
-  commits.length === 0
-    ? html`<p>No commits.</p>`
-    : html`<table><thead><tr><th scope="col">Sequence</th><th scope="col">Branch</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">Files</th></tr></thead><tbody>
-${commits.map((c) => html`<tr><td><a href="${u.commitUrl(name, c.sequence)}">${c.sequence}</a></td><td>${c.branch}</td><td>${c.author}</td><td>${c.message}</td><td><a href="${u.treeUrl(name, { branch: c.branch, at: c.sequence })}">Browse at ${c.sequence}</a></td></tr>`)}
-</tbody></table>`
-}
-<nav class="pager" aria-label="Pages">${from > 1 ? html`<a rel="next" href="${u.historyUrl(name, { before: from })}">Older</a>` : ""}</nav>`;
-  return page({
-    title: `History of ${name}`,
     actor,
     repo: access,
     tab: "history",

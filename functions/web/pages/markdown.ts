@@ -48,8 +48,8 @@ function rewrite(href: string, kind: "link" | "image", where: ReadingAt): string
   if (path === null) return null;
   const view = { branch: where.branch, at: where.at };
   if (kind === "image") return path === "" ? null : u.rawUrl(where.repo, path, view);
-  // A folder (or the root) has no page of its own: the tree at the same view.
-  if (path === "" || pathPart.endsWith("/")) return u.treeUrl(where.repo, view);
+  // A folder (or the root): the folder view at the same view.
+  if (path === "" || pathPart.endsWith("/")) return u.folderUrl(where.repo, path, view);
   return u.fileUrl(where.repo, path, view) + fragment;
 }
 
