@@ -56,6 +56,8 @@ const lists: Record<string, ListShape> = {
 /** GET routes that answer one record, a stream, a file or a redirect: not lists. */
 const notLists = [
   "GET /healthz",
+  // A search answer: its results with `more` and `capped` beside them (docs/search.md).
+  "GET /repos/:repo*/-/search",
   "GET /orgs/:org",
   "GET /repos/:repo*",
   "GET /repos/:repo*/-/branch/:branch*",
@@ -87,6 +89,8 @@ const notLists = [
   "GET /ui/repos/:repo*/-/tree",
   "GET /ui/repos/:repo*/-/tree/:path*",
   "GET /ui/repos/:repo*/-/compare",
+  "GET /ui/repos/:repo*/-/find",
+  "GET /ui/repos/:repo*/-/search",
   "GET /ui/repos/:repo*/-/file/:path*",
   "GET /ui/repos/:repo*/-/raw/:path*",
   "GET /ui/repos/:repo*/-/plain/:path*",

@@ -64,6 +64,18 @@ async function historySequences(page: Page): Promise<number[]> {
     .evaluateAll((cells) => cells.map((c) => Number(c.textContent)));
 }
 
+/** Each file of a comparison as "path (status)", in the order shown. */
+async function comparedFiles(page: Page): Promise<string[]> {
+  const files = page.locator(".file-diff");
+  const shown: string[] = [];
+  for (let i = 0; i < (await files.count()); i++) {
+    const file = files.nth(i);
+    const status = await file.locator(".status").first().textContent();
+    shown.push(`${await file.getAttribute("aria-label")} (${status})`);
+  }
+  return shown;
+}
+
 describe("the folder view", () => {
   it("lists folders first with their last commit and sizes, breadcrumbs, the README, and pages", async () => {
     const page = await pageAs(repo.owner);
@@ -212,26 +224,23 @@ describe("compare", () => {
     );
     expect(await historySequences(page)).toEqual([seq["app"], seq["intro"]]);
     expect(await page.locator("#compare-files-note").textContent()).toBe("3 files changed.");
-    expect(await page.locator(".compared-file h3").allTextContents()).toEqual([
+    expect(await comparedFiles(page)).toEqual([
       "docs/intro.md (modified)",
       "old/gone.txt (deleted)",
       "src/app.ts (modified)",
     ]);
     expect(
       await page
-        .locator(".compared-file", { hasText: "src/app.ts" })
-        .locator("tr.add", { hasText: "export" })
+        .locator('.file-diff[aria-label="src/app.ts"]')
+        .locator("tr.add td.code", { hasText: "export" })
         .allTextContents(),
-    ).toEqual(["+export const a = 2;"]);
+    ).toEqual(["export const a = 2;"]);
 
     await page.goto(`${base}/compare?from=main&to=feature`);
     expect(await page.locator("#compare-commits-note").textContent()).toBe(
       `2 commits from main at ${seq["app"]} to feature at ${seq["new"]}.`,
     );
-    expect(await page.locator(".compared-file h3").allTextContents()).toEqual([
-      "docs/guide/steps.md (modified)",
-      "docs/new.md (added)",
-    ]);
+    expect(await comparedFiles(page)).toEqual(["docs/guide/steps.md (modified)", "docs/new.md (added)"]);
     await screenshot(page, "tree-compare-desktop");
     // Backwards, feature to main@layout: not one line (main's later commits are not on feature's).
     await page.goto(`${base}/compare?from=feature&to=main@${seq["layout"]}`);
