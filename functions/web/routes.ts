@@ -19,6 +19,7 @@ import {
   submitReview,
 } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { ciRoutes } from "./ci-routes.ts";
 import { commitRoutes } from "./commit-routes.ts";
 import { createRoutes } from "./create-routes.ts";
 import { csrfField } from "./csrf.ts";
@@ -26,8 +27,10 @@ import { devIdentityRoute } from "./dev-identity.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
+import { memberRoutes } from "./member-routes.ts";
 import { commitPage, fileBytes, filePage, historyPage, treePage } from "./pages/content.ts";
-import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
+import { homePage, orgPage, releasesPage } from "./pages/directory.ts";
+import { membersPage } from "./pages/members.ts";
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
@@ -349,12 +352,12 @@ const repoPages = [
     method: "GET",
     path: "/ui/repos/:repo*/-/members",
     access: { repo: "admin" },
-    summary: "Web: a repo's members and their roles (admins)",
+    summary: "Web: a repo's role grants and its org's members, with the forms that change them (admins)",
     params: repoParams,
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return htmlReply(await membersPage(ctx, actor, repo));
+      return htmlReply(await membersPage(ctx, actor, repo, csrfField(actor)));
     },
   }),
 ];
@@ -409,4 +412,6 @@ export const webRoutes = [
   ...commitRoutes,
   ...proposalRoutes,
   ...repoPages,
+  ...ciRoutes,
+  ...memberRoutes,
 ].map(withErrorPages);
