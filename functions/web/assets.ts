@@ -60,10 +60,10 @@ h1, h2, h3, code { overflow-wrap: anywhere; }
 /* CI and members (functions/web/pages/ci.ts, members.ts). Log colours are classes (the CSP allows
    no inline style): the 16 terminal colours, each readable on the light and the dark background. */
 .status.running, .status.queued { color: var(--muted); }
-pre.log { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 40rem; overflow-y: auto; }
+pre.log { white-space: pre-wrap; overflow-wrap: anywhere; }
 .log-pager { flex-wrap: wrap; align-items: baseline; }
-dl.run { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
-dl.run dd { margin: 0; }
+dl.run { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25rem 1rem; }
+dl.run dd { margin: 0; overflow-wrap: anywhere; }
 form.member-row { display: flex; flex-wrap: wrap; gap: .25rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 :root { --ansi-0: #24292f; --ansi-1: #cf222e; --ansi-2: #116329; --ansi-3: #7d4e00; --ansi-4: #0550ae;

@@ -17,7 +17,7 @@ import { type Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
-import { type LogWindow, logWindow } from "./log-window.ts";
+import { type LogWindow, logWindow, RUN_PAGE_TAIL_BYTES } from "./log-window.ts";
 
 /**
  * A repo's CI in the browser (docs/web.md, "CI"): its runs, one run with its checks and their
@@ -136,7 +136,12 @@ async function checkSection(ctx: AppContext, repo: string, job: JobRow, c: RunCh
   const log =
     c.log_bytes === null
       ? html`<p class="muted">${c.status === "pending" ? "Running: the worker uploads the log when the check ends." : "No log."}</p>`
-      : logView(repo, job, c.check_name, logWindow((await readLog(ctx, job.id, c.check_name)).body, {}));
+      : logView(
+          repo,
+          job,
+          c.check_name,
+          logWindow((await readLog(ctx, job.id, c.check_name)).body, {}, RUN_PAGE_TAIL_BYTES),
+        );
   return html`<section class="check" aria-label="${c.check_name}" data-check="${c.check_name}">
 <h3>${c.check_name} ${checkStatusWords(c.status)} <span class="muted">${took}</span></h3>
 <p><a href="${u.checkHistoryUrl(repo, c.check_name, { branch: job.branch })}">History of ${c.check_name} on ${job.branch}</a></p>

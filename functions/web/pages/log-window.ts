@@ -7,6 +7,8 @@
  */
 
 export const LOG_WINDOW_BYTES = 64 * 1024;
+/** The run page shows less of each log (every check's tail on one page); the log page shows more. */
+export const RUN_PAGE_TAIL_BYTES = 16 * 1024;
 /** A line longer than this is cut where the window falls rather than searched for its end. */
 const MAX_LINE_SEARCH = 4096;
 const NEWLINE = 0x0a;
@@ -28,16 +30,17 @@ function lineBoundary(body: Buffer, at: number): number {
 export function logWindow(
   body: Buffer,
   q: { start?: number | undefined; before?: number | undefined },
+  bytes = LOG_WINDOW_BYTES,
 ): LogWindow {
   const size = body.length;
   let start: number;
   let end: number;
   if (q.start !== undefined) {
     start = lineBoundary(body, q.start);
-    end = lineBoundary(body, start + LOG_WINDOW_BYTES);
+    end = lineBoundary(body, start + bytes);
   } else {
     end = Math.min(q.before ?? size, size);
-    start = lineBoundary(body, end - LOG_WINDOW_BYTES);
+    start = lineBoundary(body, end - bytes);
     if (start > end) start = end;
   }
   return { text: body.subarray(start, end).toString("utf8"), start, end, size };
