@@ -18,8 +18,14 @@ import * as u from "../urls.ts";
  * rendered only for those the operation behind it would let use it.
  */
 
-function roleSelect(id: string, choices: readonly string[], current: string | undefined): Html {
-  return html`<select id="${id}" name="role">${choices.map(
+/** A role picker; `label` names it when no visible label does (a table row's). */
+function roleSelect(
+  id: string,
+  choices: readonly string[],
+  current: string | undefined,
+  label?: string,
+): Html {
+  return html`<select id="${id}" name="role"${label ? html` aria-label="${label}"` : ""}>${choices.map(
     (r) => html`<option value="${r}"${r === current ? html` selected` : ""}>${r}</option>`,
   )}</select>`;
 }
@@ -35,7 +41,7 @@ function rowForm(
 ) {
   return html`<form method="post" action="${action}" class="inline member-row">${csrf}
 <input type="hidden" name="identity" value="${who}">
-<label class="visually-hidden" for="${id}">Role of ${who}</label>${roleSelect(id, choices, current)}
+${roleSelect(id, choices, current, `Role of ${who}`)}
 <button type="submit" name="action" value="set">Change role</button>
 <button type="submit" name="action" value="remove">Remove</button></form>`;
 }
