@@ -124,6 +124,15 @@ WHERE j.request_token_sha256 = $1 AND j.status = 'claimed';
 
 -- shared/ci/jobs/views.ts
 
+-- run_select
+SELECT 
+j.id::text, r.name AS repo, j.trigger_branch AS branch, j.sequence, j.status, j.trigger_type,
+j.trigger_branch, j.trigger_base_branch, j.trigger_proposal_id::text, j.checks, j.attempt,
+j.created_by, j.created_at, j.queued_at, j.claimed_at, j.claimed_by, j.last_heartbeat_at,
+j.completed_at, j.error, j.repo_id, j.branch_id, c.author AS commit_author
+FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
+LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence;
+
 -- job_select_by_repo
 SELECT 
 j.id::text, r.name AS repo, j.trigger_branch AS branch, j.sequence, j.status, j.trigger_type,

@@ -36,6 +36,29 @@ async function uploadLog(worker: Client, repo: RepoHandle<string>, check: string
   return (res.body as { url: string }).url;
 }
 
+/** A run queued straight into the queue (no worker takes it), `at` ms since the epoch. */
+async function queueRun(
+  repo: RepoHandle<string>,
+  branchId: number,
+  sequence: number,
+  type: "push" | "schedule",
+  at: number,
+) {
+  await enqueueJob(app.server.ctx.pool, {
+    repoId: repo.repoId,
+    branchId,
+    sequence,
+    triggerType: type,
+    triggerBranch: "main",
+    triggerBaseBranch: null,
+    triggerProposalId: null,
+    triggerKey: null,
+    checks: [PASSING],
+    createdBy: "ci-scheduler",
+    now: new Date(at),
+  });
+}
+
 async function fitsNarrowScreen(page: Page, name: string) {
   await page.setViewportSize({ width: 390, height: 800 });
   expect(Number(await page.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(390);
@@ -135,19 +158,7 @@ describe("CI in the browser", () => {
       "SELECT id FROM branches WHERE repo_id = $1 AND name = 'main'",
       [repo.repoId],
     );
-    await enqueueJob(ctx.pool, {
-      repoId: repo.repoId,
-      branchId: row?.id ?? 0,
-      sequence,
-      triggerType: "push",
-      triggerBranch: "main",
-      triggerBaseBranch: null,
-      triggerProposalId: null,
-      triggerKey: null,
-      checks: [PASSING],
-      createdBy: "ci-scheduler",
-      now: new Date(ctx.clock.now().getTime() + 1000),
-    });
+    await queueRun(repo, row?.id ?? 0, sequence, "push", ctx.clock.now().getTime() + 1000);
     await page.goto(`/ui/repos/${repo.repo}/-/ci`);
     await expect(page.locator('nav.repo a[aria-current="page"]').textContent()).resolves.toBe("CI");
     const rows = page.locator("table.runs tbody tr");
@@ -191,5 +202,19 @@ describe("CI in the browser", () => {
       headers: { accept: "text/html", origin: app.url },
     });
     expect(refused.status()).toBe(403);
+
+    // Thirty scheduled runs more: the newest 30 on the first page, the two oldest on the next.
+    for (let i = 2; i <= 31; i++)
+      await queueRun(repo, row?.id ?? 0, sequence, "schedule", ctx.clock.now().getTime() + i * 1000);
+    await reader.reload();
+    await expect(reader.locator("table.runs tbody tr").count()).resolves.toBe(30);
+    await expect(reader.locator("table.runs tbody tr").first().textContent()).resolves.toContain(
+      "the schedule",
+    );
+    await reader.getByRole("link", { name: "Older runs" }).click();
+    const older = reader.locator("table.runs tbody tr");
+    await expect(older.count()).resolves.toBe(2);
+    await expect(older.nth(1).locator("td").first().textContent()).resolves.toBe(runId.slice(0, 8));
+    await expect(reader.getByRole("link", { name: "Older runs" }).count()).resolves.toBe(0);
   });
 });

@@ -14,12 +14,14 @@ import { type JobRow, job_columns } from "./records.ts";
 /** A run as listed: the job and the author of the commit it tests (who pushed it). */
 export type RunRow = JobRow & { commit_author: string | null };
 
-// Keyset paging on the `ci_jobs_by_repo (repo_id, created_at DESC)` index: `before` is the last
-// run of the previous page, so a run queued meanwhile never shifts a page.
-const job_select_by_repo = `
+const run_select = `
   SELECT ${job_columns}, c.author AS commit_author
   FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
-  LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence
+  LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence`;
+
+// Keyset paging on the `ci_jobs_by_repo (repo_id, created_at DESC)` index: `before` is the last
+// run of the previous page, so a run queued meanwhile never shifts a page.
+const job_select_by_repo = `${run_select}
   WHERE j.repo_id = $1
     AND ($2::uuid IS NULL OR (j.created_at, j.id) <
          (SELECT b.created_at, b.id FROM ci_jobs b WHERE b.id = $2::uuid AND b.repo_id = $1))
@@ -36,10 +38,7 @@ export async function listRuns(
   return rows;
 }
 
-const job_select_in_repo = `
-  SELECT ${job_columns}, c.author AS commit_author
-  FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
-  LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence
+const job_select_in_repo = `${run_select}
   WHERE j.id = $1::uuid AND j.repo_id = $2`;
 
 /** A run of this repo; JOB_NOT_FOUND for a job of another repo, as for one that does not exist. */
