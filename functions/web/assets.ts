@@ -65,6 +65,7 @@ pre.log { white-space: pre-wrap; overflow-wrap: anywhere; }
 dl.run { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25rem 1rem; }
 dl.run dd { margin: 0; overflow-wrap: anywhere; }
 form.member-row { display: flex; flex-wrap: wrap; gap: .25rem; }
+form.manual-run { margin: 1rem 0; }
 :root { --ansi-0: #24292f; --ansi-1: #cf222e; --ansi-2: #116329; --ansi-3: #7d4e00; --ansi-4: #0550ae;
   --ansi-5: #8250df; --ansi-6: #1b7c83; --ansi-7: #6e7781; --ansi-8: #57606a; --ansi-9: #a40e26;
   --ansi-10: #1a7f37; --ansi-11: #633c01; --ansi-12: #218bff; --ansi-13: #a475f9; --ansi-14: #3192aa; --ansi-15: #8c959f; }
