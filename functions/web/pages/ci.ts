@@ -53,10 +53,8 @@ function span(ms: number): string {
 /** How long a run took (from its claim), or has been running; nothing while queued. */
 function runDuration(job: JobRow, now: Date): string {
   if (!job.claimed_at) return "";
-  const end = job.completed_at ?? now;
-  return job.completed_at
-    ? span(end.getTime() - job.claimed_at.getTime())
-    : `${span(end.getTime() - job.claimed_at.getTime())} so far`;
+  const took = span((job.completed_at ?? now).getTime() - job.claimed_at.getTime());
+  return job.completed_at ? took : `${took} so far`;
 }
 
 /** Who or what started a run: the person of a manual run, the author of the pushed commit, the schedule. */
