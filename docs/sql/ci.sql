@@ -122,6 +122,62 @@ j.created_by, j.created_at, j.queued_at, j.claimed_at, j.claimed_by, j.last_hear
 j.completed_at, j.error, j.repo_id, j.branch_id FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
 WHERE j.request_token_sha256 = $1 AND j.status = 'claimed';
 
+-- shared/ci/jobs/views.ts
+
+-- run_select
+SELECT 
+j.id::text, r.name AS repo, j.trigger_branch AS branch, j.sequence, j.status, j.trigger_type,
+j.trigger_branch, j.trigger_base_branch, j.trigger_proposal_id::text, j.checks, j.attempt,
+j.created_by, j.created_at, j.queued_at, j.claimed_at, j.claimed_by, j.last_heartbeat_at,
+j.completed_at, j.error, j.repo_id, j.branch_id, c.author AS commit_author
+FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
+LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence;
+
+-- job_select_by_repo
+SELECT 
+j.id::text, r.name AS repo, j.trigger_branch AS branch, j.sequence, j.status, j.trigger_type,
+j.trigger_branch, j.trigger_base_branch, j.trigger_proposal_id::text, j.checks, j.attempt,
+j.created_by, j.created_at, j.queued_at, j.claimed_at, j.claimed_by, j.last_heartbeat_at,
+j.completed_at, j.error, j.repo_id, j.branch_id, c.author AS commit_author
+FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
+LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence
+WHERE j.repo_id = $1
+  AND ($2::uuid IS NULL OR (j.created_at, j.id) <
+       (SELECT b.created_at, b.id FROM ci_jobs b WHERE b.id = $2::uuid AND b.repo_id = $1))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT $3;
+
+-- job_select_in_repo
+SELECT 
+j.id::text, r.name AS repo, j.trigger_branch AS branch, j.sequence, j.status, j.trigger_type,
+j.trigger_branch, j.trigger_base_branch, j.trigger_proposal_id::text, j.checks, j.attempt,
+j.created_by, j.created_at, j.queued_at, j.claimed_at, j.claimed_by, j.last_heartbeat_at,
+j.completed_at, j.error, j.repo_id, j.branch_id, c.author AS commit_author
+FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
+LEFT JOIN commits c ON c.repo_id = j.repo_id AND c.sequence = j.sequence
+WHERE j.id = $1::uuid AND j.repo_id = $2;
+
+-- run_checks_select
+WITH names AS (
+  SELECT unnest($3::text[]) AS check_name
+  UNION SELECT check_name FROM ci_logs WHERE job_id = $4::uuid)
+SELECT n.check_name, cr.status, cr.created_at AS reported_at, cr.updated_at, l.bytes::int AS log_bytes
+FROM names n
+LEFT JOIN check_runs cr ON cr.branch_id = $1 AND cr.sequence = $2 AND cr.check_name = n.check_name
+LEFT JOIN ci_logs l ON l.job_id = $4::uuid AND l.check_name = n.check_name
+ORDER BY n.check_name;
+
+-- check_history_select
+SELECT cr.sequence, cr.status, cr.created_at AS reported_at, cr.updated_at, cr.reporter,
+  ARRAY(SELECT j.id::text FROM ci_jobs j
+        WHERE j.repo_id = cr.repo_id AND j.branch_id = cr.branch_id AND j.sequence = cr.sequence
+          AND cr.check_name = ANY (j.checks)
+        ORDER BY j.created_at DESC) AS runs
+FROM check_runs cr
+WHERE cr.branch_id = $1 AND cr.check_name = $2 AND ($3::bigint IS NULL OR cr.sequence < $3)
+ORDER BY cr.sequence DESC
+LIMIT $4;
+
 -- shared/ci/scheduler/runs.ts
 
 -- job_select_by_key

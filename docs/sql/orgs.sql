@@ -44,6 +44,14 @@ RETURNING org, identity, role, added_at, added_by;
 -- org_lock_key_share
 SELECT 1 FROM orgs WHERE name = $1 FOR KEY SHARE;
 
+-- invite_select_pending_for_email
+SELECT id, org, email, role, created_at, created_by, expires_at FROM org_invites
+WHERE email = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()
+ORDER BY created_at;
+
+-- invite_select_org
+SELECT org FROM org_invites WHERE id = $1;
+
 -- shared/orgs/members.ts
 
 -- member_select_by_org

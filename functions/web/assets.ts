@@ -135,6 +135,27 @@ table.folder-view td.size, table.folder-view td:nth-child(3) { white-space: nowr
 table.folder-view td.size { text-align: right; }
 .readme { margin-top: 1.5rem; }
 .compared-file h3 { font-size: 1rem; margin: 1rem 0 .25rem; }
+/* CI and members (functions/web/pages/ci.ts, members.ts). Log colours are classes (the CSP allows
+   no inline style): the 16 terminal colours, each readable on the light and the dark background. */
+.status.running, .status.queued { color: var(--muted); }
+pre.log { white-space: pre-wrap; overflow-wrap: anywhere; }
+.log-pager { flex-wrap: wrap; align-items: baseline; }
+dl.run { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25rem 1rem; }
+dl.run dd { margin: 0; overflow-wrap: anywhere; }
+form.member-row { display: flex; flex-wrap: wrap; gap: .25rem; }
+form.manual-run { margin: 1rem 0; }
+:root { --ansi-0: #24292f; --ansi-1: #cf222e; --ansi-2: #116329; --ansi-3: #7d4e00; --ansi-4: #0550ae;
+  --ansi-5: #8250df; --ansi-6: #1b7c83; --ansi-7: #6e7781; --ansi-8: #57606a; --ansi-9: #a40e26;
+  --ansi-10: #1a7f37; --ansi-11: #633c01; --ansi-12: #218bff; --ansi-13: #a475f9; --ansi-14: #3192aa; --ansi-15: #8c959f; }
+@media (prefers-color-scheme: dark) { :root { --ansi-0: #8b949e; --ansi-1: #ff7b72; --ansi-2: #3fb950;
+  --ansi-3: #d29922; --ansi-4: #58a6ff; --ansi-5: #bc8cff; --ansi-6: #39c5cf; --ansi-7: #b1bac4;
+  --ansi-8: #6e7681; --ansi-9: #ffa198; --ansi-10: #56d364; --ansi-11: #e3b341; --ansi-12: #79c0ff;
+  --ansi-13: #d2a8ff; --ansi-14: #56d4dd; --ansi-15: #ffffff; } }
+${Array.from({ length: 16 }, (_, n) => `.ansi-fg-${n} { color: var(--ansi-${n}); } .ansi-bg-${n} { background: color-mix(in srgb, var(--ansi-${n}) 25%, transparent); }`).join("\n")}
+.ansi-bold { font-weight: 700; }
+.ansi-dim { opacity: .7; }
+.ansi-italic { font-style: italic; }
+.ansi-underline { text-decoration: underline; }
 `;
 
 /**

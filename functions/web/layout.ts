@@ -8,7 +8,7 @@ import { Html, html } from "./html.ts";
 import { type PageView, searchBox } from "./search-box.ts";
 import * as u from "./urls.ts";
 
-export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members";
+export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members" | "ci";
 
 export interface PageInput {
   title: string;
@@ -35,6 +35,7 @@ function repoNav(access: RepoAccess, tab: RepoTab | undefined): Html {
     ["branches", "Branches", u.branchesUrl(name)],
     ["proposals", "Proposals", u.proposalsUrl(name)],
     ["releases", "Releases", u.releasesUrl(name)],
+    ["ci", "CI", u.ciUrl(name)],
   ];
   if (access.role === "admin") tabs.push(["members", "Members", u.membersUrl(name)]);
   return html`<nav class="repo" aria-label="Repository"><ul>${tabs.map(

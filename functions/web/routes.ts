@@ -19,6 +19,7 @@ import {
   submitReview,
 } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { ciRoutes } from "./ci-routes.ts";
 import { codeRoutes, downloadReply } from "./code-routes.ts";
 import { commitRoutes } from "./commit-routes.ts";
 import { createRoutes } from "./create-routes.ts";
@@ -28,9 +29,11 @@ import { discussionRoutes } from "./discussion-routes.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, repoCrumbs } from "./layout.ts";
+import { memberRoutes } from "./member-routes.ts";
 import { commitPage, fileBytes, filePage, fileShows } from "./pages/content.ts";
 import { diffLayoutParam } from "./pages/diff.ts";
-import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.ts";
+import { homePage, orgPage, releasesPage } from "./pages/directory.ts";
+import { membersPage } from "./pages/members.ts";
 import {
   branchesPage,
   branchPage,
@@ -314,12 +317,12 @@ const repoPages = [
     method: "GET",
     path: "/ui/repos/:repo*/-/members",
     access: { repo: "admin" },
-    summary: "Web: a repo's members and their roles (admins)",
+    summary: "Web: a repo's role grants and its org's members, with the forms that change them (admins)",
     params: repoParams,
     responses: HTML,
     handler: async (call) => {
       const { ctx, actor, repo } = call;
-      return htmlReply(await membersPage(ctx, actor, repo));
+      return htmlReply(await membersPage(ctx, actor, repo, csrfField(actor)));
     },
   }),
 ];
@@ -378,4 +381,6 @@ export const webRoutes = [
   ...searchRoutes,
   ...treeRoutes,
   ...repoPages,
+  ...ciRoutes,
+  ...memberRoutes,
 ].map(withErrorPages);

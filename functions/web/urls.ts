@@ -117,3 +117,21 @@ export const folderUrl = (
       });
 export const compareUrl = (repo: string, q: { from?: string; to?: string } = {}) =>
   withQuery(`${repoBase(repo)}/-/compare`, q);
+// CI (functions/web/ci-routes.ts).
+export const ciUrl = (repo: string, q: { before?: string } = {}) =>
+  withQuery(`${repoBase(repo)}/-/ci`, { before: q.before });
+export const runUrl = (repo: string, run: string) => `${repoBase(repo)}/-/ci/${run}`;
+export const runLogUrl = (repo: string, run: string, check: string, q: { start?: number; before?: number }) =>
+  withQuery(`${runUrl(repo, run)}/log/${segments(check)}`, { start: q.start, before: q.before });
+export const runRawLogUrl = (repo: string, run: string, check: string) =>
+  `${runUrl(repo, run)}/raw/${segments(check)}`;
+export const checkHistoryUrl = (repo: string, check: string, q: { branch?: string; before?: number } = {}) =>
+  withQuery(`${repoBase(repo)}/-/ci/checks/${segments(check)}`, {
+    branch: q.branch === "main" ? undefined : q.branch,
+    before: q.before,
+  });
+// Members and roles (functions/web/member-routes.ts).
+export const repoRoleFormUrl = (repo: string) => `${membersUrl(repo)}/roles`;
+export const orgMemberFormUrl = (repo: string) => `${membersUrl(repo)}/org`;
+export const inviteFormUrl = (repo: string) => `${membersUrl(repo)}/invites`;
+export const acceptInviteUrl = (id: string) => `/ui/invites/${encodeURIComponent(id)}/accept`;

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { OrgRole } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { Queryable } from "../db/pool.ts";
-import { withTx } from "../db/tx.ts";
+import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { requireOrg } from "./access.ts";
 import type { MemberRow } from "./members.ts";
@@ -86,6 +86,12 @@ function refuseSpent(row: { accepted_at: Date | null; revoked_at: Date | null; e
   if (row.expired) fail("INVITE_EXPIRED", "this invitation has expired");
 }
 
+/** Spends a locked, pending invitation for the caller: the membership it grants. */
+async function spendInvite(tx: Tx, actor: Actor, org: string, row: InviteRow): Promise<MemberRow> {
+  await tx.query(invite_mark_accepted, [row.id, actor.identity]);
+  return (await tx.query(member_upsert_from_invite, [org, actor.identity, row.role, row.created_by])).rows[0];
+}
+
 /**
  * Accepts an invitation: the caller's identity must be the invited email. The invitation is
  * locked while it is checked and spent, so one token makes one membership.
@@ -107,9 +113,40 @@ export async function acceptInvite(
     refuseSpent(row);
     if (row.email !== actor.identity.toLowerCase())
       fail("INVITE_EMAIL_MISMATCH", "this invitation was sent to another email address");
-    await tx.query(invite_mark_accepted, [row.id, actor.identity]);
-    return (await tx.query(member_upsert_from_invite, [org, actor.identity, row.role, row.created_by]))
-      .rows[0];
+    return spendInvite(tx, actor, org, row);
+  });
+}
+
+const invite_select_pending_for_email = `
+  SELECT ${invite_columns} FROM org_invites
+  WHERE email = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()
+  ORDER BY created_at`;
+const invite_select_org = "SELECT org FROM org_invites WHERE id = $1";
+
+/**
+ * The pending invitations sent to the caller's own identity (an email), for the web start page.
+ * No index serves `email`: org_invites holds only unspent and recent invitations, a small table.
+ */
+export async function listInvitesFor(db: Queryable, actor: Actor): Promise<InviteRow[]> {
+  return (await db.query(invite_select_pending_for_email, [actor.identity.toLowerCase()])).rows;
+}
+
+/**
+ * Accepts an invitation by its id, for the signed-in invitee (the web start page's button): the
+ * same rule as `acceptInvite`, the caller's identity must be the invited email, with the identity
+ * standing in for the token, which only its recipient could have shown. An invitation sent to
+ * someone else answers INVITE_NOT_FOUND, so an id tells a stranger nothing.
+ */
+export async function acceptInviteById(pool: pg.Pool, actor: Actor, id: string): Promise<MemberRow> {
+  return withTx(pool, async (tx) => {
+    const org: string | undefined = (await tx.query(invite_select_org, [id])).rows[0]?.org;
+    // Org first, then the invitation, as acceptInvite takes them.
+    const { rowCount } = org ? await tx.query(org_lock_key_share, [org]) : { rowCount: 0 };
+    const row = org && rowCount ? (await tx.query(invite_select_by_id, [id, org])).rows[0] : undefined;
+    if (!org || !row || row.email !== actor.identity.toLowerCase())
+      fail("INVITE_NOT_FOUND", "no such invitation");
+    refuseSpent(row);
+    return spendInvite(tx, actor, org, row);
   });
 }
 

@@ -227,6 +227,20 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/members": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/comment": {},
   "GET /ui/repos/:repo*/-/archive": {},
+  "GET /ui/repos/:repo*/-/ci": {},
+  "POST /ui/repos/:repo*/-/ci": {},
+  "GET /ui/repos/:repo*/-/ci/:run": { params: (w) => ({ run: w.jobs.job.id }) },
+  "GET /ui/repos/:repo*/-/ci/:run/log/:check*": {
+    params: (w) => ({ run: w.jobs.job.id, check: w.loggedCheck }),
+  },
+  "GET /ui/repos/:repo*/-/ci/:run/raw/:check*": {
+    params: (w) => ({ run: w.jobs.job.id, check: w.loggedCheck }),
+  },
+  "GET /ui/repos/:repo*/-/ci/checks/:check*": { params: (w) => ({ check: w.loggedCheck }) },
+  "POST /ui/repos/:repo*/-/members/roles": {},
+  "POST /ui/repos/:repo*/-/members/org": {},
+  "POST /ui/repos/:repo*/-/members/invites": {},
+  "POST /ui/invites/:id/accept": {},
 };
 
 /** The real request of a route, against the shared fixtures. */

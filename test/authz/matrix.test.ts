@@ -202,6 +202,18 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
   "GET /ui/repos/:repo*/-/search":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/find":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/ci":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/ci":                           s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/ci/:run":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/ci/:run/log/:check*":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/ci/:run/raw/:check*":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/ci/checks/:check*":             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  // Repo admins reach the org's forms, whose operations need an org owner (or a global admin).
+  "POST /ui/repos/:repo*/-/members/roles":                s(401,       404,      403,    403,    403,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/members/org":                  s(401,       404,      403,    403,    403,        403,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/members/invites":              s(401,       404,      403,    403,    403,        403,   303,      403,       303,         403, 403),
+  "POST /ui/invites/:id/accept [to another]":             s(401,       404,      404,    404,    404,        404,   404,      404,       404,         403, 403),
+  "POST /ui/invites/:id/accept [to caller]":              s(401,       303,      303,    303,    303,        303,   303,      303,       303,         403, 403),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -807,6 +819,61 @@ const requests: Record<string, Request> = {
     method: "GET",
     path: `/ui/repos/${w.repo}/-/members`,
   })),
+  "GET /ui/repos/:repo*/-/ci": repoRoute(async (w) => ({ method: "GET", path: `/ui/repos/${w.repo}/-/ci` })),
+  "POST /ui/repos/:repo*/-/ci": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/ci`,
+    form: { branch: w.ciBranch },
+  })),
+  "GET /ui/repos/:repo*/-/ci/:run": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/ci/${w.jobs.job.id}`,
+  })),
+  "GET /ui/repos/:repo*/-/ci/:run/log/:check*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/ci/${w.jobs.job.id}/log/${w.loggedCheck}`,
+  })),
+  "GET /ui/repos/:repo*/-/ci/:run/raw/:check*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/ci/${w.jobs.job.id}/raw/${w.loggedCheck}`,
+  })),
+  "GET /ui/repos/:repo*/-/ci/checks/:check*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/ci/checks/${w.loggedCheck}?branch=${w.branch}`,
+  })),
+  "POST /ui/repos/:repo*/-/members/roles": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/members/roles`,
+    form: { action: "set", identity: `${w.unique("new")}@authz.test`, role: "reader" },
+  })),
+  "POST /ui/repos/:repo*/-/members/org": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/members/org`,
+    form: { action: "remove", identity: await w.freshMember(w.org) },
+  })),
+  "POST /ui/repos/:repo*/-/members/invites": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/members/invites`,
+    form: { email: `${w.unique("invited")}@authz.test`, role: "member" },
+  })),
+  // By id, for the invitee only: an invitation to someone else is as absent, whoever asks.
+  "POST /ui/invites/:id/accept [to another]": {
+    build: async (w) => {
+      const { id } = await w.freshInvite(w.org, `${w.unique("invited")}@authz.test`);
+      return { method: "POST", path: `/ui/invites/${id}/accept`, form: {} };
+    },
+    notFound: "INVITE_NOT_FOUND",
+  },
+  "POST /ui/invites/:id/accept [to caller]": {
+    build: async (w, p) => {
+      const org = await w.freshOrg({ withRepo: false });
+      const email =
+        p === "anonymous" || isJobPersona(p) ? `${w.unique("invited")}@authz.test` : identities[p];
+      const { id } = await w.freshInvite(org, email);
+      return { method: "POST", path: `/ui/invites/${id}/accept`, form: {} };
+    },
+    notFound: "INVITE_NOT_FOUND",
+  },
 };
 
 /** The error code a refused cell must carry; none for a success. */

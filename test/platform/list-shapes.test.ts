@@ -104,6 +104,11 @@ const notLists = [
   "GET /ui/repos/:repo*/-/releases",
   "GET /ui/repos/:repo*/-/members",
   "GET /ui/repos/:repo*/-/archive",
+  "GET /ui/repos/:repo*/-/ci",
+  "GET /ui/repos/:repo*/-/ci/:run",
+  "GET /ui/repos/:repo*/-/ci/:run/log/:check*",
+  "GET /ui/repos/:repo*/-/ci/:run/raw/:check*",
+  "GET /ui/repos/:repo*/-/ci/checks/:check*",
 ];
 
 let app: TestApp;

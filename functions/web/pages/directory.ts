@@ -5,13 +5,13 @@ import { requireOrg } from "../../../shared/orgs/access.ts";
 import { listOrgs } from "../../../shared/orgs/orgs.ts";
 import { listReleases, type ReleaseRecord, releaseBranches } from "../../../shared/releases/releases.ts";
 import { listRepos, type RepoRecord } from "../../../shared/repos/repos.ts";
-import { listRoles } from "../../../shared/roles/roles.ts";
 import { type Html, html, trusted } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 import { createOrgForm, createRepoForm } from "./create.ts";
 import { renderMarkdown } from "./markdown.ts";
+import { myInvitesSection } from "./members.ts";
 
 const day = timeTag;
 
@@ -30,6 +30,7 @@ export async function homePage(ctx: AppContext, actor: Actor, csrf: Html): Promi
 ${orgs.length === 0 ? html`<p>You belong to no org.</p>` : html`<ul>${orgs.map((o) => html`<li><a href="${u.orgUrl(o.name)}">${o.name}</a></li>`)}</ul>`}
 </section>
 <section aria-labelledby="repos-h"><h2 id="repos-h">Repos</h2>${repoTable(repos)}</section>
+${await myInvitesSection(ctx, actor, csrf)}
 ${createOrgForm(csrf)}`;
   return page({ title: "Orgs and repos", actor, body });
 }
@@ -78,29 +79,6 @@ ${
     actor,
     repo: access,
     tab: "releases",
-    crumbs: repoCrumbs(name),
-    body,
-  });
-}
-
-/** The repo's own role grants (admins only; org members get their roles from the org). */
-export async function membersPage(ctx: AppContext, actor: Actor, access: RepoAccess): Promise<Html> {
-  const name = access.repo.name;
-  const roles = await listRoles(ctx.pool, access);
-  const body = html`<h1>Members</h1>
-<p class="muted">Roles granted on this repo. Members of the org <a href="${u.orgUrl(access.repo.owner)}">${access.repo.owner}</a> also get a role from the org.</p>
-${
-  roles.length === 0
-    ? html`<p>No roles granted on this repo.</p>`
-    : html`<table><thead><tr><th scope="col">Identity</th><th scope="col">Role</th><th scope="col">Granted by</th><th scope="col">Granted</th></tr></thead><tbody>
-${roles.map((r) => html`<tr><td>${r.identity}</td><td>${r.role}</td><td>${r.granted_by}</td><td>${day(r.granted_at)}</td></tr>`)}
-</tbody></table>`
-}`;
-  return page({
-    title: `Members of ${name}`,
-    actor,
-    repo: access,
-    tab: "members",
     crumbs: repoCrumbs(name),
     body,
   });
