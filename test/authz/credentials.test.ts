@@ -113,6 +113,7 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/file/:path*": {},
   "GET /repos/:repo*/-/diff": { query: "?branch=feature" },
   "GET /repos/:repo*/-/chain": { query: "?from=1&to=1" },
+  "GET /repos/:repo*/-/search": { query: "?q=hello" },
   "POST /repos/:repo*/-/review": { body: (w) => ({ branch: w.branch, status: "rejected", body: "" }) },
   "GET /repos/:repo*/-/branch/:branch*/reviews": {},
   "POST /repos/:repo*/-/check": {
@@ -210,6 +211,8 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/raw/:path*": {},
   "GET /ui/repos/:repo*/-/plain/:path*": {},
   "GET /ui/repos/:repo*/-/history": {},
+  "GET /ui/repos/:repo*/-/search": { query: "?q=hello" },
+  "GET /ui/repos/:repo*/-/find": { query: "?q=md" },
   "GET /ui/repos/:repo*/-/commit/:sequence": {},
   "GET /ui/repos/:repo*/-/branches": {},
   "POST /ui/repos/:repo*/-/branches": {},
