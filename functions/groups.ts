@@ -23,6 +23,7 @@ import { repoRoutes } from "./repos/routes.ts";
 import { reviewRoutes } from "./reviews/routes.ts";
 import { roleRoutes } from "./roles/routes.ts";
 import { schedulerRoutes } from "./scheduler/routes.ts";
+import { secretRoutes } from "./secrets/routes.ts";
 import { subscriptionRoutes } from "./subscriptions/routes.ts";
 import { webRoutes } from "./web/routes.ts";
 import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
@@ -63,6 +64,7 @@ export const groups = {
     ...mergeRoutes,
     ...purgeRoutes,
     ...ciRoutes,
+    ...secretRoutes,
   ],
   /** `/orgs` and `/orgs/**`. */
   orgs: orgRoutes,
