@@ -100,7 +100,8 @@ export async function setSecret(
       actor.identity,
       now,
     ]);
-    const row = rows[0]!;
+    const row = rows[0];
+    if (!row) throw new Error("the secret upsert returned no row");
     await recordEvent(
       tx,
       "com.svc.secret.set",
