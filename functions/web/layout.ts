@@ -7,7 +7,7 @@ import { csrfField } from "./csrf.ts";
 import { Html, html } from "./html.ts";
 import * as u from "./urls.ts";
 
-export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members";
+export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members" | "secrets";
 
 export interface PageInput {
   title: string;
@@ -34,6 +34,7 @@ function repoNav(access: RepoAccess, tab: RepoTab | undefined): Html {
     ["releases", "Releases", u.releasesUrl(name)],
   ];
   if (access.role === "admin") tabs.push(["members", "Members", u.membersUrl(name)]);
+  if (access.role === "admin") tabs.push(["secrets", "Secrets", u.secretsUrl(name)]);
   return html`<nav class="repo" aria-label="Repository"><ul>${tabs.map(
     ([id, label, href]) =>
       html`<li><a href="${href}"${id === tab ? new Html(' aria-current="page"') : ""}>${label}</a></li>`,

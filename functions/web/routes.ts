@@ -31,6 +31,7 @@ import { homePage, membersPage, orgPage, releasesPage } from "./pages/directory.
 import { branchesPage, branchPage, proposalPage, proposalsPage, type Refusal } from "./pages/review.ts";
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, bytesReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
+import { secretPageRoutes } from "./secrets-routes.ts";
 import * as u from "./urls.ts";
 
 /**
@@ -408,5 +409,6 @@ export const webRoutes = [
   ...createRoutes,
   ...commitRoutes,
   ...proposalRoutes,
+  ...secretPageRoutes,
   ...repoPages,
 ].map(withErrorPages);

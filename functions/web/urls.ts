@@ -54,3 +54,6 @@ export const membersUrl = (repo: string) => `${repoBase(repo)}/-/members`;
 /** The API's log of a check run is a URL the reporter gave; only http(s) ones are linked. */
 export const safeLink = (url: string | null): string | null =>
   url && /^https?:\/\//i.test(url) ? url : null;
+// Repo secrets (functions/web/secrets-routes.ts).
+export const secretsUrl = (repo: string) => `${repoBase(repo)}/-/secrets`;
+export const secretDeleteUrl = (repo: string, name: string) => `${secretsUrl(repo)}/${name}/delete`;

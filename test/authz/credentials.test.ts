@@ -232,6 +232,9 @@ const probes: Record<string, Probe> = {
   "POST /ui/repos/:repo*/-/proposals/:id/close": { params: (w) => ({ id: w.proposal }) },
   "GET /ui/repos/:repo*/-/releases": {},
   "GET /ui/repos/:repo*/-/members": {},
+  "GET /ui/repos/:repo*/-/secrets": {},
+  "POST /ui/repos/:repo*/-/secrets": {},
+  "POST /ui/repos/:repo*/-/secrets/:secret/delete": { params: () => ({ secret: "PROBE" }) },
 };
 
 /** The real request of a route, against the shared fixtures. */

@@ -198,6 +198,9 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/proposals/:id":                 s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/releases":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/members":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "GET /ui/repos/:repo*/-/secrets":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "POST /ui/repos/:repo*/-/secrets":                      s(401,       404,      403,    403,    403,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/secrets/:secret/delete":       s(401,       404,      403,    403,    403,        303,   303,      403,       303,         403, 403),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -779,6 +782,20 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/members": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/members`,
+  })),
+  "GET /ui/repos/:repo*/-/secrets": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/secrets`,
+  })),
+  "POST /ui/repos/:repo*/-/secrets": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/secrets`,
+    form: { name: w.unique("WEB").replace("-", "_"), value: "authz-value" },
+  })),
+  "POST /ui/repos/:repo*/-/secrets/:secret/delete": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/secrets/${await w.freshSecret(w.repo)}/delete`,
+    form: {},
   })),
 };
 
