@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { storedJob } from "../ci/scheduler/scheduler-support.ts";
-import { WORKER_TOKEN, waitForCount } from "../ci/support.ts";
+import { WORKER_TOKEN } from "../ci/support.ts";
 import { api } from "../support/api.ts";
 import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
 import { commit, createBranch, expectStatus, repoWithOwner, useFixture } from "../support/world.ts";
-import { checkRunsAt, readLog, spawnWorker, startWorkerApp } from "./support.ts";
+import { checkRunsAt, queuedJob, readLog, spawnWorker, startWorkerApp } from "./support.ts";
 
 /**
  * Repo secrets reaching a real step (docs/secrets.md): the server as `npm start` runs it, a real
@@ -47,13 +47,7 @@ function ciYaml(image: string): string {
 
 /** Waits for the push job of `sequence`, runs `worker --once` to its end; its output (debug log). */
 async function runJobOf(sequence: number): Promise<{ id: string; output: string }> {
-  const sql = `SELECT count(*)::int AS n FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
-               WHERE r.name = $1 AND j.sequence = $2 AND j.status = 'queued'`;
-  await waitForCount(app, sql, [fx.repo, sequence], 1);
-  const [row] = await app.sql<{ id: string }>(
-    "SELECT j.id::text FROM ci_jobs j JOIN repos r ON r.id = j.repo_id WHERE r.name = $1 AND j.sequence = $2",
-    [fx.repo, sequence],
-  );
+  const id = await queuedJob(app, fx.repo, sequence);
   const worker = spawnWorker({
     SVC_CI_SCHEDULER_URL: app.url,
     SVC_CI_WORKER_TOKEN: WORKER_TOKEN,
@@ -65,7 +59,7 @@ async function runJobOf(sequence: number): Promise<{ id: string; output: string 
   });
   const { code } = await worker.exited;
   expect(code, worker.output()).toBe(0);
-  return { id: row?.id ?? "", output: worker.output() };
+  return { id, output: worker.output() };
 }
 
 describe("repo secrets in a real worker run", () => {
