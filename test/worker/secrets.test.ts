@@ -38,6 +38,7 @@ function ciYaml(image: string): string {
       - 'sha256sum /run/secrets/DEPLOY_TOKEN'
       - 'echo "value: $(cat /run/secrets/DEPLOY_TOKEN)"; cat /run/secrets/DEPLOY_TOKEN; echo'
       - 'ls /run/secrets; if echo x > /run/secrets/DEPLOY_TOKEN; then echo WRITABLE; exit 1; fi; echo read-only'
+      - 'echo fds:; ls /proc/$$/fd; echo :fds'
   - name: plain
     image: ${image}
     steps:
@@ -87,6 +88,8 @@ describe("repo secrets in a real worker run", () => {
     expect(deploy).toContain("value: ***\n***\n");
     expect(deploy).toContain("DEPLOY_TOKEN\n");
     expect(deploy).toContain("read-only\n");
+    // bwrap closed each secret's pipe once read: the step holds only 0, 1 and 2.
+    expect(deploy).toContain("fds:\n0\n1\n2\n:fds\n");
     expect(deploy).not.toContain("NOT_LISTED");
     const plain = await readLog(app, fx.owner, runs["plain"]?.log_url ?? "");
     expect(plain).toContain("no secrets here\n");
