@@ -19,11 +19,13 @@ export function secretNameProblem(name: string): string | null {
   return null;
 }
 
+/** A secret's name in a path or in `.svc/ci.yaml` (`secretNameProblem`). */
 export const secretName = z.string().superRefine((s, ctx) => {
   const why = secretNameProblem(s);
   if (why) ctx.addIssue({ code: "custom", message: why });
 });
 
+/** `PUT /repos/{name}/-/secrets/{secret}`: the value only here, never in the URL. */
 export const setSecretBody = z.strictObject({
   value: z
     .string("must be a string")
@@ -34,6 +36,7 @@ export const setSecretBody = z.strictObject({
   description: z.string().max(500, "must be at most 500 characters").optional(),
 });
 
+/** A secret's metadata: everything but its value, which no answer carries. */
 export const secretResponse = z.object({
   id: uuid,
   name: z.string(),

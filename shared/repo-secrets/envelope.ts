@@ -35,6 +35,7 @@ const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 /** The server secret (server_secrets) that is the local key-encryption key. */
 const LOCAL_KEY_NAME = "repo-secrets-kek";
+/** The `key_ref` of a row whose data key the local key wrapped. */
 export const LOCAL_KEY_REF = `local:${LOCAL_KEY_NAME}`;
 
 function gcmSeal(key: Buffer, plaintext: Buffer, aad: Buffer) {
