@@ -377,6 +377,30 @@ CREATE TABLE public.repo_roles (
   CONSTRAINT repo_roles_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
 );
 
+CREATE TABLE public.repo_secrets (
+  id uuid NOT NULL,
+  repo_id bigint NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  description text DEFAULT ''::text NOT NULL,
+  size_bytes integer NOT NULL,
+  ciphertext bytea NOT NULL,
+  nonce bytea NOT NULL,
+  tag bytea NOT NULL,
+  wrapped_key bytea NOT NULL,
+  key_ref text NOT NULL,
+  created_by text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  set_by text NOT NULL,
+  set_at timestamp with time zone NOT NULL,
+  CONSTRAINT repo_secrets_name_check CHECK ((name ~ '^[A-Z_][A-Z0-9_]{0,127}$'::text)),
+  CONSTRAINT repo_secrets_nonce_check CHECK ((octet_length(nonce) = 12)),
+  CONSTRAINT repo_secrets_pkey PRIMARY KEY (id),
+  CONSTRAINT repo_secrets_repo_id_name_key UNIQUE (repo_id, name),
+  CONSTRAINT repo_secrets_size_bytes_check CHECK (((size_bytes >= 1) AND (size_bytes <= 65536))),
+  CONSTRAINT repo_secrets_tag_check CHECK ((octet_length(tag) = 16)),
+  CONSTRAINT repo_secrets_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.repos (
   id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
   name text COLLATE "C" NOT NULL,

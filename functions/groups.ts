@@ -24,6 +24,7 @@ import { reviewRoutes } from "./reviews/routes.ts";
 import { roleRoutes } from "./roles/routes.ts";
 import { schedulerRoutes } from "./scheduler/routes.ts";
 import { searchRoutes } from "./search/routes.ts";
+import { secretRoutes } from "./secrets/routes.ts";
 import { subscriptionRoutes } from "./subscriptions/routes.ts";
 import { webRoutes } from "./web/routes.ts";
 import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
@@ -65,6 +66,7 @@ export const groups = {
     ...mergeRoutes,
     ...purgeRoutes,
     ...ciRoutes,
+    ...secretRoutes,
   ],
   /** `/orgs` and `/orgs/**`. */
   orgs: orgRoutes,

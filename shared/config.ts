@@ -232,6 +232,9 @@ const baseUrl = urlSetting({ httpsUnlessLoopback: false });
 const kmsKeyVersion =
   /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+\/cryptoKeyVersions\/[^/]+$/;
 
+/** A Cloud KMS CryptoKey name (no version: KMS encrypts with the primary one). */
+const kmsCryptoKey = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+$/;
+
 /** The environment Quire reads, validated once at start. Each key is the variable's own name. */
 export const envSchema = z
   .object({
@@ -304,6 +307,11 @@ export const envSchema = z
       message: "must be comma-separated projects/P/locations/L/keyRings/R/cryptoKeys/K/cryptoKeyVersions/N",
     }),
     SVC_JOB_KMS_ENDPOINT: optionalText,
+    // Repo secrets (docs/secrets.md): the KMS CryptoKey that wraps their data keys; unset, a local key.
+    SVC_SECRETS_KMS_KEY: optionalText.refine((v) => v === undefined || kmsCryptoKey.test(v), {
+      message: "must be projects/P/locations/L/keyRings/R/cryptoKeys/K",
+    }),
+    SVC_SECRETS_KMS_ENDPOINT: optionalText,
     SVC_PUBLIC_URL: baseUrl,
     SVC_OIDC_INTERNAL_URL: baseUrl,
     SVC_JOB_API_AUDIENCE: z.string().trim().min(1).default("quire"),
@@ -454,6 +462,13 @@ function withDevDefault(env: Env): Env {
 export function devIdentities(config: Pick<Env, "DEV_IDENTITY" | "DEV_IDENTITIES">): string[] {
   const all = [config.DEV_IDENTITY ?? "", ...config.DEV_IDENTITIES].map((d) => d.toLowerCase());
   return [...new Set(all.filter((d) => d !== ""))];
+}
+
+/** BOOTSTRAP_ADMIN and GLOBAL_ADMINS, lower case: who acts as admin on every org and repo. */
+export function globalAdminsOf(config: Pick<Env, "GLOBAL_ADMINS" | "BOOTSTRAP_ADMIN">): string[] {
+  return [...config.GLOBAL_ADMINS, config.BOOTSTRAP_ADMIN ?? ""]
+    .filter((a) => a !== "")
+    .map((a) => a.toLowerCase());
 }
 
 /** Raised when the environment is invalid; its message names every bad variable. */

@@ -10,7 +10,7 @@ import type { JobSigner } from "./ci/identity/signer.ts";
 import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { KeyedGate } from "./commits/gate.ts";
-import { devIdentities, type Env, requiredSetting } from "./config.ts";
+import { devIdentities, type Env, globalAdminsOf, requiredSetting } from "./config.ts";
 import { createPool } from "./db/pool.ts";
 import type { DatabaseTarget } from "./db/target.ts";
 import { type EventHub, eventHubFromConfig } from "./events/index.ts";
@@ -61,11 +61,7 @@ export interface ContextOptions {
 
 /** Who a request is: ID tokens of the configured issuer, CI job tokens, the global admins. */
 export function authenticatorFromConfig(config: Env): Authenticator {
-  const globalAdmins = new Set(
-    [...config.GLOBAL_ADMINS, config.BOOTSTRAP_ADMIN ?? ""]
-      .filter((a) => a !== "")
-      .map((a) => a.toLowerCase()),
-  );
+  const globalAdmins = new Set(globalAdminsOf(config));
   return createAuthenticator({
     verifier: createIdTokenVerifier({
       issuer: config.OIDC_ISSUER,

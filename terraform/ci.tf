@@ -23,6 +23,21 @@ resource "google_kms_crypto_key" "jobs" {
   }
 }
 
+# Repo secrets for CI (docs/secrets.md): each value is sealed under a data key of its own, which
+# this key wraps (SVC_SECRETS_KMS_KEY). Symmetric, rotated every 90 days: old versions still
+# decrypt, new data keys are wrapped with the primary one. A database dump without this key
+# opens nothing.
+resource "google_kms_crypto_key" "secrets" {
+  name            = "repo-secrets"
+  key_ring        = google_kms_key_ring.quire.id
+  purpose         = "ENCRYPT_DECRYPT"
+  rotation_period = "7776000s"
+
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+
 # One task per webhook delivery attempt (docs/events.md): the task calls webhookDelivery's
 # /webhook-delivery with an OIDC token of the invoker account. Quire schedules its own retries, so
 # the queue retries only what never reached the function.

@@ -67,6 +67,13 @@ resource "google_kms_crypto_key_iam_member" "jobs_viewer" {
   member        = google_service_account.functions.member
 }
 
+# Repo secrets: the functions wrap and unwrap their data keys; nothing else may.
+resource "google_kms_crypto_key_iam_member" "secrets_encrypter" {
+  crypto_key_id = google_kms_crypto_key.secrets.id
+  role          = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+  member        = google_service_account.functions.member
+}
+
 # The SSE service verifies CI job tokens too (functions/sse/context.ts): the key's public half.
 resource "google_kms_crypto_key_iam_member" "events_jobs_viewer" {
   crypto_key_id = google_kms_crypto_key.jobs.id

@@ -9,6 +9,7 @@ import {
 } from "../shared/api/ci.ts";
 import { fileResponse } from "../shared/api/content.ts";
 import { checkRunResponse } from "../shared/api/review.ts";
+import { revealSecretsResponse } from "../shared/api/secrets.ts";
 
 /**
  * The worker's side of the scheduler and repo API (docs/ci-scheduler.md, "The workflow"): one
@@ -94,6 +95,11 @@ export interface JobApi {
     logUrl?: string,
   ): Promise<void>;
   uploadLog(checkName: string, log: Buffer): Promise<string>;
+  /** The secrets `names` that `checkName` lists, by name (values decoded), and the names the repo lacks. */
+  revealSecrets(
+    checkName: string,
+    names: string[],
+  ): Promise<{ values: Map<string, string>; missing: string[] }>;
   heartbeat(): Promise<void>;
   complete(status: "passed" | "failed", error?: string): Promise<void>;
 }
@@ -146,6 +152,18 @@ export function jobApi(job: ClaimResponse, schedulerUrl: string): JobApi {
       const url = `${repoBase}/check/${checkName}/logs`;
       const init = { method: "POST", bearer: token, body: log, contentType: "text/plain; charset=utf-8" };
       return (await call(`uploading the log of ${checkName}`, url, init, urlResponse)).url;
+    },
+    async revealSecrets(checkName, names) {
+      const res = await call(
+        `fetching the secrets of ${checkName}`,
+        `${repoBase}/secrets/reveal`,
+        { method: "POST", bearer: token, json: { check_name: checkName, names } },
+        revealSecretsResponse,
+      );
+      const values = Object.entries(res.values).map(
+        ([name, b64]) => [name, Buffer.from(b64, "base64").toString("utf8")] as const,
+      );
+      return { values: new Map(values), missing: res.missing };
     },
     async heartbeat() {
       await call(

@@ -9,7 +9,7 @@ import { checksToRun } from "../shared/ci/config/triggers.ts";
 import type { Logger } from "../shared/log.ts";
 import { ApiError, type JobApi, jobApi } from "./api.ts";
 import { ArchiveRefused, unpackArchive } from "./archive/unpack.ts";
-import type { CheckResult, RunCheck } from "./check/types.ts";
+import type { CheckResult, RunCheck, SecretFile } from "./check/types.ts";
 import type { WorkerConfig } from "./config.ts";
 import { createOwnedDirectory, type OwnedDirectory } from "./owned-directory.ts";
 
@@ -92,21 +92,31 @@ export async function runJob(job: ClaimResponse, deps: JobDeps): Promise<JobOutc
 
     const reader = await mint(job.checks[0] ?? "ci");
     const plan = await readChecks(api, reader, job, log);
+    const problem = plan.problem ?? source.problem;
     const runs = await Promise.all(
-      plan.checks.map(async (check) => ({ check, jwt: await mint(check.name) })),
+      plan.checks.map(async (check) => ({
+        check,
+        jwt: await mint(check.name),
+        granted: problem ? noSecrets : await fetchSecrets(api, check, log),
+      })),
     );
-    const secrets = [job.request_token, ...tokens.values()];
+    // Every value any check was given is masked in every check's log, as the tokens are.
+    const secrets = [
+      job.request_token,
+      ...tokens.values(),
+      ...runs.flatMap(({ granted }) => granted.files.flatMap((f) => maskedForms(f.value))),
+    ];
     throwIfStopped(stop.signal);
     await Promise.all(runs.map(({ check, jwt }) => api.reportCheck(jwt, check.name, "pending")));
 
-    const problem = plan.problem ?? source.problem;
     const outcomes = await Promise.all(
-      runs.map(async ({ check, jwt }): Promise<CheckOutcome> => {
-        const result = problem
-          ? refused(problem)
+      runs.map(async ({ check, jwt, granted }): Promise<CheckOutcome> => {
+        const withheld = problem ?? granted.problem;
+        const result = withheld
+          ? refused(withheld)
           : await runOne(
               deps.runCheck,
-              { check, sourceDir, jwt, secrets, settings, signal: stop.signal },
+              { check, sourceDir, jwt, secrets, secretFiles: granted.files, settings, signal: stop.signal },
               log,
             );
         throwIfStopped(stop.signal);
@@ -203,9 +213,9 @@ async function readChecks(
   jwt: string,
   job: ClaimResponse,
   log: Logger,
-): Promise<{ checks: Pick<CiCheck, "name" | "image" | "steps">[]; problem?: string }> {
+): Promise<{ checks: PlannedCheck[]; problem?: string }> {
   // What the scheduler queued, should the file not be usable: each gets a failed run saying why.
-  const queued = job.checks.map((name) => ({ name, image: "", steps: [] }));
+  const queued = job.checks.map((name) => ({ name, image: "", steps: [], secrets: [] }));
   let text: string;
   try {
     text = (await api.readFile(jwt, CI_CONFIG_PATH)).toString("utf8");
@@ -232,6 +242,48 @@ async function readChecks(
   return { checks };
 }
 
+type PlannedCheck = Pick<CiCheck, "name" | "image" | "steps" | "secrets">;
+
+/** What a check was given of the repo's secrets, or why it cannot run (a refusal, a missing secret). */
+interface Granted {
+  files: SecretFile[];
+  problem?: string;
+}
+
+const noSecrets: Granted = { files: [] };
+
+/**
+ * The secrets `check` lists, fetched with the job's request token (the server gives each check
+ * only what it lists, and only to runs that may have secrets: docs/secrets.md). A check that
+ * cannot have every one of them runs no step: it fails with the reason, rather than running
+ * steps that expect a file that is not there.
+ */
+async function fetchSecrets(api: JobApi, check: PlannedCheck, log: Logger): Promise<Granted> {
+  if (check.secrets.length === 0) return noSecrets;
+  try {
+    const { values, missing } = await api.revealSecrets(check.name, check.secrets);
+    if (missing.length > 0)
+      return {
+        files: [],
+        problem: `No step ran: the repo has no secret ${missing.join(", ")}, which this check lists under secrets:.`,
+      };
+    log.info({ check: check.name, secrets: check.secrets }, "secrets fetched");
+    return { files: check.secrets.map((name) => ({ name, value: values.get(name) ?? "" })) };
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== "SECRETS_BLOCKED") throw err;
+    return { files: [], problem: `No step ran: this run may not have the secrets it lists. ${err.message}` };
+  }
+}
+
+/**
+ * The forms of a value a log may show: itself, and without its trailing newline (a file's value
+ * printed with `$(cat …)` or `echo`), each line of a multi-line value apart (a key file).
+ */
+function maskedForms(value: string): string[] {
+  const lines = value.split("\n").filter((l) => l.trim().length >= 4);
+  return [value, value.replace(/\r?\n$/, ""), ...lines];
+}
+
 function refused(problem: string): CheckResult {
   return {
     conclusion: "failed",
@@ -241,10 +293,11 @@ function refused(problem: string): CheckResult {
 }
 
 interface OneCheck {
-  check: Pick<CiCheck, "name" | "image" | "steps">;
+  check: PlannedCheck;
   sourceDir: string;
   jwt: string;
   secrets: string[];
+  secretFiles: SecretFile[];
   settings: JobSettings;
   signal: AbortSignal;
 }
@@ -263,6 +316,7 @@ async function runOne(runCheck: RunCheck, c: OneCheck, log: Logger): Promise<Che
       },
       jobToken: c.jwt,
       secrets: c.secrets,
+      secretFiles: c.secretFiles,
       signal: c.signal,
     });
   } catch (err) {

@@ -11,6 +11,7 @@ import * as orgs from "./orgs.ts";
 import * as releases from "./releases.ts";
 import * as repos from "./repos.ts";
 import * as review from "./review.ts";
+import * as secrets from "./secrets.ts";
 import * as subscriptions from "./subscriptions.ts";
 import * as workcopy from "./workcopy.ts";
 
@@ -26,6 +27,7 @@ export const commandModules: Register[] = [
   review.register,
   releases.register,
   ci.register,
+  secrets.register,
   archive.register,
   events.register,
   subscriptions.register,

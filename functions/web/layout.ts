@@ -8,7 +8,15 @@ import { Html, html } from "./html.ts";
 import { type PageView, searchBox } from "./search-box.ts";
 import * as u from "./urls.ts";
 
-export type RepoTab = "tree" | "history" | "branches" | "proposals" | "releases" | "members" | "ci";
+export type RepoTab =
+  | "tree"
+  | "history"
+  | "branches"
+  | "proposals"
+  | "releases"
+  | "members"
+  | "ci"
+  | "secrets";
 
 export interface PageInput {
   title: string;
@@ -38,6 +46,7 @@ function repoNav(access: RepoAccess, tab: RepoTab | undefined): Html {
     ["ci", "CI", u.ciUrl(name)],
   ];
   if (access.role === "admin") tabs.push(["members", "Members", u.membersUrl(name)]);
+  if (access.role === "admin") tabs.push(["secrets", "Secrets", u.secretsUrl(name)]);
   return html`<nav class="repo" aria-label="Repository"><ul>${tabs.map(
     ([id, label, href]) =>
       html`<li><a href="${href}"${id === tab ? new Html(' aria-current="page"') : ""}>${label}</a></li>`,

@@ -44,6 +44,7 @@ import {
 import { proposalRoutes } from "./proposal-routes.ts";
 import { assetReply, htmlReply, SECURITY_HEADERS, seeOther } from "./reply.ts";
 import { searchRoutes } from "./search-routes.ts";
+import { secretPageRoutes } from "./secrets-routes.ts";
 import { treeRoutes } from "./tree-routes.ts";
 import * as u from "./urls.ts";
 
@@ -380,6 +381,7 @@ export const webRoutes = [
   ...discussionRoutes,
   ...searchRoutes,
   ...treeRoutes,
+  ...secretPageRoutes,
   ...repoPages,
   ...ciRoutes,
   ...memberRoutes,

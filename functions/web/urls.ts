@@ -135,3 +135,6 @@ export const repoRoleFormUrl = (repo: string) => `${membersUrl(repo)}/roles`;
 export const orgMemberFormUrl = (repo: string) => `${membersUrl(repo)}/org`;
 export const inviteFormUrl = (repo: string) => `${membersUrl(repo)}/invites`;
 export const acceptInviteUrl = (id: string) => `/ui/invites/${encodeURIComponent(id)}/accept`;
+// Repo secrets (functions/web/secrets-routes.ts).
+export const secretsUrl = (repo: string) => `${repoBase(repo)}/-/secrets`;
+export const secretDeleteUrl = (repo: string, name: string) => `${secretsUrl(repo)}/${name}/delete`;

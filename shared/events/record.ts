@@ -55,6 +55,17 @@ export interface EventPayloads {
   "com.svc.org.created": { org: string; created_by: string };
   "com.svc.org.deleted": { org: string; deleted_by: string };
   "com.svc.role.changed": { repo: string; identity: string; role: string; changed_by: string };
+  // Repo secrets (docs/secrets.md): names and sizes, never a value.
+  "com.svc.secret.set": { repo: string; name: string; size_bytes: number; created: boolean; set_by: string };
+  "com.svc.secret.deleted": { repo: string; name: string; deleted_by: string };
+  "com.svc.secret.accessed": {
+    repo: string;
+    name: string;
+    job_id: string;
+    check_name: string;
+    branch: string;
+    sequence: number;
+  };
 }
 
 export type EventType = keyof EventPayloads;

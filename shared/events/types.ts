@@ -18,6 +18,9 @@ export const eventTypes = [
   "com.svc.org.created",
   "com.svc.org.deleted",
   "com.svc.role.changed",
+  "com.svc.secret.set",
+  "com.svc.secret.deleted",
+  "com.svc.secret.accessed",
 ] as const satisfies readonly EventType[];
 
 // Fails to compile when EventPayloads gains a type this list lacks.

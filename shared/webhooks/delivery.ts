@@ -2,7 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import pg from "pg";
 import type { Clock } from "../clock.ts";
-import { type Env, requiredSetting } from "../config.ts";
+import { type Env, globalAdminsOf, requiredSetting } from "../config.ts";
 import { clientConfig, type DatabaseTarget } from "../db/target.ts";
 import { fail } from "../errors.ts";
 import { EVENTS_CHANNEL, onEventsCommitted } from "../events/notify.ts";
@@ -86,9 +86,7 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
     log: deps.log.child({ component: "webhooks" }),
     databaseUrl: deps.databaseUrl,
     send: { allowPrivate, resolve, timeoutMs: opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS, agents },
-    admins: [...deps.config.GLOBAL_ADMINS, deps.config.BOOTSTRAP_ADMIN ?? ""]
-      .filter((a) => a !== "")
-      .map((a) => a.toLowerCase()),
+    admins: globalAdminsOf(deps.config),
   };
   const cloud =
     deps.config.SVC_WEBHOOK_DELIVERY === "cloudtasks"

@@ -99,6 +99,12 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/roles": {},
   "PUT /repos/:repo*/-/roles/:identity": { body: () => ({ role: "reader" }) },
   "DELETE /repos/:repo*/-/roles/:identity": {},
+  "GET /repos/:repo*/-/secrets": {},
+  "PUT /repos/:repo*/-/secrets/:secret": {
+    params: () => ({ secret: "PROBE" }),
+    body: () => ({ value: "probe" }),
+  },
+  "DELETE /repos/:repo*/-/secrets/:secret": { params: () => ({ secret: "PROBE" }) },
   "GET /repos/:repo*/-/branches": {},
   "POST /repos/:repo*/-/branch": { body: (w) => ({ name: w.unique("probe-branch") }) },
   "GET /repos/:repo*/-/branch/:branch*": {},
@@ -153,6 +159,10 @@ const probes: Record<string, Probe> = {
   "POST /subscriptions/:id/resume": { params: (w) => ({ id: w.subscription }) },
   "POST /repos/:repo*/-/ci/run": { body: (w) => ({ branch: w.ciBranch }) },
   "POST /repos/:repo*/-/archive/presign": { control: requestToken },
+  "POST /repos/:repo*/-/secrets/reveal": {
+    body: () => ({ check_name: "authz/check", names: ["AUTHZ"] }),
+    control: requestToken,
+  },
   "POST /repos/:repo*/-/check/:check*/logs": {
     params: (w) => ({ check: w.loggedCheck }),
     control: requestToken,
@@ -244,6 +254,9 @@ const probes: Record<string, Probe> = {
   "POST /ui/repos/:repo*/-/members/org": {},
   "POST /ui/repos/:repo*/-/members/invites": {},
   "POST /ui/invites/:id/accept": {},
+  "GET /ui/repos/:repo*/-/secrets": {},
+  "POST /ui/repos/:repo*/-/secrets": {},
+  "POST /ui/repos/:repo*/-/secrets/:secret/delete": { params: () => ({ secret: "PROBE" }) },
 };
 
 /** The real request of a route, against the shared fixtures. */

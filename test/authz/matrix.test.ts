@@ -86,6 +86,11 @@ const matrix: Record<string, Statuses> = {
   "PUT /repos/:repo*/-/roles/:identity":                  s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
   "DELETE /repos/:repo*/-/roles/:identity":               s(401,       404,      403,    403,    403,        204,   204,      403,       204,         403, 403),
 
+  "GET /repos/:repo*/-/secrets":                          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "PUT /repos/:repo*/-/secrets/:secret":                  s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "DELETE /repos/:repo*/-/secrets/:secret":               s(401,       404,      403,    403,    403,        204,   204,      403,       204,         403, 403),
+  "POST /repos/:repo*/-/secrets/reveal":                  s(401,       401,      401,    401,    401,        401,   401,      401,       401,         401, 401),
+
   "GET /repos/:repo*/-/branches":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /repos/:repo*/-/branch":                          s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
   "GET /repos/:repo*/-/branch/:branch*":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -214,6 +219,9 @@ const matrix: Record<string, Statuses> = {
   "POST /ui/repos/:repo*/-/members/invites":              s(401,       404,      403,    403,    403,        403,   303,      403,       303,         403, 403),
   "POST /ui/invites/:id/accept [to another]":             s(401,       404,      404,    404,    404,        404,   404,      404,       404,         403, 403),
   "POST /ui/invites/:id/accept [to caller]":              s(401,       303,      303,    303,    303,        303,   303,      303,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/secrets":                       s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
+  "POST /ui/repos/:repo*/-/secrets":                      s(401,       404,      403,    403,    403,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/secrets/:secret/delete":       s(401,       404,      403,    403,    403,        303,   303,      403,       303,         403, 403),
 };
 
 /** How one row's request is built, and which codes its 404 and 403 answers carry. */
@@ -351,6 +359,24 @@ const requests: Record<string, Request> = {
   "DELETE /repos/:repo*/-/roles/:identity": repoRoute(async (w) => ({
     method: "DELETE",
     path: `/repos/${w.repo}/-/roles/${await w.freshGrant(w.repo)}`,
+  })),
+  "GET /repos/:repo*/-/secrets": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/secrets`,
+  })),
+  "PUT /repos/:repo*/-/secrets/:secret": repoRoute(async (w) => ({
+    method: "PUT",
+    path: `/repos/${w.repo}/-/secrets/${w.unique("NEW").replace("-", "_")}`,
+    body: { value: "authz-value" },
+  })),
+  "DELETE /repos/:repo*/-/secrets/:secret": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/secrets/${await w.freshSecret(w.repo)}`,
+  })),
+  "POST /repos/:repo*/-/secrets/reveal": plainRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/secrets/reveal`,
+    body: { check_name: "authz/check", names: ["AUTHZ"] },
   })),
 
   "GET /repos/:repo*/-/branches": repoRoute(async (w) => ({
@@ -874,6 +900,20 @@ const requests: Record<string, Request> = {
     },
     notFound: "INVITE_NOT_FOUND",
   },
+  "GET /ui/repos/:repo*/-/secrets": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/secrets`,
+  })),
+  "POST /ui/repos/:repo*/-/secrets": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/secrets`,
+    form: { name: w.unique("WEB").replace("-", "_"), value: "authz-value" },
+  })),
+  "POST /ui/repos/:repo*/-/secrets/:secret/delete": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/secrets/${await w.freshSecret(w.repo)}/delete`,
+    form: {},
+  })),
 };
 
 /** The error code a refused cell must carry; none for a success. */

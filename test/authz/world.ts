@@ -383,6 +383,17 @@ export class World {
     return identity;
   }
 
+  /** A new secret of `repo`, set by the global admin; returns its name. */
+  async freshSecret(repo: string): Promise<string> {
+    const name = this.unique("SECRET").replace("-", "_");
+    await must(
+      this.as("globalAdmin").put(`/repos/${repo}/-/secrets/${name}`, { value: "v" }),
+      200,
+      "set secret",
+    );
+    return name;
+  }
+
   /** A new identity holding `reader` on `repo`. */
   async freshGrant(repo: string): Promise<string> {
     const identity = `${this.unique("g")}@authz.test`;

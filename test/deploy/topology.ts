@@ -236,6 +236,7 @@ async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Pro
   delete env["SVC_CI_LOG_BUCKET"];
   env["SVC_JOB_SIGNER"] = "local";
   delete env["SVC_JOB_KMS_KEY_VERSION"];
+  delete env["SVC_SECRETS_KMS_KEY"];
   // The platform's IAM check on internal functions has no stand-in.
   delete env["SVC_INTERNAL_INVOKERS"];
   delete env["SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT"];

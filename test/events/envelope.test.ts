@@ -1,8 +1,10 @@
 import { CloudEvent, HTTP, ValidationError } from "cloudevents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventTypes } from "../../shared/events/types.ts";
+import { queueAndClaim } from "../ci/support.ts";
 import { api, okBody } from "../support/api.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
+import { client } from "../support/client.ts";
 import { policies } from "../support/policies.ts";
 import {
   commit,
@@ -25,7 +27,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** The spec's payload fields per type, with the JS type of each value. */
-const payloads: Record<string, Record<string, "string" | "number" | "string[]">> = {
+const payloads: Record<string, Record<string, "string" | "number" | "boolean" | "string[]">> = {
   "com.svc.repo.created": { repo: "string", owner: "string", created_by: "string" },
   "com.svc.repo.deleted": { repo: "string", deleted_by: "string" },
   "com.svc.commit.created": {
@@ -86,6 +88,22 @@ const payloads: Record<string, Record<string, "string" | "number" | "string[]">>
   "com.svc.org.created": { org: "string", created_by: "string" },
   "com.svc.org.deleted": { org: "string", deleted_by: "string" },
   "com.svc.role.changed": { repo: "string", identity: "string", role: "string", changed_by: "string" },
+  "com.svc.secret.set": {
+    repo: "string",
+    name: "string",
+    size_bytes: "number",
+    created: "boolean",
+    set_by: "string",
+  },
+  "com.svc.secret.deleted": { repo: "string", name: "string", deleted_by: "string" },
+  "com.svc.secret.accessed": {
+    repo: "string",
+    name: "string",
+    job_id: "string",
+    check_name: "string",
+    branch: "string",
+    sequence: "number",
+  },
 };
 
 function kindOf(v: unknown): string {
@@ -195,6 +213,27 @@ describe("every mutation emits its event", () => {
       actor: fx.owner,
       policies: ["ci_must_pass"],
     });
+
+    expect((await fx.client.put(`${fx.base}/secrets/DEPLOY_TOKEN`, { value: "v" })).status).toBe(200);
+    await expectEvent("com.svc.secret.set", { name: "DEPLOY_TOKEN", created: true, set_by: fx.owner });
+    const ci = "checks:\n  - name: deploy\n    image: x\n    steps: [s]\n    secrets: [DEPLOY_TOKEN]\n";
+    await commit(fx, "main", { ".svc/ci.yaml": ci });
+    const { requestToken } = await queueAndClaim(app, fx.repo, "main", {
+      checks: ["deploy"],
+      createdBy: fx.owner,
+    });
+    const revealed = await client(app.url, async () => requestToken).post(`${fx.base}/secrets/reveal`, {
+      check_name: "deploy",
+      names: ["DEPLOY_TOKEN"],
+    });
+    expect(revealed.status).toBe(200);
+    await expectEvent("com.svc.secret.accessed", {
+      name: "DEPLOY_TOKEN",
+      check_name: "deploy",
+      branch: "main",
+    });
+    expect((await fx.client.delete(`${fx.base}/secrets/DEPLOY_TOKEN`)).status).toBe(204);
+    await expectEvent("com.svc.secret.deleted", { name: "DEPLOY_TOKEN", deleted_by: fx.owner });
 
     expect((await fx.client.delete(`${fx.base}/roles/${reviewer}`)).status).toBe(204);
     await expectEvent("com.svc.role.changed", { identity: reviewer, role: "" });

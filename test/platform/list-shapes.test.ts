@@ -36,6 +36,7 @@ const lists: Record<string, ListShape> = {
   "GET /orgs/:org/members": { wrapper: "members", url: (w) => `/orgs/${w.fx.org}/members` },
   "GET /orgs/:org/invites": { wrapper: "invites", url: (w) => `/orgs/${w.fx.org}/invites` },
   "GET /repos/:repo*/-/roles": { wrapper: "roles", url: (w) => `${w.fx.base}/roles` },
+  "GET /repos/:repo*/-/secrets": { wrapper: "secrets", url: (w) => `${w.fx.base}/secrets` },
   "GET /repos/:repo*/-/branch/:branch*/checks": {
     wrapper: "check_runs",
     url: (w) => `${w.fx.base}/branch/feat/checks`,
@@ -109,6 +110,7 @@ const notLists = [
   "GET /ui/repos/:repo*/-/ci/:run/log/:check*",
   "GET /ui/repos/:repo*/-/ci/:run/raw/:check*",
   "GET /ui/repos/:repo*/-/ci/checks/:check*",
+  "GET /ui/repos/:repo*/-/secrets",
 ];
 
 let app: TestApp;
@@ -134,6 +136,7 @@ async function populate(): Promise<World> {
   await expect201(fx.client.post(`${fx.base}/comment`, { branch: "feat", path: "a.md", body: "hm" }));
   await expect201(fx.client.post(`${fx.base}/proposals`, { branch: "feat", title: "Feat" }));
   await expect201(fx.client.post(`${fx.base}/releases`, { name: "v1", sequence, notes: "" }));
+  expect((await fx.client.put(`${fx.base}/secrets/LISTED`, { value: "v" })).status).toBe(200);
   await expect201(fx.client.post(`/orgs/${fx.org}/invites`, { email: "new@example.com", role: "member" }));
   await expect201(
     fx.client.post("/subscriptions", {

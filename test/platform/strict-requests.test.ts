@@ -82,6 +82,7 @@ const validBodies: Record<string, (fx: { org: string }) => Record<string, unknow
   "POST /orgs/:org/invites/:token/accept": () => ({}),
   "POST /repos": ({ org }) => ({ owner: org, name: "other" }),
   "PUT /repos/:repo*/-/roles/:identity": () => ({ role: "reader" }),
+  "PUT /repos/:repo*/-/secrets/:secret": () => ({ value: "v" }),
   "POST /repos/:repo*/-/review": () => ({ branch: "main", status: "approved", body: "" }),
   "POST /repos/:repo*/-/check": () => ({ branch: "main", check_name: "ci/lint", status: "passed" }),
   "POST /repos/:repo*/-/comment": () => ({ branch: "main", path: "a.md", body: "hi" }),
@@ -117,6 +118,7 @@ function pathOf(r: AnyRoute, fx: { org: string; repo: string }): string {
     identity: "someone@example.com",
     token: "t".repeat(24),
     release_name: "v1",
+    secret: "SOME_SECRET",
     check: "ci/lint",
     id: UUID,
   };

@@ -8,11 +8,11 @@ import { describe, expect, it } from "vitest";
 import { STALE_AFTER_MS } from "../../shared/ci/jobs/queue.ts";
 import { reapOnce } from "../../shared/ci/scheduler/timers.ts";
 import { storedJob } from "../ci/scheduler/scheduler-support.ts";
-import { WORKER_TOKEN, waitForCount } from "../ci/support.ts";
+import { WORKER_TOKEN } from "../ci/support.ts";
 import { pushBusyboxImage, startRegistry } from "../support/oci-registry.ts";
 import { policies } from "../support/policies.ts";
 import { commit, createBranch, installPolicies, repoWithOwner, useFixture } from "../support/world.ts";
-import { checkRunsAt, readLog, spawnWorker, startWorkerApp } from "./support.ts";
+import { checkRunsAt, queuedJob, readLog, spawnWorker, startWorkerApp } from "./support.ts";
 
 /**
  * The whole of CI with nothing faked in the worker's path: the server as `npm start` runs it, a
@@ -121,18 +121,6 @@ async function ownedLeftovers(): Promise<string[]> {
   return names.flatMap((name) => /^\.(.+)\.quire-owner$/.exec(name)?.[1] ?? []);
 }
 
-/** Waits until the push job of `sequence` is queued (deliveries are asynchronous); returns its id. */
-async function queuedJob(sequence: number): Promise<string> {
-  const sql = `SELECT count(*)::int AS n FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
-               WHERE r.name = $1 AND j.sequence = $2 AND j.status = 'queued'`;
-  await waitForCount(app, sql, [fx.repo, sequence], 1);
-  const [row] = await app.sql<{ id: string }>(
-    "SELECT j.id::text FROM ci_jobs j JOIN repos r ON r.id = j.repo_id WHERE r.name = $1 AND j.sequence = $2",
-    [fx.repo, sequence],
-  );
-  return row?.id ?? "";
-}
-
 /**
  * Runs `worker --once` to its end and returns its output; it must exit 0. The worker holds the
  * secret file open at 40 and the inherited log at 41 without O_CLOEXEC, as a shell's `40<file`
@@ -170,7 +158,7 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     await commit(fx, "main", { ".svc/ci.yaml": ciYaml(image, secretFile) }, "add CI");
     await createBranch(fx, "feature");
     const head = await commit(fx, "feature", { "notes/a.md": "# A\n", broken: "", slow: "" }, "notes");
-    const id = await queuedJob(head);
+    const id = await queuedJob(app, fx.repo, head);
 
     const output = await runWorkerOnce();
     expect(output).toContain("checks skipped by their if:");
@@ -239,7 +227,7 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
 
     // ...until a commit fixes them: every check passes and the merge goes through.
     const fixed = await commit(fx, "feature", { broken: null, slow: null }, "fix");
-    const second = await queuedJob(fixed);
+    const second = await queuedJob(app, fx.repo, fixed);
     await runWorkerOnce();
     expect(await storedJob(app, second)).toMatchObject({ status: "passed", error: null });
     const after = await checkRunsAt(app, fx.repo, "feature", fixed);
@@ -253,7 +241,7 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     expect(image, "the first test pushed the image").not.toBe("");
     await createBranch(fx, "feature-kill");
     const head = await commit(fx, "feature-kill", { "notes/a.md": "# K\n", nap: "" }, "nap");
-    const id = await queuedJob(head);
+    const id = await queuedJob(app, fx.repo, head);
 
     // The first worker goes through the relay, which notes the tokens it uses.
     app.bearers.clear();

@@ -11,7 +11,7 @@ import type { WorkerConfig } from "../../worker/config.ts";
 import { DEFAULT_IMAGE_LIMITS } from "../../worker/image/layers.ts";
 import type { JobOutcome } from "../../worker/job.ts";
 import { runLoop } from "../../worker/loop.ts";
-import { type CiApp, startCiApp, WORKER_TOKEN } from "../ci/support.ts";
+import { type CiApp, startCiApp, WORKER_TOKEN, waitForCount } from "../ci/support.ts";
 import type { TestApp } from "../support/app.ts";
 import { stdioWith } from "../support/child.ts";
 
@@ -215,4 +215,16 @@ export function spawnWorker(
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
   return { child, output: () => out, exited };
+}
+
+/** Waits until the push job of `sequence` of `repo` is queued (deliveries are asynchronous); its id. */
+export async function queuedJob(app: TestApp, repo: string, sequence: number): Promise<string> {
+  const sql = `SELECT count(*)::int AS n FROM ci_jobs j JOIN repos r ON r.id = j.repo_id
+               WHERE r.name = $1 AND j.sequence = $2 AND j.status = 'queued'`;
+  await waitForCount(app, sql, [repo, sequence], 1);
+  const [row] = await app.sql<{ id: string }>(
+    "SELECT j.id::text FROM ci_jobs j JOIN repos r ON r.id = j.repo_id WHERE r.name = $1 AND j.sequence = $2",
+    [repo, sequence],
+  );
+  return row?.id ?? "";
 }

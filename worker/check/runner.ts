@@ -95,6 +95,7 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
         sourceDir: input.sourceDir,
         stagingDir: options.stagingDir ?? tmpdir(),
         jobToken: input.jobToken,
+        secrets: input.secretFiles,
         network: input.limits.network,
       });
     } catch (error) {

@@ -22,9 +22,17 @@ export interface CheckInput {
   limits: CheckLimits;
   /** The check's job JWT, given to its steps as a file and an environment variable. */
   jobToken: string;
-  /** Strings that must never appear in the log (the job JWT, the request token). */
+  /** Strings that must never appear in the log (the job JWT, the request token, secret values). */
   secrets: string[];
+  /** The repo secrets the check lists, mounted read-only at /run/secrets/NAME in every step. */
+  secretFiles?: SecretFile[];
   signal?: AbortSignal;
+}
+
+/** One repo secret as a step sees it: the file /run/secrets/<name>, whose content is `value`. */
+export interface SecretFile {
+  name: string;
+  value: string;
 }
 
 export interface CheckResult {

@@ -53,7 +53,7 @@ const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
  * Mount points the sandbox needs in every root filesystem: bubblewrap binds onto the read-only
  * root, so each must exist there beforehand (an image without /tmp still gets one).
  */
-const MOUNT_DIRECTORIES = ["src", "tmp", "proc", "dev", "run/quire", "etc"];
+const MOUNT_DIRECTORIES = ["src", "tmp", "proc", "dev", "run/quire", "run/secrets", "etc"];
 const MOUNT_FILES = ["etc/hosts", "etc/resolv.conf"];
 
 /** The random names of the cached trees under `<cacheDir>/r/`. */
@@ -133,7 +133,10 @@ export class ImageStore {
     // The name is joined to a path: anything but our own random names is a damaged cache.
     if (typeof index.rootfs !== "string" || !TREE_NAME.test(index.rootfs))
       throw new Error(`the image cache's index ${this.#indexFile(digest)} is damaged`);
-    return { digest, rootfs: this.#treeDir(index.rootfs), env: index.env, cached: true };
+    const rootfs = this.#treeDir(index.rootfs);
+    // A tree cached by an older worker may lack a mount point added since (run/secrets).
+    await prepareMountPoints(rootfs);
+    return { digest, rootfs, env: index.env, cached: true };
   }
   /** Fetches the manifest, following an index to its linux/amd64 image, checking every digest. */
   async #resolve(client: RegistryClient, reference: string, pinned: string | undefined) {
@@ -316,8 +319,12 @@ async function prepareMountPoints(rootfs: string): Promise<void> {
     const right = kind === "directory" ? stat?.isDirectory() : stat?.isFile();
     if (right) return;
     if (stat) await rm(full, { recursive: true, force: true });
-    if (kind === "directory") await mkdir(full, { mode: 0o755 });
-    else await writeFile(full, "", { flag: "wx" });
+    // Another worker on the same cache may make it at the same moment: then it exists, as wanted.
+    const exists = (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    };
+    if (kind === "directory") await mkdir(full, { mode: 0o755 }).catch(exists);
+    else await writeFile(full, "", { flag: "wx" }).catch(exists);
   };
   for (const relative of MOUNT_DIRECTORIES) {
     const parts = relative.split("/");

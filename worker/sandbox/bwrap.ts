@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
+import type { SecretFile } from "../check/types.ts";
 import { SECCOMP_SUPPORTED, seccompProgram } from "./seccomp.ts";
-import { TOKEN_DIRECTORY, TOKEN_PATH, type Workspace } from "./workspace.ts";
+import { SECRETS_DIRECTORY, TOKEN_DIRECTORY, TOKEN_PATH, type Workspace } from "./workspace.ts";
 
 /** What one sandboxed process is given. */
 export interface SandboxSpec {
@@ -57,6 +58,7 @@ export function bwrapOptions(spec: SandboxSpec): string[] {
     TOKEN_PATH,
     "--remount-ro",
     TOKEN_DIRECTORY,
+    ...secretMounts(workspace.secrets),
     "--perms",
     "0444",
     "--ro-bind-data",
@@ -80,6 +82,28 @@ export function bwrapOptions(spec: SandboxSpec): string[] {
   ];
 }
 
+/**
+ * The repo secrets the check lists (docs/secrets.md), each a read-only file /run/secrets/NAME
+ * written by bwrap from its own pipe into a tmpfs, like the token: no host file ever holds a value,
+ * and no step can change one for the steps after it.
+ */
+function secretMounts(secrets: readonly SecretFile[]): string[] {
+  if (secrets.length === 0) return [];
+  return [
+    "--tmpfs",
+    SECRETS_DIRECTORY,
+    ...secrets.flatMap((secret, i) => [
+      "--perms",
+      "0444",
+      "--ro-bind-data",
+      String(FIRST_SECRET_FD + i),
+      `${SECRETS_DIRECTORY}/${secret.name}`,
+    ]),
+    "--remount-ro",
+    SECRETS_DIRECTORY,
+  ];
+}
+
 /** The command line inside: stderr joins stdout in one pipe, so the log keeps their exact order. */
 function stepCommand(command: string): string[] {
   return ["/bin/sh", "-c", 'exec 2>&1; exec /bin/sh -c "$1"', "sh", command];
@@ -91,19 +115,21 @@ const SECCOMP_FD = 4;
 const TOKEN_FD = 5;
 const HOSTS_FD = 6;
 const RESOLV_CONF_FD = 7;
-const LAST_BWRAP_FD = RESOLV_CONF_FD;
+/** Then one pipe per secret, from 8 on. */
+const FIRST_SECRET_FD = 8;
 
 /**
  * bwrap is started through bash, which first closes every descriptor above bwrap's own pipes and
  * then becomes bwrap (`exec`) with an empty environment (`-c`). Node (libuv) and bwrap hand a child
  * every descriptor the parent holds without O_CLOEXEC: the ones the worker or `quire ci run --local`
  * inherited from whatever started it (a shell's `5<file`, a supervisor's pipes). A step could read
- * or truncate those host files through /proc/self/fd/N. bwrap closes its own pipes (3 to 7) once read,
+ * or truncate those host files through /proc/self/fd/N. bwrap closes its own pipes (3 to 7, then the secrets') once read,
  * so a step starts with only 0, 1 and 2. The closing has to happen before any code of the image runs
  * (the image is the repo's choice, its /bin/sh too), hence on the host side; bash is used because a
  * POSIX sh cannot name descriptors above 9, and Node cannot exec in place.
  */
-const CLOSE_INHERITED_AND_EXEC_BWRAP = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${LAST_BWRAP_FD})); then eval "exec $fd>&-"; fi; done; exec -c bwrap "$@"`;
+const closeInheritedAndExecBwrap = (lastBwrapFd: number) =>
+  `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${lastBwrapFd})); then eval "exec $fd>&-"; fi; done; exec -c bwrap "$@"`;
 
 /** Writes a whole input to one of bubblewrap's extra pipes and closes it. */
 function feed(pipe: unknown, data: string | Buffer): void {
@@ -137,13 +163,15 @@ export function runSandboxedStep(
     // The options go through a pipe (`--args 3`), so the sandbox's `ps` shows no host paths;
     // the seccomp program through another.
     const bwrapArgs = ["--args", String(ARGS_FD), "--", ...stepCommand(command)];
-    const child = spawn("bash", ["-c", CLOSE_INHERITED_AND_EXEC_BWRAP, "bwrap", ...bwrapArgs], {
+    const { secrets } = spec.workspace;
+    const lastFd = FIRST_SECRET_FD + secrets.length - 1;
+    const child = spawn("bash", ["-c", closeInheritedAndExecBwrap(lastFd), "bwrap", ...bwrapArgs], {
       // Only what bash needs to find bwrap; the step's environment goes in the options.
       env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", ...Array.from({ length: lastFd }, () => "pipe" as const)],
     });
-    // Node types `stdio` as a tuple of five; there are eight.
+    // Node types `stdio` as a tuple of five; there are eight or more.
     const inputs: readonly unknown[] = child.stdio;
     feed(
       inputs[ARGS_FD],
@@ -155,6 +183,7 @@ export function runSandboxedStep(
     feed(inputs[TOKEN_FD], spec.workspace.token);
     feed(inputs[HOSTS_FD], spec.workspace.hosts);
     feed(inputs[RESOLV_CONF_FD], spec.workspace.resolvConf);
+    for (const [i, secret] of secrets.entries()) feed(inputs[FIRST_SECRET_FD + i], secret.value);
     const kill = (why: NonNullable<StepOutcome["killed"]>) => {
       killed ??= why;
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {

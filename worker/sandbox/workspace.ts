@@ -1,5 +1,6 @@
 import { cp, readFile } from "node:fs/promises";
 import path from "node:path";
+import type { SecretFile } from "../check/types.ts";
 import { createOwnedDirectory } from "../owned-directory.ts";
 
 /** Where the job JWT is inside the sandbox, and the variables that name it (docs/ci-worker.md). */
@@ -7,6 +8,8 @@ export const TOKEN_DIRECTORY = "/run/quire";
 export const TOKEN_PATH = `${TOKEN_DIRECTORY}/token`;
 export const TOKEN_ENV = "QUIRE_JOB_TOKEN";
 export const TOKEN_FILE_ENV = "QUIRE_JOB_TOKEN_FILE";
+/** Where the repo secrets a check lists are, one read-only file per name (docs/secrets.md). */
+export const SECRETS_DIRECTORY = "/run/secrets";
 
 /**
  * What one check's sandbox is given besides its image: the writable copy of the source (mounted
@@ -24,6 +27,8 @@ export interface Workspace {
   /** The host directory mounted at /src. */
   src: string;
   token: string;
+  /** The repo secrets of the check, written like the token into bwrap's tmpfs. */
+  secrets: readonly SecretFile[];
   hosts: string;
   resolvConf: string;
   dispose(): Promise<void>;
@@ -36,6 +41,7 @@ export async function createWorkspace(input: {
   /** Where the copy goes: the worker's work directory (a fast copy on the same volume). */
   stagingDir: string;
   jobToken: string;
+  secrets?: readonly SecretFile[] | undefined;
   network: "none" | "on";
 }): Promise<Workspace> {
   const { path: src, remove: dispose } = await createOwnedDirectory(path.resolve(input.stagingDir));
@@ -45,7 +51,7 @@ export async function createWorkspace(input: {
     // With the network on, name resolution works as on the node; off, there is nothing to resolve.
     const resolvConf =
       input.network === "on" ? await readFile("/etc/resolv.conf", "utf8").catch(() => "") : "";
-    return { src, token: input.jobToken, hosts: HOSTS, resolvConf, dispose };
+    return { src, token: input.jobToken, secrets: input.secrets ?? [], hosts: HOSTS, resolvConf, dispose };
   } catch (error) {
     await dispose();
     throw error;

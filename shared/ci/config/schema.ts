@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_CHECK_SECRETS, secretNameProblem } from "../../api/secrets.ts";
 import { checkNameProblem } from "../../checks/names.ts";
 import { cronProblem } from "./cron.ts";
 import { type IfExpr, IfSyntaxError, parseIf } from "./expression.ts";
@@ -23,7 +24,7 @@ export const knownKeys: Record<string, readonly string[]> = {
   "on.push": ["branches"],
   "on.proposal": ["base_branches"],
   "on.schedule.[]": ["cron"],
-  "checks.[]": ["name", "image", "steps", "if", "needs"],
+  "checks.[]": ["name", "image", "steps", "if", "needs", "secrets"],
 };
 
 /** A check as the scheduler runs it. */
@@ -37,6 +38,8 @@ export interface CiCheck {
   condition: IfExpr | null;
   /** Stored, not enforced: all checks of a run start together. */
   needs: string[];
+  /** The repo secrets the worker mounts at /run/secrets/NAME for this check (docs/secrets.md). */
+  secrets: string[];
 }
 
 /** The trigger block, with every default applied. */
@@ -179,6 +182,11 @@ const check = z
         .max(MAX_STEPS, `must have at most ${MAX_STEPS} steps`),
       if: condition,
       needs: optionalList(z.string(expected("a check name")), "a list of check names", MAX_CHECKS),
+      secrets: optionalList(
+        checked(secretNameProblem, "a secret name"),
+        "a list of secret names",
+        MAX_CHECK_SECRETS,
+      ).refine((names) => new Set(names).size === names.length, "must not name a secret twice"),
     },
     expected("a mapping with name, image and steps"),
   )
@@ -190,6 +198,7 @@ const check = z
       if: c.if.source,
       condition: c.if.expr,
       needs: c.needs,
+      secrets: c.secrets,
     }),
   );
 

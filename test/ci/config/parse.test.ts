@@ -56,6 +56,7 @@ describe("a valid file", () => {
         "    steps: [npm test]",
         "    if: event.type != 'schedule' && (event.branch == 'main' || event.base_branch == 'main')",
         "    needs: [quire/lint]",
+        "    secrets: [NPM_TOKEN, _DEPLOY_KEY_2]",
       ),
     );
     expect(c.on).toEqual({
@@ -65,13 +66,21 @@ describe("a valid file", () => {
       manual: true,
     });
     expect(c.checks.map(({ condition, ...rest }) => rest)).toEqual([
-      { name: "quire/lint", image: "node:24", steps: ["npm ci", "npm run lint"], if: "", needs: [] },
+      {
+        name: "quire/lint",
+        image: "node:24",
+        steps: ["npm ci", "npm run lint"],
+        if: "",
+        needs: [],
+        secrets: [],
+      },
       {
         name: "quire/test",
         image: "node:24",
         steps: ["npm test"],
         if: "event.type != 'schedule' && (event.branch == 'main' || event.base_branch == 'main')",
         needs: ["quire/lint"],
+        secrets: ["NPM_TOKEN", "_DEPLOY_KEY_2"],
       },
     ]);
     expect(c.checks[0]!.condition).toBeNull();
@@ -422,6 +431,16 @@ describe("schema errors point at the offending node", () => {
       "2:11 on.manual: takes no configuration (manual runs are always enabled); write 'manual:' or leave it out",
     ],
     [
+      "a secret name in lower case",
+      yaml("checks:", "  - name: lint", "    image: x", "    steps: [s]", "    secrets: [npm_token]"),
+      "5:15 checks[0].secrets[0]: must look like an environment variable: A-Z, 0-9 and _, not starting with a digit (e.g. DEPLOY_TOKEN)",
+    ],
+    [
+      "a secret named twice",
+      yaml("checks:", "  - name: lint", "    image: x", "    steps: [s]", "    secrets: [A, A]"),
+      "5:14 checks[0].secrets: must not name a secret twice",
+    ],
+    [
       "manual with settings",
       yaml("on:", "  manual: {inputs: x}", ...CHECK),
       "2:11 on.manual: takes no configuration (manual runs are always enabled); write 'manual:' or leave it out",
@@ -438,7 +457,7 @@ describe("unknown keys are refused at the key, with a suggestion", () => {
       yaml("checks:", "  - name: a", "    image: x", "    step: [s]"),
       [
         "2:5 checks[0].steps: is required",
-        "4:5 checks[0]: unknown key 'step'; did you mean 'steps'? (allowed: name, image, steps, if, needs)",
+        "4:5 checks[0]: unknown key 'step'; did you mean 'steps'? (allowed: name, image, steps, if, needs, secrets)",
       ],
     ],
     [
@@ -452,7 +471,7 @@ describe("unknown keys are refused at the key, with a suggestion", () => {
     [
       "an unrelated key",
       yaml(...CHECK, "    timeout: 10"),
-      ["5:5 checks[0]: unknown key 'timeout' (allowed: name, image, steps, if, needs)"],
+      ["5:5 checks[0]: unknown key 'timeout' (allowed: name, image, steps, if, needs, secrets)"],
     ],
     [
       "pull_request instead of proposal",
@@ -480,8 +499,8 @@ describe("unknown keys are refused at the key, with a suggestion", () => {
       "two unknown keys",
       yaml(...CHECK, "    runs-on: linux", "    env: {A: b}"),
       [
-        "5:5 checks[0]: unknown key 'runs-on' (allowed: name, image, steps, if, needs)",
-        "6:5 checks[0]: unknown key 'env' (allowed: name, image, steps, if, needs)",
+        "5:5 checks[0]: unknown key 'runs-on' (allowed: name, image, steps, if, needs, secrets)",
+        "6:5 checks[0]: unknown key 'env' (allowed: name, image, steps, if, needs, secrets)",
       ],
     ],
     [

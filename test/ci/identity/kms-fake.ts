@@ -1,4 +1,12 @@
-import { constants, generateKeyPairSync, type KeyObject, privateEncrypt } from "node:crypto";
+import {
+  constants,
+  createCipheriv,
+  createDecipheriv,
+  generateKeyPairSync,
+  type KeyObject,
+  privateEncrypt,
+  randomBytes,
+} from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import {
@@ -16,13 +24,24 @@ import { crc32c } from "../../../shared/ci/identity/crc32c.ts";
 
 /**
  * A Cloud KMS stand-in for tests: a gRPC server built from the protos @google-cloud/kms ships,
- * implementing only AsymmetricSign and GetPublicKey with real RSA 2048 keys (node:crypto), one
- * per key version it was given. Plaintext, on 127.0.0.1.
+ * implementing AsymmetricSign and GetPublicKey with real RSA 2048 keys (node:crypto), one per key
+ * version it was given, and Encrypt and Decrypt with an AES-256-GCM key made for each CryptoKey
+ * name at its first use (its ciphertext: nonce, tag, then the encrypted bytes). Plaintext, on
+ * 127.0.0.1.
  */
 interface SignRequest {
   name: string;
   digest?: { sha256?: Buffer };
   digestCrc32c?: { value?: string };
+}
+
+interface CryptRequest {
+  name: string;
+  plaintext?: Buffer;
+  ciphertext?: Buffer;
+  additionalAuthenticatedData?: Buffer;
+  plaintextCrc32c?: { value?: string };
+  additionalAuthenticatedDataCrc32c?: { value?: string };
 }
 
 const flipFirst = (b: Buffer) => Buffer.concat([Buffer.from([b[0]! ^ 0xff]), b.subarray(1)]);
@@ -38,6 +57,8 @@ export interface FakeKms {
   publicKey(version: string): KeyObject;
   /** How many AsymmetricSign calls arrived. */
   signCalls: number;
+  /** The CryptoKey names Encrypt and Decrypt were called with, in order. */
+  cryptoCalls: { method: "Encrypt" | "Decrypt"; name: string }[];
   close(): Promise<void>;
 }
 
@@ -71,9 +92,16 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
   )["v1"] as GrpcObject;
   const service = (kmsV1["KeyManagementService"] as ServiceClientConstructor).service;
   const keys = new Map(versions.map((v) => [v, generateKeyPairSync("rsa", { modulusLength: 2048 })]));
+  const symmetricKeys = new Map<string, Buffer>();
+  const symmetricKey = (name: string) => {
+    const key = symmetricKeys.get(name) ?? randomBytes(32);
+    symmetricKeys.set(name, key);
+    return key;
+  };
   const fake = {
     endpoint: "",
     signCalls: 0,
+    cryptoCalls: [] as FakeKms["cryptoCalls"],
     corruptSignatures: false,
     answerAsVersion: undefined as string | undefined,
     publicKey: (v: string) => keys.get(v)!.publicKey,
@@ -103,6 +131,34 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
         // The checksum of the signature as KMS computed it, before any corruption in transit.
         signatureCrc32c: { value: String(crc32c(fake.corruptSignatures ? flipFirst(signature) : signature)) },
       });
+    },
+    Encrypt(call: ServerUnaryCall<CryptRequest, unknown>, done: sendUnaryData<unknown>) {
+      const { name, plaintext, additionalAuthenticatedData: aad } = call.request;
+      fake.cryptoCalls.push({ method: "Encrypt", name });
+      const nonce = randomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", symmetricKey(name), nonce).setAAD(aad ?? Buffer.alloc(0));
+      const sealed = Buffer.concat([cipher.update(plaintext ?? Buffer.alloc(0)), cipher.final()]);
+      const ciphertext = Buffer.concat([nonce, cipher.getAuthTag(), sealed]);
+      done(null, {
+        name: `${name}/cryptoKeyVersions/1`,
+        ciphertext,
+        ciphertextCrc32c: { value: String(crc32c(ciphertext)) },
+        verifiedPlaintextCrc32c: Boolean(call.request.plaintextCrc32c),
+        verifiedAdditionalAuthenticatedDataCrc32c: Boolean(call.request.additionalAuthenticatedDataCrc32c),
+      });
+    },
+    Decrypt(call: ServerUnaryCall<CryptRequest, unknown>, done: sendUnaryData<unknown>) {
+      const { name, ciphertext, additionalAuthenticatedData: aad } = call.request;
+      fake.cryptoCalls.push({ method: "Decrypt", name });
+      const bytes = ciphertext ?? Buffer.alloc(0);
+      try {
+        const decipher = createDecipheriv("aes-256-gcm", symmetricKey(name), bytes.subarray(0, 12));
+        decipher.setAAD(aad ?? Buffer.alloc(0)).setAuthTag(bytes.subarray(12, 28));
+        const plaintext = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+        done(null, { plaintext, plaintextCrc32c: { value: String(crc32c(plaintext)) } });
+      } catch {
+        done({ code: status.INVALID_ARGUMENT, details: "Decryption failed: the ciphertext is invalid." });
+      }
     },
     GetPublicKey(call: ServerUnaryCall<{ name: string }, unknown>, done: sendUnaryData<unknown>) {
       const pair = keys.get(call.request.name);

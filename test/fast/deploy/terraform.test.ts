@@ -347,6 +347,18 @@ describe("terraform/ matches the code it deploys", () => {
     ]);
   });
 
+  it("wraps repo secrets' data keys with a symmetric KMS key only the functions may use", () => {
+    const key = resource(tf, "google_kms_crypto_key", "secrets");
+    expect(key["purpose"]).toBe("ENCRYPT_DECRYPT");
+    const grants = Object.values(tf.resources["google_kms_crypto_key_iam_member"] ?? {}).filter(
+      (g) => g["crypto_key_id"] === expr("google_kms_crypto_key.secrets.id"),
+    );
+    expect(grants.map((g) => [g["role"], g["member"]])).toEqual([
+      ["roles/cloudkms.cryptoKeyEncrypterDecrypter", expr("google_service_account.functions.member")],
+    ]);
+    expect(locals()["common_env"].SVC_SECRETS_KMS_KEY).toBe(expr("google_kms_crypto_key.secrets.id"));
+  });
+
   it("keeps the migrator's password out of the state: generated, written only to the user and its secret", () => {
     const migrator = resource(tf, "google_sql_user", "migrator");
     const generated = expr("ephemeral.random_password.db_migrator.result");

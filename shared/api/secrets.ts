@@ -1,0 +1,65 @@
+import { z } from "zod";
+import { timestamp, uuid } from "./wire.ts";
+
+/** Repo secrets for CI on the wire (docs/secrets.md). No response shape has a field for a value. */
+
+/** The most bytes a secret's value may have (UTF-8): credentials, keys, a small config file. */
+export const MAX_SECRET_BYTES = 64 * 1024;
+/** The most secrets one check may name in `.svc/ci.yaml`. */
+export const MAX_CHECK_SECRETS = 32;
+const MAX_NAME_LENGTH = 128;
+const NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/** Why `name` is not a secret name, or null: an environment variable's shape, upper case. */
+export function secretNameProblem(name: string): string | null {
+  if (name.length === 0) return "must not be empty";
+  if (name.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters`;
+  if (!NAME.test(name))
+    return "must look like an environment variable: A-Z, 0-9 and _, not starting with a digit (e.g. DEPLOY_TOKEN)";
+  return null;
+}
+
+/** A secret's name in a path or in `.svc/ci.yaml` (`secretNameProblem`). */
+export const secretName = z.string().superRefine((s, ctx) => {
+  const why = secretNameProblem(s);
+  if (why) ctx.addIssue({ code: "custom", message: why });
+});
+
+/** `PUT /repos/{name}/-/secrets/{secret}`: the value only here, never in the URL. */
+export const setSecretBody = z.strictObject({
+  value: z
+    .string("must be a string")
+    .min(1, "must not be empty")
+    .refine((v) => Buffer.byteLength(v) <= MAX_SECRET_BYTES, {
+      message: `must be at most ${MAX_SECRET_BYTES} bytes (64 KiB) in UTF-8`,
+    }),
+  description: z.string().max(500, "must be at most 500 characters").optional(),
+});
+
+/** A secret's metadata: everything but its value, which no answer carries. */
+export const secretResponse = z.object({
+  id: uuid,
+  name: z.string(),
+  description: z.string(),
+  size_bytes: z.int().positive(),
+  set_by: z.string(),
+  set_at: timestamp,
+  created_by: z.string(),
+  created_at: timestamp,
+});
+export type SecretResponse = z.output<typeof secretResponse>;
+export const secretListResponse = z.object({ secrets: z.array(secretResponse) });
+export type SecretListResponse = z.output<typeof secretListResponse>;
+
+/** What a worker asks for one check: the names that check lists in `.svc/ci.yaml`. */
+export const revealSecretsBody = z.strictObject({
+  check_name: z.string().min(1, "must not be empty"),
+  names: z.array(secretName).min(1, "must name at least one secret").max(MAX_CHECK_SECRETS),
+});
+
+/** The values, base64 (binary-safe JSON), by name; `missing`: names the repo has no secret for. */
+export const revealSecretsResponse = z.object({
+  values: z.record(z.string(), z.string()),
+  missing: z.array(z.string()),
+});
+export type RevealSecretsResponse = z.output<typeof revealSecretsResponse>;
