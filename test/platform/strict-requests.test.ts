@@ -190,6 +190,8 @@ describe("over HTTP, an unknown field or query parameter is refused with 400 nam
     const required: Record<string, string> = {
       "GET /repos/:repo*/-/chain": "to=1&",
       "GET /repos/:repo*/-/diff": "branch=main&",
+      "GET /repos/:repo*/-/search": "q=hello&",
+      "GET /ui/repos/:repo*/-/search": "q=hello&",
     };
     for (const r of gets) {
       const res = await admin.get(`${pathOf(r, fx)}?${required[key(r)] ?? ""}zzz_unknown=1`);

@@ -155,7 +155,8 @@ describe("text PostgreSQL cannot store", () => {
       .replace(":branch*", "feature")
       .replace(":identity", "ann@example.com")
       .replace(/:id\b/, "00000000-0000-0000-0000-000000000000")
-      .replace(":release_name", "v1");
+      .replace(":release_name", "v1")
+      .replace(":secret", "SOME_SECRET");
 
   /** Top-level field names of a route's body schema (an object, maybe wrapped in a refinement). */
   const fieldsOf = (route: AnyRoute): string[] => {
