@@ -40,6 +40,11 @@ export interface TourPage {
   api?: (s: TourSite) => string[];
   /** The page's primary controls (a button's or link's words, a field's label) that Tab must reach. */
   controls?: string[];
+  /**
+   * A field that takes the focus as the page loads (the finder's), as a CSS selector: Tab then
+   * starts after it, so it stands in for "Skip to content" as the first stop.
+   */
+  focused?: string;
   /** The page shows moments (`<time>`), which the tour checks are in the reader's time zone. */
   times?: boolean;
   /**
@@ -99,6 +104,24 @@ export const TOUR_PAGES: TourPage[] = [
     form: { fields: [["Branch", (_) => "feature"]], lands: (s) => new RegExp(`^${escaped(ui(s))}/tree$`) },
   },
   {
+    name: "folder",
+    path: (s) => `${ui(s)}/tree/src`,
+    api: (s) => [`${api(s)}/tree?limit=100`],
+    times: true,
+  },
+  {
+    name: "search",
+    controls: ["Search"],
+    path: (s) => `${ui(s)}/search?q=handbook`,
+    api: (s) => [`${api(s)}/search?q=handbook`],
+  },
+  {
+    name: "find",
+    focused: "input[data-find-input]",
+    path: (s) => `${ui(s)}/find?q=md`,
+    api: (s) => [`${api(s)}/tree?limit=100`],
+  },
+  {
     name: "file-markdown",
     controls: ["Download", "Edit or delete"],
     path: (s) => `${ui(s)}/file/README.md`,
@@ -142,6 +165,17 @@ export const TOUR_PAGES: TourPage[] = [
     name: "history",
     path: (s) => `${ui(s)}/history`,
     api: (s) => [`${api(s)}/branches`, `${api(s)}/chain?from=${Math.max(1, s.last - 49)}&to=${s.last}`],
+  },
+  {
+    name: "history-of-a-file",
+    path: (s) => `${ui(s)}/history?path=README.md`,
+    api: (s) => [`${api(s)}/file/README.md/history?limit=50`],
+    times: true,
+  },
+  {
+    name: "compare",
+    path: (s) => `${ui(s)}/compare?from=main&to=${s.branch}`,
+    api: (s) => [`${api(s)}/branch/${s.branch}`, `${api(s)}/diff?branch=${s.branch}`],
   },
   {
     name: "commit",
@@ -205,6 +239,43 @@ export const TOUR_PAGES: TourPage[] = [
     times: true,
   },
   {
+    name: "ci-runs",
+    controls: ["Run CI"],
+    path: (s) => `${ui(s)}/ci`,
+    // No API lists runs; the nearest read is one run's.
+    api: (s) => [`/run/${s.extra["run"]}`],
+    times: true,
+    setup: async (q, s) => {
+      s.extra["run"] = (
+        await q.post("/repos/:repo*/-/ci/run", { params: { repo: s.repo }, body: { branch: "main" } })
+      ).run_id;
+    },
+  },
+  {
+    name: "ci-run",
+    path: (s) => `${ui(s)}/ci/${s.extra["run"]}`,
+    api: (s) => [`/run/${s.extra["run"]}`],
+    times: true,
+  },
+  {
+    name: "check-history",
+    path: (s) => `${ui(s)}/ci/checks/lint?branch=${s.branch}`,
+    api: (s) => [`${api(s)}/branch/${s.branch}/checks`],
+  },
+  {
+    name: "secrets",
+    controls: ["Name", "Value"],
+    path: (s) => `${ui(s)}/secrets`,
+    api: (s) => [`${api(s)}/secrets`],
+    times: true,
+    setup: async (q, s) => {
+      await q.put("/repos/:repo*/-/secrets/:secret", {
+        params: { repo: s.repo, secret: "DEPLOY_TOKEN" },
+        body: { value: "tour-value", description: "Publishes the handbook" },
+      });
+    },
+  },
+  {
     name: "not-found",
     controls: ["All orgs and repos"],
     path: (s) => `${ui(s)}/file/no/such/file.md`,
@@ -246,6 +317,17 @@ quire clone acme/handbook && cd handbook && quire status --long --show-every-col
 \`\`\`
 `;
 
+/** One check, run by hand only: the CI pages have a run to show (queued: the tour runs no worker). */
+const CI_YAML = `on:
+  push:
+    branches: [nothing]
+checks:
+  - name: lint
+    image: alpine:3.20
+    steps:
+      - echo lint
+`;
+
 const SERVER = `import http from "node:http";
 
 /** Answers every request with the time; a long line follows, to scroll inside its own box. */
@@ -271,6 +353,7 @@ export async function buildTourSite(
   await opts.bulk?.(repo);
   const first = await commitFiles(q, repo, "main", "Start the handbook", {
     "README.md": README,
+    ".svc/ci.yaml": CI_YAML,
     "data/settings.json": JSON.stringify({ review: { required: 1, teams: ["docs", "platform"] } }),
     "src/server.ts": SERVER,
     [LONG_NAME]: `# Guide\n\n${"Write short sentences. ".repeat(30)}\n`,

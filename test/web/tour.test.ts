@@ -149,6 +149,9 @@ const TAB_BATCH = 15;
  * controls among the stops, the first content link too), then Enter on that link follows it.
  */
 async function useByKeyboard(page: Page, p: TourPage): Promise<string[]> {
+  const focusedOnLoad = p.focused
+    ? await page.evaluate(`document.activeElement === document.querySelector(${JSON.stringify(p.focused)})`)
+    : false;
   const href = (await page.evaluate(MARK_FIRST_LINK)) as string | null;
   await page.evaluate(RECORD_STOPS);
   let walk = { wrapped: false, stops: [] as { link: boolean; outline: string; words: string }[] };
@@ -161,7 +164,8 @@ async function useByKeyboard(page: Page, p: TourPage): Promise<string[]> {
   const words = walk.stops.map((f) => f.words);
   const problems = walk.stops.filter((f) => f.outline === "none").map((f) => `no focus ring on "${f.words}"`);
   if (!walk.wrapped) problems.push(`Tab did not come round in ${MAX_TABS} presses`);
-  if (words[0] !== "Skip to content") problems.push(`the first stop is "${words[0]}"`);
+  if (p.focused && !focusedOnLoad) problems.push(`${p.focused} does not have the focus on load`);
+  if (!p.focused && words[0] !== "Skip to content") problems.push(`the first stop is "${words[0]}"`);
   const missed = (p.controls ?? []).filter((c) => !words.includes(c));
   if (missed.length > 0)
     problems.push(`Tab never reached ${missed.join(", ")} (stops: ${words.join(" | ")})`);
