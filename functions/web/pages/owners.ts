@@ -8,7 +8,7 @@ import { type Html, html } from "../html.ts";
  */
 export function ownersSection(owners: OwnersReport): Html | "" {
   if (owners.paths.length === 0 && owners.invalid_lines.length === 0) return "";
-  return html`<section aria-labelledby="owners-h" id="owners"><h2 id="owners-h">Owners</h2>
+  return html`<section aria-labelledby="owners-h" id="owners" data-live-region="owners"><h2 id="owners-h">Owners</h2>
 ${
   owners.paths.length === 0
     ? html`<p class="muted">No changed path has owners.</p>`
