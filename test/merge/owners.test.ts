@@ -133,7 +133,7 @@ describe("code owners in merge policies", { timeout: 90_000 }, () => {
     expect((await merge(repo, "feature")).status).toBe(200);
   });
 
-  it("needs nothing for paths without owners", async () => {
+  it("needs nothing for paths without owners, until a root OWNERS file owns them", async () => {
     await repo.branch("free", { files: { "notes/other.md": "free" } });
     const status = await statusOf(repo, "free");
     expect(status.owners).toEqual({ paths: [], invalid_lines: [] });
@@ -143,6 +143,23 @@ describe("code owners in merge policies", { timeout: 90_000 }, () => {
       reason: "every changed path is approved by an owner",
     });
     expect((await merge(repo, "free")).status).toBe(200);
+
+    // A root OWNERS file governs every path that no deeper file does.
+    const { carol } = repo.people;
+    await repo.commit("main", { OWNERS: `${carol}\n` });
+    await repo.branch("rooted", { files: { "notes/third.md": "now owned", "docs/x.md": "x" } });
+    const rooted = await statusOf(repo, "rooted");
+    expect(JSON.parse(rooted.policies.find((p) => p.name === "echo_owners")?.reason ?? "")).toEqual({
+      "": [carol],
+      "docs/": [carol],
+    });
+    expect(rooted.owners.paths.map((p) => [p.path, p.prefix])).toEqual([
+      ["docs/x.md", "docs/"],
+      ["notes/third.md", ""],
+    ]);
+    expect(rooted.policies.find((p) => p.name === "require_owners")?.reason).toBe(
+      `needs an owner's approval at the head: docs/x.md (asked: ${carol}); notes/third.md (asked: ${carol})`,
+    );
   });
 
   it("shows the owners in `quire branches status` and on the branch page", async () => {
