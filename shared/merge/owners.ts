@@ -5,9 +5,9 @@ import { filesInView, type View } from "../commits/view.ts";
 import type { Queryable } from "../db/pool.ts";
 
 /** The name of an owners file; it governs its own folder and every folder below (docs/owners.md). */
-export const OWNERS_FILE = "OWNERS";
+const OWNERS_FILE = "OWNERS";
 /** An OWNERS file larger than this is not read at all (reported as one invalid line). */
-export const MAX_OWNERS_BYTES = 64 * 1024;
+const MAX_OWNERS_BYTES = 64 * 1024;
 /** How much of an invalid line the status repeats. */
 const SHOWN_LINE = 120;
 
@@ -29,6 +29,16 @@ export interface OwnersOfChanges {
   invalid: InvalidOwnersLine[];
 }
 
+/**
+ * An invalid line as the status repeats it: cut short, and with control and invisible characters
+ * replaced, so that a terminal printing it (`quire branches status`) obeys none of them.
+ */
+const shown = (line: string) =>
+  line
+    .slice(0, SHOWN_LINE)
+    .toWellFormed()
+    .replace(/[\p{Cc}\p{Cf}]/gu, "\uFFFD");
+
 /** The emails of one OWNERS file (lower case, each once) and its invalid lines, 1-based. */
 export function parseOwnersFile(text: string): {
   emails: string[];
@@ -40,7 +50,7 @@ export function parseOwnersFile(text: string): {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) return;
     if (isPlausibleEmail(line)) emails.add(line.toLowerCase());
-    else invalid.push({ line: i + 1, text: line.slice(0, SHOWN_LINE) });
+    else invalid.push({ line: i + 1, text: shown(line) });
   });
   return { emails: [...emails], invalid };
 }

@@ -29,13 +29,14 @@ describe("OWNERS files, parsed", () => {
   it("keeps emails (lower case, once), skips comments and blanks, reports other lines", () => {
     expect(
       parseOwnersFile(
-        "# docs team\n\nCarol@Example.com\r\n  bob@example.com \ncarol@example.com\nnot an email\n@x\n",
+        "# docs team\n\nCarol@Example.com\r\n  bob@example.com \ncarol@example.com\nnot an email\n@x\n\u001b[31mred\n",
       ),
     ).toEqual({
       emails: ["carol@example.com", "bob@example.com"],
       invalid: [
         { line: 6, text: "not an email" },
         { line: 7, text: "@x" },
+        { line: 8, text: "\uFFFD[31mred" },
       ],
     });
   });
