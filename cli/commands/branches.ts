@@ -38,7 +38,18 @@ const ROLES = ["reader", "writer", "maintainer", "admin"] as const;
 
 type Status = ReplyOf<"GET", "/repos/:repo*/-/branch/:branch*/status">;
 
-/** Whether a branch can merge, each policy's result and each conflict, as tables. */
+/** Each changed path that has owners, who they are and who of them approved the head; then invalid OWNERS lines. */
+function printOwners(out: Output, owners: Status["owners"]): void {
+  if (owners.paths.length > 0)
+    out.table(owners.paths, [
+      { header: "path", value: (o) => o.path },
+      { header: "owners", value: (o) => o.owners.join(", ") },
+      { header: "approved by", value: (o) => o.approved_by.join(", ") || "none" },
+    ]);
+  for (const l of owners.invalid_lines) out.note(out.c.yellow(`${l.file}:${l.line}: ignored: ${l.text}`));
+}
+
+/** Whether a branch can merge, each policy's result, each conflict and the owners, as tables. */
 function printStatus(out: Output, branch: string, s: Status): void {
   out.line(s.mergeable ? out.c.green(`${branch} can merge`) : out.c.red(`${branch} cannot merge`));
   if (s.policies.length > 0)
@@ -53,6 +64,7 @@ function printStatus(out: Output, branch: string, s: Status): void {
       { header: "main", value: (c) => c.main_version_id?.slice(0, 12) ?? "deleted" },
       { header: "branch", value: (c) => c.branch_version_id?.slice(0, 12) ?? "deleted" },
     ]);
+  printOwners(out, s.owners);
 }
 
 /** `quire branches` and `quire roles`. */

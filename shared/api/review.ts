@@ -102,6 +102,20 @@ export const branchStatusResponse = z.object({
   mergeable: z.boolean(),
   policies: z.array(policyResult),
   conflicts: z.array(conflict),
+  /** The OWNERS of the changed paths, read on main at its head (docs/owners.md). */
+  owners: z.object({
+    /** Each changed path that has owners: the folder prefix whose OWNERS governs it, and who of them approved the head. */
+    paths: z.array(
+      z.object({
+        path: z.string(),
+        prefix: z.string(),
+        owners: z.array(z.string()),
+        approved_by: z.array(z.string()),
+      }),
+    ),
+    /** Lines of those OWNERS files that are not an email (ignored); line 0 for a file too large to read. */
+    invalid_lines: z.array(z.object({ file: z.string(), line: z.int().nonnegative(), text: z.string() })),
+  }),
 });
 export type BranchStatusResponse = z.output<typeof branchStatusResponse>;
 

@@ -2,24 +2,31 @@ import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import { type Conflict, conflictsWithMain, type NetChange, netChanges } from "../commits/changes.ts";
-import { viewOf } from "../commits/view.ts";
+import { type View, viewOf } from "../commits/view.ts";
 import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { PolicyResult } from "../policy/engine.ts";
 import { readPolicySources } from "../policy/sources.ts";
 import { policyInput } from "./input.ts";
+import { type OwnersOfChanges, type PathOwners, pathOwners, readOwners } from "./owners.ts";
 
 /** Everything that decides whether a branch may merge, read from one snapshot. */
 export interface Assessment {
   changes: NetChange[];
   conflicts: Conflict[];
   policies: PolicyResult[];
+  owners: OwnersReport;
+}
+
+/** The owners of the changed paths as the branch status reports them (docs/owners.md). */
+export interface OwnersReport {
+  paths: PathOwners[];
+  invalid_lines: OwnersOfChanges["invalid"];
 }
 
 /** The `.svc/policy/*.rego` files on `main` at its head. */
-async function policiesOnMain(db: Queryable, ctx: AppContext, repoId: number, main: BranchRow) {
-  return readPolicySources(db, ctx.blobs, repoId, await viewOf(db, repoId, main));
-}
+const policiesOnMain = (db: Queryable, ctx: AppContext, repoId: number, main: View) =>
+  readPolicySources(db, ctx.blobs, repoId, main);
 
 /**
  * Compiles the policies on `main` now, outside any transaction: compiling runs `opa` and must not
@@ -27,7 +34,8 @@ async function policiesOnMain(db: Queryable, ctx: AppContext, repoId: number, ma
  * compiled inside, which is rare and still correct).
  */
 export async function preparePolicies(ctx: AppContext, repoId: number, main: BranchRow): Promise<void> {
-  await ctx.policies.prepare(ctx.pool, await policiesOnMain(ctx.pool, ctx, repoId, main));
+  const view = await viewOf(ctx.pool, repoId, main);
+  await ctx.policies.prepare(ctx.pool, await policiesOnMain(ctx.pool, ctx, repoId, view));
 }
 
 /** Conflicts with `main`'s head and the policy results for merging `branch` at its head, as `actor`. */
@@ -42,13 +50,21 @@ export async function assessMerge(
   const view = await viewOf(db, access.repo.id, branch);
   const changes = await netChanges(db, view);
   const conflicts = await conflictsWithMain(db, view, main.head_sequence, changes);
-  const sources = await policiesOnMain(db, ctx, access.repo.id, main);
-  const policies = await ctx.policies.evaluate(
-    db,
-    sources,
-    await policyInput(db, actor, access, branch, changes),
-  );
-  return { changes, conflicts, policies };
+  // Policies and OWNERS both come from main's head: the branch cannot loosen its own rules.
+  const mainView = await viewOf(db, access.repo.id, main);
+  const sources = await policiesOnMain(db, ctx, access.repo.id, mainView);
+  const paths = changes.map((c) => c.path);
+  const owners = await readOwners(db, ctx.blobs, access.repo.id, mainView, paths);
+  const input = await policyInput(db, actor, access, branch, changes, owners.owners);
+  const policies = await ctx.policies.evaluate(db, sources, input);
+  // The input's reviews are each reviewer's latest at the head, so these approved the head.
+  const approvers = new Set(input.reviews.filter((r) => r.status === "approved").map((r) => r.reviewer));
+  return {
+    changes,
+    conflicts,
+    policies,
+    owners: { paths: pathOwners(owners.owners, paths, approvers), invalid_lines: owners.invalid },
+  };
 }
 
 export const allPass = (policies: PolicyResult[]) => policies.every((p) => p.pass);

@@ -30,6 +30,7 @@ export async function policyInput(
   access: RepoAccess,
   branch: BranchRow,
   changes: NetChange[],
+  owners: Record<string, string[]>,
 ): Promise<PolicyInput> {
   const at = [branch.id, branch.head_sequence];
   // One after another: they share the caller's transaction client, which runs one query at a time.
@@ -46,6 +47,7 @@ export async function policyInput(
     changed_paths: changes.map((c) => c.path),
     reviews: reviews.rows,
     check_runs: checks.rows,
+    owners,
     head_sequence: branch.head_sequence,
     base_sequence: branch.base_sequence,
     proposal: proposal.rows[0] ?? null,

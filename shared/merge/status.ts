@@ -5,13 +5,14 @@ import type { Conflict } from "../commits/changes.ts";
 import type { AppContext } from "../context.ts";
 import { withTx } from "../db/tx.ts";
 import type { PolicyResult } from "../policy/engine.ts";
-import { allPass, assessMerge, preparePolicies } from "./assess.ts";
+import { allPass, assessMerge, type OwnersReport, preparePolicies } from "./assess.ts";
 import { refuseMain } from "./merge.ts";
 
 export interface BranchStatusReport {
   mergeable: boolean;
   policies: PolicyResult[];
   conflicts: Conflict[];
+  owners: OwnersReport;
 }
 
 /**
@@ -32,10 +33,10 @@ export async function branchStatus(
     async (tx) => {
       const main = await requireBranch(tx, access.repo.id, MAIN);
       const branch = await requireBranch(tx, access.repo.id, name);
-      const { conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
+      const { conflicts, policies, owners } = await assessMerge(tx, ctx, actor, access, main, branch);
       const mergeable =
         branch.status === "active" && !branch.draft && conflicts.length === 0 && allPass(policies);
-      return { mergeable, policies, conflicts };
+      return { mergeable, policies, conflicts, owners };
     },
     { readOnlySnapshot: true },
   );

@@ -15,6 +15,8 @@ export interface PolicyInput {
   changed_paths: string[];
   reviews: { reviewer: string; status: string; sequence: number }[];
   check_runs: { check_name: string; status: string; sequence: number }[];
+  /** Folder prefix (`""`, `docs/`) → owner emails, for the OWNERS files above the changed paths (docs/owners.md). */
+  owners: Record<string, string[]>;
   head_sequence: number;
   base_sequence: number;
   proposal: null | { id: string; branch: string; base_branch: string; title: string; state: string };

@@ -25,6 +25,7 @@ import * as u from "../urls.ts";
 import { createBranchForm } from "./create.ts";
 import { type DiffLayout, type FileChange, renderChanges } from "./diff.ts";
 import { type CommentDraft, commentThread, type Discussion, strayDraft } from "./discussion.ts";
+import { ownersSection } from "./owners.ts";
 import {
   closeProposalForm,
   editProposalForm,
@@ -210,6 +211,7 @@ async function branchSections(
   return html`${notice}${strayDraft(discussion, threads)}
 <p class="muted">Branch <code>${branch.name}</code> at sequence ${branch.head_sequence}, from main at ${branch.base_sequence} · <a href="${u.treeUrl(name, { branch: branch.name })}">Browse files</a></p>
 ${status ? statusSection(status, branch) : closedSection(name, branch, merge)}
+${status ? ownersSection(status.owners) : ""}
 <section aria-labelledby="checks-h" data-live-region="checks"><h2 id="checks-h">${merge ? `Checks of the merged head (sequence ${merge.head_sequence})` : "Checks"}</h2>
 ${
   runs.length === 0
