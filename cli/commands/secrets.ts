@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { MAX_SECRET_BYTES, type SecretResponse } from "../../shared/api/secrets.ts";
+import type { SecretResponse } from "../../shared/api/secrets.ts";
+import { MAX_SECRET_BYTES } from "../../shared/repo-secrets/rules.ts";
 import type { CliEnv } from "../env.ts";
 import { usageError } from "../errors.ts";
 import type { Column } from "../output.ts";

@@ -215,6 +215,7 @@ async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Pro
         "google_pubsub_topic.events.name": "quire-events",
         "google_cloud_tasks_queue.webhooks.id": c.tasks.queue,
         "google_kms_crypto_key.jobs.id": "",
+        "google_kms_crypto_key.secrets.id": "",
       },
       secrets: SECRET_VALUES,
       // The mounted secret version: the CA terraform stored (ci_k8s_ca_pem).

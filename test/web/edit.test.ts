@@ -36,8 +36,8 @@ describe("editing files from the browser", () => {
 
     await page.goto(`/ui/repos/${repo.repo}/-/file/notes.md?branch=feature`);
     await page.getByRole("link", { name: "Edit or delete" }).click();
-    expect(await page.getByLabel("Content").inputValue()).toBe("# Notes\n");
-    await page.getByLabel("Content").fill("# Notes\n\nA second line.\n");
+    expect(await page.getByLabel("Content", { exact: true }).inputValue()).toBe("# Notes\n");
+    await page.getByLabel("Content", { exact: true }).fill("# Notes\n\nA second line.\n");
     await page.getByLabel("Commit message").fill("Expand the notes");
     await page.getByRole("button", { name: "Commit" }).click();
     expect(new URL(page.url()).pathname).toBe(`/ui/repos/${repo.repo}/-/file/notes.md`);
@@ -71,7 +71,7 @@ describe("editing files from the browser", () => {
     await repo.branch("feature", { files: { "notes.md": "# Notes\n" } });
     const page = await pageAs(repo.people.writer);
     await page.goto(`/ui/repos/${repo.repo}/-/edit?branch=feature&path=notes.md`);
-    await page.getByLabel("Content").fill("# Notes\n\nMy careful paragraph.\n");
+    await page.getByLabel("Content", { exact: true }).fill("# Notes\n\nMy careful paragraph.\n");
     await page.getByLabel("Commit message").fill("Write the paragraph");
 
     await repo.commit("feature", { "notes.md": "# Notes\n\nSomeone else's line.\n" }, "Meanwhile");
@@ -81,7 +81,7 @@ describe("editing files from the browser", () => {
     ]);
     expect(response.status()).toBe(409);
     expect(await page.getByRole("alert").textContent()).toContain("HEAD_MOVED");
-    expect(await page.getByLabel("Content").inputValue()).toBe("# Notes\n\nMy careful paragraph.\n");
+    expect(await page.getByLabel("Content", { exact: true }).inputValue()).toBe("# Notes\n\nMy careful paragraph.\n");
     expect(await page.getByLabel("Commit message").inputValue()).toBe("Write the paragraph");
     expect((await fileOn(repo, "feature", "notes.md"))?.toString()).toBe("# Notes\n\nSomeone else's line.\n");
     await screenshot(page, "commit-head-moved");
@@ -140,7 +140,7 @@ describe("editing files from the browser", () => {
     const page = await pageAs(repo.people.maintainer);
     await page.goto(`/ui/repos/${repo.repo}/-/edit?branch=main`);
     await page.getByLabel("Path").fill("policy.md");
-    await page.getByLabel("Content").fill("Only maintainers write here.\n");
+    await page.getByLabel("Content", { exact: true }).fill("Only maintainers write here.\n");
     await page.getByLabel("Commit message").fill("Add the policy");
 
     await repo.grant(repo.people.maintainer, "writer");

@@ -1,6 +1,7 @@
 import type { RepoAccess } from "../../../shared/access/roles.ts";
-import { MAX_SECRET_BYTES, type SecretResponse } from "../../../shared/api/secrets.ts";
+import type { SecretResponse } from "../../../shared/api/secrets.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
+import { MAX_SECRET_BYTES } from "../../../shared/repo-secrets/rules.ts";
 import type { Typed } from "../forms.ts";
 import { type Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";

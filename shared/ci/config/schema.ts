@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MAX_CHECK_SECRETS, secretNameProblem } from "../../api/secrets.ts";
 import { checkNameProblem } from "../../checks/names.ts";
+import { MAX_CHECK_SECRETS, secretNameProblem } from "../../repo-secrets/rules.ts";
 import { cronProblem } from "./cron.ts";
 import { type IfExpr, IfSyntaxError, parseIf } from "./expression.ts";
 import { globProblem } from "./glob.ts";
