@@ -48,7 +48,26 @@ beforeAll(async () => {
   app = await startTestApp(env);
   second = await secondInstance(app, env);
   fx = await repoWithOwner(app);
+  await relayedUpToNow();
 });
+
+/**
+ * Waits until the relay has published every event written so far (the fixture's org and repo), so
+ * a subscription made afterwards sees only the events a test makes, however busy the machine is.
+ */
+async function relayedUpToNow(): Promise<void> {
+  const [last] = await app.sql<{ position: string }>("SELECT max(position)::text AS position FROM events");
+  const db = {
+    query: (text: string, values?: unknown[]) => app.sql(text, values).then((rows) => ({ rows })),
+  };
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const cursor = await loadRelayCursor(db as never);
+    if (cursor && cursor.position >= BigInt(last?.position ?? "0")) return;
+    await sleep(50);
+  }
+  throw new Error("the relay did not publish the fixture's events within 20 s");
+}
 afterAll(async () => {
   for (const s of open) s.close();
   await second?.close();
