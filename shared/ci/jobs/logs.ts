@@ -118,22 +118,43 @@ export async function storeLog(
 
 const log_select = `SELECT object_key, content_type, final FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
 
-/** Where a job's check log is kept, and its type; LOG_NOT_FOUND when none was uploaded. */
-export async function requireLog(ctx: AppContext, jobId: string, checkName: string) {
-  const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
-  if (!rows[0]) fail("LOG_NOT_FOUND", `job ${jobId} has no log for '${checkName}'`);
-  return {
-    key: rows[0].object_key as string,
-    contentType: rows[0].content_type as string,
-    /** False while it is the log so far of a running check. */
-    final: rows[0].final as boolean,
-  };
+interface StoredLog {
+  key: string;
+  contentType: string;
+  /** False while it is the log so far of a running check. */
+  final: boolean;
 }
+
+/** Where a job's check log is kept, and its type; null when none was uploaded. */
+async function findLog(ctx: AppContext, jobId: string, checkName: string): Promise<StoredLog | null> {
+  const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
+  const row = rows[0];
+  if (!row) return null;
+  return { key: row.object_key as string, contentType: row.content_type as string, final: row.final as boolean };
+}
+
+/** Where a job's check log is kept, and its type; LOG_NOT_FOUND when none was uploaded. */
+export async function requireLog(ctx: AppContext, jobId: string, checkName: string): Promise<StoredLog> {
+  const log = await findLog(ctx, jobId, checkName);
+  if (!log) fail("LOG_NOT_FOUND", `job ${jobId} has no log for '${checkName}'`);
+  return log;
+}
+
+const withBody = async (ctx: AppContext, log: StoredLog) => ({
+  body: await ctx.ciLogs.get(log.key),
+  contentType: log.contentType,
+  final: log.final,
+});
 
 /** A stored log's bytes and type. */
 export async function readLog(ctx: AppContext, jobId: string, checkName: string) {
-  const log = await requireLog(ctx, jobId, checkName);
-  return { body: await ctx.ciLogs.get(log.key), contentType: log.contentType, final: log.final };
+  return withBody(ctx, await requireLog(ctx, jobId, checkName));
+}
+
+/** A stored log's bytes and type, or null while none was uploaded (a check that has just started). */
+export async function readLogIfAny(ctx: AppContext, jobId: string, checkName: string) {
+  const log = await findLog(ctx, jobId, checkName);
+  return log ? withBody(ctx, log) : null;
 }
 
 // Signed under the presigned-archive key, with its own first line so that no log signature can
