@@ -130,7 +130,11 @@ async function findLog(ctx: AppContext, jobId: string, checkName: string): Promi
   const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
   const row = rows[0];
   if (!row) return null;
-  return { key: row.object_key as string, contentType: row.content_type as string, final: row.final as boolean };
+  return {
+    key: row.object_key as string,
+    contentType: row.content_type as string,
+    final: row.final as boolean,
+  };
 }
 
 /** Where a job's check log is kept, and its type; LOG_NOT_FOUND when none was uploaded. */
