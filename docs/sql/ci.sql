@@ -37,7 +37,8 @@ WITH previous AS (
 upserted AS (
   INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at, final,
                        partial_uploads, partial_window_start)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $7 THEN 0 ELSE 1 END, CASE WHEN $7 THEN NULL ELSE $6 END)
+  VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::boolean, CASE WHEN $7 THEN 0 ELSE 1 END,
+          CASE WHEN $7 THEN NULL ELSE $6::timestamptz END)
   ON CONFLICT (job_id, check_name) DO UPDATE
     SET object_key = EXCLUDED.object_key, content_type = EXCLUDED.content_type,
         bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at, final = EXCLUDED.final,
