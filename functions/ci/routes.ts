@@ -47,6 +47,7 @@ export const ciRoutes = [
         body: rawBody ?? Buffer.alloc(0),
         contentType: headers["content-type"] ?? "text/plain",
         final: !query.partial,
+        attempt: job.attempt,
       });
       return created({ url });
     },

@@ -40,34 +40,48 @@ const log_upsert = `
     SELECT object_key FROM ci_logs WHERE job_id = $1 AND check_name = $2),
   upserted AS (
     INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at, final,
-                         partial_uploads, partial_window_start)
+                         partial_uploads, partial_window_start, attempt)
     VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::boolean, CASE WHEN $7 THEN 0 ELSE 1 END,
-            CASE WHEN $7 THEN NULL ELSE $6::timestamptz END)
+            CASE WHEN $7 THEN NULL ELSE $6::timestamptz END, $9::int)
     ON CONFLICT (job_id, check_name) DO UPDATE
       SET object_key = EXCLUDED.object_key, content_type = EXCLUDED.content_type,
           bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at, final = EXCLUDED.final,
+          attempt = EXCLUDED.attempt,
           partial_uploads = CASE WHEN EXCLUDED.final THEN ci_logs.partial_uploads
             WHEN ci_logs.partial_window_start > $6 - interval '1 minute' THEN ci_logs.partial_uploads + 1
             ELSE 1 END,
           partial_window_start = CASE WHEN EXCLUDED.final THEN ci_logs.partial_window_start
             WHEN ci_logs.partial_window_start > $6 - interval '1 minute' THEN ci_logs.partial_window_start
             ELSE $6 END
-      WHERE EXCLUDED.final OR (NOT ci_logs.final AND (ci_logs.partial_window_start IS NULL
+      WHERE EXCLUDED.final OR ((NOT ci_logs.final OR ci_logs.attempt IS DISTINCT FROM EXCLUDED.attempt)
+        AND (ci_logs.partial_window_start IS NULL
         OR ci_logs.partial_window_start <= $6 - interval '1 minute' OR ci_logs.partial_uploads < $8))
     RETURNING 1)
   SELECT (SELECT object_key FROM previous) AS replaced, (SELECT count(*) FROM upserted)::int AS stored`;
 
 const log_state = `
-  SELECT final, partial_uploads, partial_window_start FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+  SELECT final, attempt, partial_uploads, partial_window_start FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+
+interface LogUpload {
+  jobId: string;
+  checkName: string;
+  body: Buffer;
+  contentType: string;
+  /** False for the log so far of a running check (default true: the whole log). */
+  final?: boolean;
+  /** The job's attempt that uploads it: a partial upload is refused only over its own whole log. */
+  attempt?: number;
+}
 
 /** Why a partial upload may not be stored now: the whole log is in, or the minute's cap is reached. */
-async function refusePartial(ctx: AppContext, jobId: string, checkName: string): Promise<void> {
-  const { rows } = await ctx.pool.query(log_state, [jobId, checkName]);
+async function refusePartial(ctx: AppContext, log: LogUpload): Promise<void> {
+  const { rows } = await ctx.pool.query(log_state, [log.jobId, log.checkName]);
   const row = rows[0] as
-    | { final: boolean; partial_uploads: number; partial_window_start: Date | null }
+    | { final: boolean; attempt: number | null; partial_uploads: number; partial_window_start: Date | null }
     | undefined;
   if (!row) return;
-  if (row.final)
+  const checkName = log.checkName;
+  if (row.final && row.attempt === (log.attempt ?? null))
     fail(
       "LOG_FINAL",
       `the whole log of '${checkName}' is already stored; it is not replaced by a partial one`,
@@ -86,13 +100,10 @@ async function refusePartial(ctx: AppContext, jobId: string, checkName: string):
  * Stores (or replaces) the log of a job's check and returns its URL. `final: false` is the log so
  * far of a running check: refused once the whole log is in, and past the per-minute cap.
  */
-export async function storeLog(
-  ctx: AppContext,
-  log: { jobId: string; checkName: string; body: Buffer; contentType: string; final?: boolean },
-): Promise<string> {
+export async function storeLog(ctx: AppContext, log: LogUpload): Promise<string> {
   const final = log.final ?? true;
   // Checked first so that a refused upload costs no write to the store; the upsert checks again.
-  if (!final) await refusePartial(ctx, log.jobId, log.checkName);
+  if (!final) await refusePartial(ctx, log);
   const key = objectKey(log.jobId, log.checkName);
   await ctx.ciLogs.put(key, log.body);
   const { rows } = await ctx.pool.query(log_upsert, [
@@ -104,13 +115,14 @@ export async function storeLog(
     ctx.clock.now(),
     final,
     PARTIAL_UPLOADS_PER_MINUTE,
+    log.attempt ?? null,
   ]);
   const row = rows[0] as { replaced: string | null; stored: number };
   // Best effort: a leftover object is only storage, never read again.
   const unused = row.stored === 1 ? row.replaced : key;
   if (unused) await ctx.ciLogs.delete(unused).catch((err) => ctx.log.warn({ err }, "old ci log not deleted"));
   if (row.stored === 0) {
-    await refusePartial(ctx, log.jobId, log.checkName);
+    await refusePartial(ctx, log);
     fail("LOG_UPLOADS_LIMITED", "the partial log was not stored; try again later");
   }
   return `${runnerUrl(ctx)}${logPath(log.jobId, log.checkName)}`;

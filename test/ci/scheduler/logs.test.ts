@@ -126,6 +126,11 @@ describe("check logs in a GCS bucket (fake-gcs-server)", () => {
     expect((late.body as { code: string }).code).toBe("LOG_FINAL");
     expect(await read()).toBe("whole\n");
     expect(await stored()).toEqual([{ final: true }]);
+    // The whole log of an earlier attempt (the reaper re-queued the job): the next attempt streams over it.
+    await app.sql("UPDATE ci_logs SET attempt = attempt - 1 WHERE job_id = $1", [id]);
+    expect((await upload("attempt 2\n", true)).status).toBe(201);
+    expect(await read()).toBe("attempt 2\n");
+    expect((await upload("whole\n", false)).status).toBe(201);
     expect((await objects()).filter((k) => k.startsWith(`ci-logs/${id}/`))).toHaveLength(1);
     const bad = await worker.raw("POST", `${fx.base}/check/docs/build/logs?partial=yes`, { body: "x" });
     expect(bad.status).toBe(400);
