@@ -156,8 +156,10 @@ ${Array.from({ length: 16 }, (_, n) => `.ansi-fg-${n} { color: var(--ansi-${n});
 .ansi-dim { opacity: .7; }
 .ansi-italic { font-style: italic; }
 .ansi-underline { text-decoration: underline; }
-/* CI log streaming (functions/web/pages/ci.ts): a running check's log before its first line. */
+/* CI log streaming (functions/web/pages/ci.ts): a running check's log before its first line,
+   and the line saying it is coming, until it comes. */
 pre.log:empty { display: none; }
+p.log-waiting:has(+ pre.log:not(:empty)) { display: none; }
 `;
 
 /**

@@ -142,7 +142,7 @@ async function checkLog(ctx: AppContext, repo: string, job: JobRow, c: RunCheck)
   const log = c.log_bytes === null ? null : await readLogIfAny(ctx, job.id, c.check_name);
   if (!log) {
     if (!running) return html`<p class="muted">No log.</p>`;
-    return html`<p class="muted">Running: its output shows here as the worker sends it, every few seconds.</p>
+    return html`<p class="muted log-waiting">Running: its output shows here as the worker sends it, every few seconds.</p>
 ${logPre(repo, job, c.check_name, "", 0)}`;
   }
   const streamed = running && !log.final;
