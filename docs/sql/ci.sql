@@ -59,7 +59,7 @@ SELECT (SELECT object_key FROM previous) AS replaced, (SELECT count(*) FROM upse
 SELECT final, attempt, partial_uploads, partial_window_start FROM ci_logs WHERE job_id = $1 AND check_name = $2;
 
 -- log_select
-SELECT object_key, content_type, final FROM ci_logs WHERE job_id = $1 AND check_name = $2;
+SELECT object_key, content_type, final, bytes::int AS bytes FROM ci_logs WHERE job_id = $1 AND check_name = $2;
 
 -- shared/ci/jobs/queue.ts
 

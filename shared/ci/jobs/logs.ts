@@ -128,17 +128,19 @@ export async function storeLog(ctx: AppContext, log: LogUpload): Promise<string>
   return `${runnerUrl(ctx)}${logPath(log.jobId, log.checkName)}`;
 }
 
-const log_select = `SELECT object_key, content_type, final FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+const log_select = `
+  SELECT object_key, content_type, final, bytes::int AS bytes FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
 
 interface StoredLog {
   key: string;
   contentType: string;
   /** False while it is the log so far of a running check. */
   final: boolean;
+  bytes: number;
 }
 
 /** Where a job's check log is kept, and its type; null when none was uploaded. */
-async function findLog(ctx: AppContext, jobId: string, checkName: string): Promise<StoredLog | null> {
+export async function findLog(ctx: AppContext, jobId: string, checkName: string): Promise<StoredLog | null> {
   const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
   const row = rows[0];
   if (!row) return null;
@@ -146,6 +148,7 @@ async function findLog(ctx: AppContext, jobId: string, checkName: string): Promi
     key: row.object_key as string,
     contentType: row.content_type as string,
     final: row.final as boolean,
+    bytes: row.bytes as number,
   };
 }
 
@@ -156,7 +159,7 @@ export async function requireLog(ctx: AppContext, jobId: string, checkName: stri
   return log;
 }
 
-const withBody = async (ctx: AppContext, log: StoredLog) => ({
+export const withBody = async (ctx: AppContext, log: StoredLog) => ({
   body: await ctx.ciLogs.get(log.key),
   contentType: log.contentType,
   final: log.final,
