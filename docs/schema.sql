@@ -151,6 +151,10 @@ CREATE TABLE public.ci_logs (
   content_type text NOT NULL,
   bytes bigint NOT NULL,
   uploaded_at timestamp with time zone NOT NULL,
+  final boolean DEFAULT true NOT NULL,
+  attempt integer,
+  partial_uploads integer DEFAULT 0 NOT NULL,
+  partial_window_start timestamp with time zone,
   CONSTRAINT ci_logs_pkey PRIMARY KEY (job_id, check_name),
   CONSTRAINT ci_logs_job_id_fkey FOREIGN KEY (job_id) REFERENCES ci_jobs(id) ON DELETE CASCADE
 );

@@ -94,7 +94,8 @@ export interface JobApi {
     status: "pending" | "passed" | "failed",
     logUrl?: string,
   ): Promise<void>;
-  uploadLog(checkName: string, log: Buffer): Promise<string>;
+  /** `partial`: the log so far of a running check (docs/ci-worker.md, "Logs"); else the whole log. */
+  uploadLog(checkName: string, log: Buffer, partial?: boolean): Promise<string>;
   /** The secrets `names` that `checkName` lists, by name (values decoded), and the names the repo lacks. */
   revealSecrets(
     checkName: string,
@@ -148,8 +149,8 @@ export function jobApi(job: ClaimResponse, schedulerUrl: string): JobApi {
         checkRunResponse,
       );
     },
-    async uploadLog(checkName, log) {
-      const url = `${repoBase}/check/${checkName}/logs`;
+    async uploadLog(checkName, log, partial = false) {
+      const url = `${repoBase}/check/${checkName}/logs${partial ? "?partial=true" : ""}`;
       const init = { method: "POST", bearer: token, body: log, contentType: "text/plain; charset=utf-8" };
       return (await call(`uploading the log of ${checkName}`, url, init, urlResponse)).url;
     },

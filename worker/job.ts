@@ -116,7 +116,16 @@ export async function runJob(job: ClaimResponse, deps: JobDeps): Promise<JobOutc
           ? refused(withheld)
           : await runOne(
               deps.runCheck,
-              { check, sourceDir, jwt, secrets, secretFiles: granted.files, settings, signal: stop.signal },
+              {
+                api,
+                check,
+                sourceDir,
+                jwt,
+                secrets,
+                secretFiles: granted.files,
+                settings,
+                signal: stop.signal,
+              },
               log,
             );
         throwIfStopped(stop.signal);
@@ -293,6 +302,7 @@ function refused(problem: string): CheckResult {
 }
 
 interface OneCheck {
+  api: JobApi;
   check: PlannedCheck;
   sourceDir: string;
   jwt: string;
@@ -318,11 +328,28 @@ async function runOne(runCheck: RunCheck, c: OneCheck, log: Logger): Promise<Che
       secrets: c.secrets,
       secretFiles: c.secretFiles,
       signal: c.signal,
+      liveLog: { upload: (soFar) => uploadPartialLog(c.api, name, soFar, log) },
     });
   } catch (err) {
     if (c.signal.aborted) throw c.signal.reason;
     log.error({ err, check: name }, "the check runner failed");
     return refused(`the worker could not run the check: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Uploads a running check's log so far. Best effort: a refusal (the per-minute cap) or a failure
+ * only delays what readers see; the next upload, or the whole log at the end, carries the bytes.
+ */
+async function uploadPartialLog(api: JobApi, checkName: string, soFar: Buffer, log: Logger): Promise<void> {
+  try {
+    await api.uploadLog(checkName, soFar, true);
+    log.debug({ check: checkName, bytes: soFar.length }, "log so far uploaded");
+  } catch (err) {
+    log.warn(
+      { check: checkName, err: (err as Error).message },
+      "log so far not uploaded; the next upload carries it",
+    );
   }
 }
 

@@ -35,16 +35,31 @@ ORDER BY retired_at IS NOT NULL, created_at DESC;
 WITH previous AS (
   SELECT object_key FROM ci_logs WHERE job_id = $1 AND check_name = $2),
 upserted AS (
-  INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
+  INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at, final,
+                       partial_uploads, partial_window_start, attempt)
+  VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::boolean, CASE WHEN $7 THEN 0 ELSE 1 END,
+          CASE WHEN $7 THEN NULL ELSE $6::timestamptz END, $9::int)
   ON CONFLICT (job_id, check_name) DO UPDATE
     SET object_key = EXCLUDED.object_key, content_type = EXCLUDED.content_type,
-        bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at
+        bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at, final = EXCLUDED.final,
+        attempt = EXCLUDED.attempt,
+        partial_uploads = CASE WHEN EXCLUDED.final THEN ci_logs.partial_uploads
+          WHEN ci_logs.partial_window_start > $6 - interval '1 minute' THEN ci_logs.partial_uploads + 1
+          ELSE 1 END,
+        partial_window_start = CASE WHEN EXCLUDED.final THEN ci_logs.partial_window_start
+          WHEN ci_logs.partial_window_start > $6 - interval '1 minute' THEN ci_logs.partial_window_start
+          ELSE $6 END
+    WHERE EXCLUDED.final OR ((NOT ci_logs.final OR ci_logs.attempt IS DISTINCT FROM EXCLUDED.attempt)
+      AND (ci_logs.partial_window_start IS NULL
+      OR ci_logs.partial_window_start <= $6 - interval '1 minute' OR ci_logs.partial_uploads < $8))
   RETURNING 1)
-SELECT (SELECT object_key FROM previous) AS replaced FROM upserted;
+SELECT (SELECT object_key FROM previous) AS replaced, (SELECT count(*) FROM upserted)::int AS stored;
+
+-- log_state
+SELECT final, attempt, partial_uploads, partial_window_start FROM ci_logs WHERE job_id = $1 AND check_name = $2;
 
 -- log_select
-SELECT object_key, content_type FROM ci_logs WHERE job_id = $1 AND check_name = $2;
+SELECT object_key, content_type, final, bytes::int AS bytes FROM ci_logs WHERE job_id = $1 AND check_name = $2;
 
 -- shared/ci/jobs/queue.ts
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { runIdResponse, urlResponse } from "../../shared/api/ci.ts";
-import { branchName } from "../../shared/api/names.ts";
+import { booleanParam, branchName } from "../../shared/api/names.ts";
 import { noFields } from "../../shared/api/strict.ts";
 import { checkName } from "../../shared/checks/names.ts";
 import { storeLog } from "../../shared/ci/jobs/logs.ts";
@@ -35,16 +35,19 @@ export const ciRoutes = [
     path: "/repos/:repo*/-/check/:check*/logs",
     access: "requestToken",
     summary:
-      "Stores the log of one of the job's checks (the raw body) and returns its URL; request token of a job of this repo",
+      "Stores the log of one of the job's checks (the raw body) and returns its URL; `partial=true`: the log so far of a running check (capped per minute, refused once the whole log is in); request token of a job of this repo",
     params: z.object({ repo: z.string(), check: checkName }),
+    query: z.strictObject({ partial: booleanParam.default(false) }),
     responses: { 201: urlResponse },
-    handler: async ({ ctx, job, params, rawBody, headers }) => {
+    handler: async ({ ctx, job, params, query, rawBody, headers }) => {
       requireJobRepo(job, params.repo);
       const url = await storeLog(ctx, {
         jobId: job.id,
         checkName: params.check,
         body: rawBody ?? Buffer.alloc(0),
         contentType: headers["content-type"] ?? "text/plain",
+        final: !query.partial,
+        attempt: job.attempt,
       });
       return created({ url });
     },

@@ -156,6 +156,10 @@ ${Array.from({ length: 16 }, (_, n) => `.ansi-fg-${n} { color: var(--ansi-${n});
 .ansi-dim { opacity: .7; }
 .ansi-italic { font-style: italic; }
 .ansi-underline { text-decoration: underline; }
+/* CI log streaming (functions/web/pages/ci.ts): a running check's log before its first line,
+   and the line saying it is coming, until it comes. */
+pre.log:empty { display: none; }
+p.log-waiting:has(+ pre.log:not(:empty)) { display: none; }
 `;
 
 /**
@@ -321,6 +325,35 @@ const js = `"use strict";
     clearTimeout(timer);
     timer = setTimeout(update, 100);
   });
+})();
+(function () {
+  // Running checks' logs (functions/web/pages/ci.ts): while the run page is live, every 2 s each
+  // log marked data-log-tail gets the server's rendering of the bytes after data-log-end appended;
+  // a whole log (data-log-final) ends its polling. The checks region is swapped in anew when a
+  // check reports, so the logs are looked up on every round, and the loop ends with the run.
+  var INTERVAL = 2000;
+  function follow(pre) {
+    var url = new URL(pre.getAttribute("data-log-tail"), location.href);
+    url.searchParams.set("after", pre.getAttribute("data-log-end") || "0");
+    return fetch(url, { headers: { accept: "text/html" }, credentials: "same-origin" })
+      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (text) {
+        if (text === null || !pre.isConnected) return;
+        var part = new DOMParser().parseFromString(text, "text/html").querySelector("pre.log");
+        if (!part) return;
+        if (part.hasAttribute("data-log-replace")) pre.textContent = "";
+        Array.prototype.forEach.call(part.childNodes, function (n) { pre.appendChild(document.importNode(n, true)); });
+        pre.setAttribute("data-log-end", part.getAttribute("data-log-end"));
+        if (part.getAttribute("data-log-final") === "true") pre.removeAttribute("data-log-tail");
+      })
+      .catch(function () {});
+  }
+  function round() {
+    if (!document.querySelector("[data-log-streams]")) return;
+    var logs = document.querySelectorAll("[data-log-streams] pre.log[data-log-tail]");
+    Promise.all(Array.prototype.map.call(logs, follow)).then(function () { setTimeout(round, INTERVAL); });
+  }
+  if (document.querySelector("[data-log-streams]")) setTimeout(round, INTERVAL);
 })();
 `;
 

@@ -8,7 +8,7 @@ import { bytes, redirect } from "../../shared/http/responses.ts";
 import { route } from "../../shared/http/route.ts";
 import { csrfField } from "./csrf.ts";
 import { csrfToken, formFields, orRefusedPage, parseForm, type Typed } from "./forms.ts";
-import { checkHistoryPage, logPage, manualRunForm, runPage, runsPage } from "./pages/ci.ts";
+import { checkHistoryPage, logPage, logTail, manualRunForm, runPage, runsPage } from "./pages/ci.ts";
 import { bytesReply, htmlReply, seeOther } from "./reply.ts";
 import * as u from "./urls.ts";
 
@@ -79,6 +79,18 @@ export const ciRoutes = [
     responses: HTML,
     handler: async ({ ctx, actor, repo, params, query }) =>
       htmlReply(await logPage(ctx, actor, repo, { ...params, ...query })),
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/ci/:run/tail/:check*",
+    access: { repo: "reader" },
+    summary:
+      "Web: the part of a running check's log after byte `after`, coloured (the run page's streaming script)",
+    params: logParams,
+    query: z.strictObject({ after: sequenceParam }),
+    responses: HTML,
+    handler: async ({ ctx, repo, params, query }) =>
+      htmlReply(await logTail(ctx, repo, { ...params, after: query.after })),
   }),
   route({
     method: "GET",

@@ -138,3 +138,6 @@ export const acceptInviteUrl = (id: string) => `/ui/invites/${encodeURIComponent
 // Repo secrets (functions/web/secrets-routes.ts).
 export const secretsUrl = (repo: string) => `${repoBase(repo)}/-/secrets`;
 export const secretDeleteUrl = (repo: string, name: string) => `${secretsUrl(repo)}/${name}/delete`;
+/** A running check's log after a byte offset, for the run page's script (log streaming). */
+export const runLogTailUrl = (repo: string, run: string, check: string) =>
+  `${runUrl(repo, run)}/tail/${segments(check)}`;

@@ -249,6 +249,10 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/ci/:run/raw/:check*": {
     params: (w) => ({ run: w.jobs.job.id, check: w.loggedCheck }),
   },
+  "GET /ui/repos/:repo*/-/ci/:run/tail/:check*": {
+    params: (w) => ({ run: w.jobs.job.id, check: w.loggedCheck }),
+    query: "?after=0",
+  },
   "GET /ui/repos/:repo*/-/ci/checks/:check*": { params: (w) => ({ check: w.loggedCheck }) },
   "POST /ui/repos/:repo*/-/members/roles": {},
   "POST /ui/repos/:repo*/-/members/org": {},

@@ -212,6 +212,7 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/ci/:run":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/ci/:run/log/:check*":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/ci/:run/raw/:check*":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /ui/repos/:repo*/-/ci/:run/tail/:check*":          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/ci/checks/:check*":             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   // Repo admins reach the org's forms, whose operations need an org owner (or a global admin).
   "POST /ui/repos/:repo*/-/members/roles":                s(401,       404,      403,    403,    403,        303,   303,      403,       303,         403, 403),
@@ -862,6 +863,10 @@ const requests: Record<string, Request> = {
   "GET /ui/repos/:repo*/-/ci/:run/raw/:check*": repoRoute(async (w) => ({
     method: "GET",
     path: `/ui/repos/${w.repo}/-/ci/${w.jobs.job.id}/raw/${w.loggedCheck}`,
+  })),
+  "GET /ui/repos/:repo*/-/ci/:run/tail/:check*": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/ci/${w.jobs.job.id}/tail/${w.loggedCheck}?after=0`,
   })),
   "GET /ui/repos/:repo*/-/ci/checks/:check*": repoRoute(async (w) => ({
     method: "GET",

@@ -109,6 +109,7 @@ const notLists = [
   "GET /ui/repos/:repo*/-/ci/:run",
   "GET /ui/repos/:repo*/-/ci/:run/log/:check*",
   "GET /ui/repos/:repo*/-/ci/:run/raw/:check*",
+  "GET /ui/repos/:repo*/-/ci/:run/tail/:check*",
   "GET /ui/repos/:repo*/-/ci/checks/:check*",
   "GET /ui/repos/:repo*/-/secrets",
 ];

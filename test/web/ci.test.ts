@@ -30,8 +30,16 @@ async function report(repo: RepoHandle<string>, check: string, status: string, l
   expect(res.status, JSON.stringify(res.body)).toBe(201);
 }
 
-async function uploadLog(worker: Client, repo: RepoHandle<string>, check: string, text: string) {
-  const res = await worker.raw("POST", `${repo.base}/check/${check}/logs`, { body: text });
+async function uploadLog(
+  worker: Client,
+  repo: RepoHandle<string>,
+  check: string,
+  text: string,
+  partial = false,
+) {
+  const res = await worker.raw("POST", `${repo.base}/check/${check}/logs${partial ? "?partial=true" : ""}`, {
+    body: text,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return (res.body as { url: string }).url;
 }
@@ -99,16 +107,33 @@ describe("CI in the browser", () => {
     await page.reload();
     await expect(page.locator("#run-status").textContent()).resolves.toContain("running");
     await expect(page.locator(`[data-check="${FAILING}"]`).textContent()).resolves.toContain(
-      "uploads the log when the check ends",
+      "output shows here as the worker sends it",
     );
 
-    // The failing check ends while the page is open: its log appears without a reload.
+    // The failing check's log streams while it runs: the script appends what the worker sends,
+    // whole lines only, with no reload (the marker set on the window stays).
     await page.locator("main[data-live-state=open]").waitFor();
-    const failLog = "\x1b[1;31mFAIL\x1b[0m expected 1 to be 2\n<script>alert(1)</script>\n";
+    await page.evaluate("window.notReloaded = true");
+    const failing = page.locator(`[data-check="${FAILING}"] pre.log`);
+    const soFar = "step one\n\x1b[33mwarming up\x1b[0m\npart";
+    await uploadLog(worker, repo, FAILING, soFar, true);
+    await page.locator(`[data-check="${FAILING}"] pre.log span.ansi-fg-3`).waitFor();
+    expect(await failing.textContent()).toBe("step one\nwarming up\n");
+    const more = `${soFar}ial line done\n\nline three\n`;
+    await uploadLog(worker, repo, FAILING, more, true);
+    await page.locator(`[data-check="${FAILING}"] pre.log`, { hasText: "line three" }).waitFor();
+    expect(await failing.textContent()).toBe("step one\nwarming up\npartial line done\n\nline three\n");
+    expect(await page.evaluate("window.notReloaded")).toBe(true);
+    await screenshot(page, "ci-run-streaming");
+
+    // The failing check ends while the page is open: its whole log replaces the stream.
+    const failLog = `${more}\x1b[1;31mFAIL\x1b[0m expected 1 to be 2\n<script>alert(1)</script>\n`;
     await report(repo, FAILING, "failed", await uploadLog(worker, repo, FAILING, failLog));
     const red = page.locator(`[data-check="${FAILING}"] pre.log span.ansi-fg-1.ansi-bold`);
     await red.waitFor();
     await expect(red.textContent()).resolves.toBe("FAIL");
+    expect(await page.locator(`[data-check="${FAILING}"] pre.log[data-log-tail]`).count()).toBe(0);
+    expect(await page.evaluate("window.notReloaded")).toBe(true);
 
     await report(repo, PASSING, "passed", await uploadLog(worker, repo, PASSING, LONG_LOG));
     const done = await worker.post(`/jobs/${runId}/complete`, {

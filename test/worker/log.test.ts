@@ -21,6 +21,16 @@ describe("secret scrubbing", () => {
     expect(Buffer.concat([...bytes, scrubber.flush()]).toString()).toBe(expected);
   });
 
+  it("holds back only what may start a secret, so streamed output does not lag a token's length", () => {
+    const token = `eyJ${"x".repeat(800)}`;
+    const scrubber = new SecretScrubber([token]);
+    expect(scrubber.push(Buffer.from("line 1\n")).toString()).toBe("line 1\n");
+    expect(scrubber.push(Buffer.from("token: eyJxx")).toString()).toBe("token: ");
+    expect(scrubber.push(Buffer.from(`${"x".repeat(798)} done\n`)).toString()).toBe("*** done\n");
+    expect(scrubber.push(Buffer.from("e")).toString()).toBe("");
+    expect(scrubber.push(Buffer.from("nd\n")).toString()).toBe("end\n");
+  });
+
   it("masks a secret that contains another one whole, and ignores empty secrets", () => {
     const scrubber = new SecretScrubber(["abc", "xxabcxx", ""]);
     const out = Buffer.concat([scrubber.push(Buffer.from("1 xxabcxx 2 abc 3")), scrubber.flush()]);

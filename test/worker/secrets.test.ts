@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { logPath } from "../../shared/ci/jobs/logs.ts";
 import { storedJob } from "../ci/scheduler/scheduler-support.ts";
 import { WORKER_TOKEN } from "../ci/support.ts";
 import { api } from "../support/api.ts";
@@ -46,10 +47,8 @@ function ciYaml(image: string): string {
 `;
 }
 
-/** Waits for the push job of `sequence`, runs `worker --once` to its end; its output (debug log). */
-async function runJobOf(sequence: number): Promise<{ id: string; output: string }> {
-  const id = await queuedJob(app, fx.repo, sequence);
-  const worker = spawnWorker({
+const workerFor = () =>
+  spawnWorker({
     SVC_CI_SCHEDULER_URL: app.url,
     SVC_CI_WORKER_TOKEN: WORKER_TOKEN,
     SVC_CI_INSECURE_REGISTRIES: registry.host,
@@ -58,6 +57,11 @@ async function runJobOf(sequence: number): Promise<{ id: string; output: string 
     SVC_CI_CACHE_DIR: path.join(scratch.dir, "cache"),
     SVC_CI_WORK_DIR: scratch.dir,
   });
+
+/** Waits for the push job of `sequence`, runs `worker --once` to its end; its output (debug log). */
+async function runJobOf(sequence: number): Promise<{ id: string; output: string }> {
+  const id = await queuedJob(app, fx.repo, sequence);
+  const worker = workerFor();
   const { code } = await worker.exited;
   expect(code, worker.output()).toBe(0);
   return { id, output: worker.output() };
@@ -135,4 +139,68 @@ describe("repo secrets in a real worker run", () => {
     expect(refused).not.toContain("==> step");
     expect(branchRun.output).not.toContain(VALUE);
   }, 120_000);
+
+  it("streams a running step's output through the API before the step ends, scrubbed as the whole log is", async () => {
+    const image = (await pushBusyboxImage(registry.host)).ref;
+    expectStatus(
+      await api(fx.client).put("/repos/:repo*/-/secrets/:secret", {
+        params: { repo: fx.repo, secret: "DEPLOY_TOKEN" },
+        body: { value: VALUE },
+      }),
+      200,
+    );
+    const yaml = `checks:
+  - name: stream
+    image: ${image}
+    secrets: [DEPLOY_TOKEN]
+    steps:
+      - 'echo "value: $(cat /run/secrets/DEPLOY_TOKEN)"; echo "token: $QUIRE_JOB_TOKEN"; for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 1; done'
+`;
+    const head = await commit(fx, "main", { ".svc/ci.yaml": yaml }, "a slow check");
+    const id = await queuedJob(app, fx.repo, head);
+    const worker = workerFor();
+    const owner = await app.idp.token(fx.owner);
+    const url = `${app.url}${logPath(id, "stream")}`;
+    /** The log as stored now, or null before the first upload. */
+    const logSoFar = async () => {
+      const redirect = await fetch(url, {
+        headers: { authorization: `Bearer ${owner}` },
+        redirect: "manual",
+      });
+      if (redirect.status === 404) return null;
+      expect(redirect.status).toBe(302);
+      return (await fetch(redirect.headers.get("location") ?? "")).text();
+    };
+    let exited = false;
+    void worker.exited.then(() => {
+      exited = true;
+    });
+    let partial: string | null = null;
+    while (!partial?.includes("line 2\n")) {
+      expect(exited, `the worker ended before the log streamed:\n${worker.output()}`).toBe(false);
+      partial = await logSoFar();
+      if (!partial?.includes("line 2\n")) await new Promise((r) => setTimeout(r, 100));
+    }
+    // Read while the step still runs: its check is pending, its log marked partial.
+    expect((await checkRunsAt(app, fx.repo, "main", head))["stream"]?.status).toBe("pending");
+    const [row] = await app.sql<{ final: boolean }>(
+      "SELECT final FROM ci_logs WHERE job_id = $1 AND check_name = 'stream'",
+      [id],
+    );
+    expect(row?.final).toBe(false);
+    expect(partial).not.toContain("line 8");
+    // Scrubbed as the whole log is: the secret and the job token are masked.
+    expect(partial).toContain("value: ***\ntoken: ***\nline 1\n");
+    expect(partial).not.toContain(VALUE);
+
+    const { code } = await worker.exited;
+    expect(code, worker.output()).toBe(0);
+    expect(worker.output()).toContain("log so far uploaded");
+    const runs = await checkRunsAt(app, fx.repo, "main", head);
+    expect(runs["stream"]?.status).toBe("passed");
+    const whole = await readLog(app, fx.owner, runs["stream"]?.log_url ?? "");
+    expect(whole.startsWith(partial)).toBe(true);
+    expect(whole).toContain("line 8\n<== step 1 exited 0");
+    expect(whole).not.toContain(VALUE);
+  }, 60_000);
 });

@@ -2,8 +2,8 @@ const MASK = Buffer.from("***");
 
 /**
  * Replaces every secret with `***` in a byte stream that arrives in arbitrary chunks. A secret can
- * straddle two chunks (a step printing it in two writes), so the last `longest - 1` bytes stay
- * held back until the next chunk or `flush()`: any occurrence not yet complete must start there.
+ * straddle two chunks (a step printing it in two writes), so bytes that may be the start of one
+ * stay held back until the next chunk or `flush()`: any occurrence not yet complete starts there.
  */
 export class SecretScrubber {
   readonly #secrets: Buffer[];
@@ -21,9 +21,23 @@ export class SecretScrubber {
   /** The scrubbed bytes that are safe to emit now. */
   push(chunk: Buffer): Buffer {
     const scrubbed = this.#scrub(Buffer.concat([this.#carry, chunk]));
-    const cut = Math.max(0, scrubbed.length - this.#holdBack);
+    const cut = this.#incompleteFrom(scrubbed);
     this.#carry = scrubbed.subarray(cut);
     return scrubbed.subarray(0, cut);
+  }
+
+  /**
+   * Where a secret may have begun without ending yet: the first of the last `longest - 1` bytes
+   * whose rest is the start of a secret. Only those are held back, so a streamed log shows output
+   * as it comes instead of lagging a token's length behind it.
+   */
+  #incompleteFrom(bytes: Buffer): number {
+    for (let at = Math.max(0, bytes.length - this.#holdBack); at < bytes.length; at++) {
+      const rest = bytes.subarray(at);
+      if (this.#secrets.some((s) => s.length > rest.length && s.subarray(0, rest.length).equals(rest)))
+        return at;
+    }
+    return bytes.length;
   }
 
   /** Everything held back (the stream ended). */
@@ -61,6 +75,7 @@ export class CheckLog {
   readonly #chunks: Buffer[] = [];
   readonly #scrubber: SecretScrubber;
   #size = 0;
+  #kept = 0;
   #truncated = false;
 
   constructor(capBytes: number, secrets: string[]) {
@@ -89,6 +104,11 @@ export class CheckLog {
       this.#keep(Buffer.from("\n"));
   }
 
+  /** Bytes kept so far (the truncation line included): grows whenever the log does. */
+  get size(): number {
+    return this.#kept;
+  }
+
   get truncated(): boolean {
     return this.#truncated;
   }
@@ -97,18 +117,23 @@ export class CheckLog {
     return Buffer.concat(this.#chunks);
   }
 
+  #push(bytes: Buffer): void {
+    this.#chunks.push(bytes);
+    this.#kept += bytes.length;
+  }
+
   #keep(bytes: Buffer): void {
     if (bytes.length === 0 || this.#truncated) return;
     const room = this.#cap - this.#size;
     if (bytes.length <= room) {
-      this.#chunks.push(Buffer.from(bytes));
+      this.#push(Buffer.from(bytes));
       this.#size += bytes.length;
       return;
     }
-    if (room > 0) this.#chunks.push(Buffer.from(bytes.subarray(0, room)));
+    if (room > 0) this.#push(Buffer.from(bytes.subarray(0, room)));
     this.#size = this.#cap;
     this.#truncated = true;
-    this.#chunks.push(
+    this.#push(
       Buffer.from(`\n[log truncated: it reached its cap of ${this.#cap} bytes; later output was dropped]\n`),
     );
   }

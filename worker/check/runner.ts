@@ -9,6 +9,7 @@ import {
   TOKEN_PATH,
   type Workspace,
 } from "../sandbox/workspace.ts";
+import { streamLog } from "./live-log.ts";
 import { CheckLog } from "./log.ts";
 import type { CheckInput, CheckResult, RunCheck, RunnerOptions } from "./types.ts";
 
@@ -66,54 +67,66 @@ export function createCheckRunner(options: RunnerOptions): RunCheck {
       }),
   );
   store.catch(() => {});
+  const pull = (image: string) => store.then((s) => s.pull(image));
   return async (input) => {
     const log = new CheckLog(input.limits.logCapBytes, input.secrets);
-    const deadline = performance.now() + input.limits.timeoutMs;
-    let image: PulledImage;
-    log.line(`==> image ${input.check.image}`);
+    const live = input.liveLog ? streamLog(log, input.liveLog) : undefined;
     try {
-      // The pull counts against the check's time, as a step would; a pull another check shares
-      // goes on when this one gives up, so the cache still gets the image.
-      image = await withinDeadline(
-        store.then((s) => s.pull(input.check.image)),
-        input.limits.timeoutMs,
-        input.signal,
-      );
-      log.line(`    ${image.digest}${image.cached ? " (cached)" : ""}`);
-    } catch (error) {
-      if (error instanceof Interrupted) return interrupted(error, input, log);
-      log.line(`quire: cannot pull the image: ${(error as Error).message}`);
-      return {
-        conclusion: "failed",
-        summary: `image ${input.check.image} could not be pulled`,
-        log: log.toBuffer(),
-      };
-    }
-    let workspace: Workspace;
-    try {
-      workspace = await createWorkspace({
-        sourceDir: input.sourceDir,
-        stagingDir: options.stagingDir ?? tmpdir(),
-        jobToken: input.jobToken,
-        secrets: input.secretFiles,
-        network: input.limits.network,
-      });
-    } catch (error) {
-      log.line(`quire: cannot prepare the check's copy of the source: ${(error as Error).message}`);
-      return { conclusion: "failed", summary: "the worker could not prepare /src", log: log.toBuffer() };
-    }
-    try {
-      const spec: SandboxSpec = {
-        rootfs: image.rootfs,
-        workspace,
-        network: input.limits.network,
-        env: stepEnvironment(image, input),
-      };
-      return await runSteps(spec, input, log, deadline);
+      return await runCheck(input, log, pull, options);
     } finally {
-      await workspace.dispose();
+      await live?.stop();
     }
   };
+}
+
+/** One check, its log written to `log` as it goes. */
+async function runCheck(
+  input: CheckInput,
+  log: CheckLog,
+  pull: (image: string) => Promise<PulledImage>,
+  options: RunnerOptions,
+): Promise<CheckResult> {
+  const deadline = performance.now() + input.limits.timeoutMs;
+  let image: PulledImage;
+  log.line(`==> image ${input.check.image}`);
+  try {
+    // The pull counts against the check's time, as a step would; a pull another check shares
+    // goes on when this one gives up, so the cache still gets the image.
+    image = await withinDeadline(pull(input.check.image), input.limits.timeoutMs, input.signal);
+    log.line(`    ${image.digest}${image.cached ? " (cached)" : ""}`);
+  } catch (error) {
+    if (error instanceof Interrupted) return interrupted(error, input, log);
+    log.line(`quire: cannot pull the image: ${(error as Error).message}`);
+    return {
+      conclusion: "failed",
+      summary: `image ${input.check.image} could not be pulled`,
+      log: log.toBuffer(),
+    };
+  }
+  let workspace: Workspace;
+  try {
+    workspace = await createWorkspace({
+      sourceDir: input.sourceDir,
+      stagingDir: options.stagingDir ?? tmpdir(),
+      jobToken: input.jobToken,
+      secrets: input.secretFiles,
+      network: input.limits.network,
+    });
+  } catch (error) {
+    log.line(`quire: cannot prepare the check's copy of the source: ${(error as Error).message}`);
+    return { conclusion: "failed", summary: "the worker could not prepare /src", log: log.toBuffer() };
+  }
+  try {
+    const spec: SandboxSpec = {
+      rootfs: image.rootfs,
+      workspace,
+      network: input.limits.network,
+      env: stepEnvironment(image, input),
+    };
+    return await runSteps(spec, input, log, deadline);
+  } finally {
+    await workspace.dispose();
+  }
 }
 
 /** The check ran out of time or was cancelled before its steps started. */

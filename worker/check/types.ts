@@ -27,6 +27,13 @@ export interface CheckInput {
   /** The repo secrets the check lists, mounted read-only at /run/secrets/NAME in every step. */
   secretFiles?: SecretFile[];
   signal?: AbortSignal;
+  /** Where the log so far goes while the check runs; without it the log is only the result's. */
+  liveLog?: LiveLog;
+}
+
+/** The receiver of a running check's log so far (scrubbed and capped as the final log is). */
+export interface LiveLog {
+  upload(soFar: Buffer): Promise<void>;
 }
 
 /** One repo secret as a step sees it: the file /run/secrets/<name>, whose content is `value`. */

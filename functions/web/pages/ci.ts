@@ -1,7 +1,7 @@
 import { atLeast, type RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import type { CheckStatus } from "../../../shared/checks/names.ts";
-import { readLog } from "../../../shared/ci/jobs/logs.ts";
+import { findLog, readLog, readLogIfAny, withBody } from "../../../shared/ci/jobs/logs.ts";
 import type { JobRow, JobStatus } from "../../../shared/ci/jobs/records.ts";
 import {
   checkHistory,
@@ -17,7 +17,7 @@ import { type Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
-import { type LogWindow, logWindow, RUN_PAGE_TAIL_BYTES } from "./log-window.ts";
+import { type LogWindow, logIncrement, logWindow, RUN_PAGE_TAIL_BYTES, wholeLines } from "./log-window.ts";
 
 /**
  * A repo's CI in the browser (docs/web.md, "CI"): its runs, one run with its checks and their
@@ -115,15 +115,39 @@ ${runs.map(
   return page({ title: `CI of ${name}`, actor, repo: access, tab: "ci", crumbs: repoCrumbs(name), body });
 }
 
-/** A window of a log as coloured text, with links to the rest of it. */
-function logView(repo: string, job: JobRow, check: string, w: LogWindow): Html {
+/**
+ * A window of a log as coloured text, with links to the rest of it. A running check's log names
+ * where the script asks for what comes after it (`data-log-tail`, `data-log-end`).
+ */
+function logView(repo: string, job: JobRow, check: string, w: LogWindow, streamed = false): Html {
   const raw = u.runRawLogUrl(repo, job.id, check);
   return html`<nav class="pager log-pager" aria-label="Log of ${check}">
 ${w.start > 0 ? html`<a href="${u.runLogUrl(repo, job.id, check, { before: w.start })}" class="earlier">Earlier output</a>` : ""}
 ${w.end < w.size ? html`<a href="${u.runLogUrl(repo, job.id, check, { start: w.end })}" class="later">Later output</a>` : ""}
 <a href="${raw}" class="raw">Whole log as text</a>
-<span class="muted">bytes ${w.start}–${w.end} of ${w.size}</span></nav>
-<pre class="log">${ansiToHtml(w.text)}</pre>`;
+<span class="muted">bytes ${w.start}–${w.end} of ${w.size}${streamed ? " so far" : ""}</span></nav>
+${logPre(repo, job, check, w.text, streamed ? w.end : undefined)}`;
+}
+
+/** A log's text, coloured; `streamedTo` when the script is to follow it from that byte on. */
+function logPre(repo: string, job: JobRow, check: string, text: string, streamedTo?: number): Html {
+  // The newline after <pre> is the one HTML drops, so a log's own first blank line is kept.
+  if (streamedTo === undefined) return html`<pre class="log">\n${ansiToHtml(text)}</pre>`;
+  return html`<pre class="log" data-log-tail="${u.runLogTailUrl(repo, job.id, check)}" data-log-end="${streamedTo}">\n${ansiToHtml(text)}</pre>`;
+}
+
+/** A check's log on the run page: its tail; while it runs, the whole lines so far, followed live. */
+async function checkLog(ctx: AppContext, repo: string, job: JobRow, c: RunCheck): Promise<Html> {
+  const running = c.status === "pending" && (job.status === "claimed" || job.status === "queued");
+  const log = c.log_bytes === null ? null : await readLogIfAny(ctx, job.id, c.check_name);
+  if (!log) {
+    if (!running) return html`<p class="muted">No log.</p>`;
+    return html`<p class="muted log-waiting">Running: its output shows here as the worker sends it, every few seconds.</p>
+${logPre(repo, job, c.check_name, "", 0)}`;
+  }
+  const streamed = running && !log.final;
+  const shown = streamed ? wholeLines(log.body) : log.body;
+  return logView(repo, job, c.check_name, logWindow(shown, {}, RUN_PAGE_TAIL_BYTES), streamed);
 }
 
 async function checkSection(ctx: AppContext, repo: string, job: JobRow, c: RunCheck): Promise<Html> {
@@ -131,19 +155,10 @@ async function checkSection(ctx: AppContext, repo: string, job: JobRow, c: RunCh
     c.reported_at && c.updated_at && c.status !== "pending"
       ? span(c.updated_at.getTime() - c.reported_at.getTime())
       : "";
-  const log =
-    c.log_bytes === null
-      ? html`<p class="muted">${c.status === "pending" ? "Running: the worker uploads the log when the check ends." : "No log."}</p>`
-      : logView(
-          repo,
-          job,
-          c.check_name,
-          logWindow((await readLog(ctx, job.id, c.check_name)).body, {}, RUN_PAGE_TAIL_BYTES),
-        );
   return html`<section class="check" aria-label="${c.check_name}" data-check="${c.check_name}">
 <h3>${c.check_name} ${checkStatusWords(c.status)} <span class="muted">${took}</span></h3>
 <p><a href="${u.checkHistoryUrl(repo, c.check_name, { branch: job.branch })}">History of ${c.check_name} on ${job.branch}</a></p>
-${log}</section>`;
+${await checkLog(ctx, repo, job, c)}</section>`;
 }
 
 /** A run: what started it, its status, and each check with its log (live while it runs). */
@@ -166,7 +181,7 @@ ${job.completed_at ? html`<dt>Finished</dt><dd>${timeTag(job.completed_at)}</dd>
 ${job.error ? html`<dt>Error</dt><dd>${job.error}</dd>` : ""}
 </dl></div>
 <h2>Checks</h2>
-<div data-live-region="run-checks">${sections.length === 0 ? html`<p>No checks.</p>` : sections}</div>`;
+<div data-live-region="run-checks"${running ? html` data-log-streams` : ""}>${sections.length === 0 ? html`<p>No checks.</p>` : sections}</div>`;
   return page({
     title: `Run ${job.id.slice(0, 8)} of ${name}`,
     actor,
@@ -177,6 +192,23 @@ ${job.error ? html`<dt>Error</dt><dd>${job.error}</dd>` : ""}
     ...(running ? { liveBranch: job.branch, liveSrc: u.runUrl(name, job.id) } : {}),
     body,
   });
+}
+
+/**
+ * What the run page's script appends to a running check's log: the bytes after `after`, coloured,
+ * in a bare `<pre>` saying where it ends and whether the log is whole (the script then stops).
+ */
+export async function logTail(
+  ctx: AppContext,
+  access: RepoAccess,
+  q: { run: string; check: string; after: number },
+): Promise<Html> {
+  const job = await requireRun(ctx.pool, access, q.run);
+  const stored = await findLog(ctx, job.id, q.check);
+  // Nothing new (the usual answer for a quiet check): the stored bytes are not read.
+  const log = stored && stored.bytes !== q.after ? await withBody(ctx, stored) : null;
+  const part = log ? logIncrement(log.body, q.after, log.final) : { text: "", end: q.after, replace: false };
+  return html`<pre class="log" data-log-end="${part.end}" data-log-final="${String(stored?.final ?? false)}"${part.replace ? html` data-log-replace` : ""}>\n${ansiToHtml(part.text)}</pre>`;
 }
 
 /** One window of a check's log, with links to the windows before and after it. */

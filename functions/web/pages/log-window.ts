@@ -45,3 +45,31 @@ export function logWindow(
   }
   return { text: body.subarray(start, end).toString("utf8"), start, end, size };
 }
+
+/** A log up to its last line end: a line still being written is shown once it is whole. */
+export const wholeLines = (body: Buffer): Buffer => body.subarray(0, body.lastIndexOf(NEWLINE) + 1);
+
+/** What a streaming reader of a running check's log lacks (the run page's script, every 2 s). */
+export interface LogIncrement extends LogWindow {
+  /** True when `text` replaces what the reader shows instead of following it. */
+  replace: boolean;
+}
+
+/**
+ * The part of a log a reader who has its first `after` bytes lacks. Until the log is whole
+ * (`final`) only whole lines are given, so a line and its colour codes arrive together; when more
+ * came than the run page shows (or the log is not the one the reader read), its tail instead.
+ */
+export function logIncrement(body: Buffer, after: number, final: boolean): LogIncrement {
+  const shown = final ? body : wholeLines(body);
+  if (after > body.length || shown.length - after > RUN_PAGE_TAIL_BYTES)
+    return { ...logWindow(shown, {}, RUN_PAGE_TAIL_BYTES), replace: true };
+  const end = Math.max(after, shown.length);
+  return {
+    text: body.subarray(after, end).toString("utf8"),
+    start: after,
+    end,
+    size: body.length,
+    replace: false,
+  };
+}

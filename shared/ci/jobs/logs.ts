@@ -25,24 +25,85 @@ export const logPath = (jobId: string, checkName: string) =>
 const objectKey = (jobId: string, checkName: string) =>
   `ci-logs/${jobId}/${createHash("sha256").update(checkName, "utf8").digest("hex")}/${randomUUID()}`;
 
-// `previous` reads the statement's snapshot, so it sees the row as it was before the upsert.
+/**
+ * Partial uploads (the log so far of a running check, docs/ci-worker.md "Logs") a check may make
+ * per minute: the worker's cadence is one every 2 s at most (30), so this leaves it slack and
+ * still bounds what one job can make the server store.
+ */
+export const PARTIAL_UPLOADS_PER_MINUTE = 40;
+
+// `previous` reads the statement's snapshot, so it sees the row as it was before the upsert. A
+// whole log always replaces; a partial one only replaces a partial one, within its minute's cap
+// (the WHERE holds the guard, so two racing uploads cannot both pass it).
 const log_upsert = `
   WITH previous AS (
     SELECT object_key FROM ci_logs WHERE job_id = $1 AND check_name = $2),
   upserted AS (
-    INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at)
-    VALUES ($1, $2, $3, $4, $5, $6)
+    INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at, final,
+                         partial_uploads, partial_window_start, attempt)
+    VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::boolean, CASE WHEN $7 THEN 0 ELSE 1 END,
+            CASE WHEN $7 THEN NULL ELSE $6::timestamptz END, $9::int)
     ON CONFLICT (job_id, check_name) DO UPDATE
       SET object_key = EXCLUDED.object_key, content_type = EXCLUDED.content_type,
-          bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at
+          bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at, final = EXCLUDED.final,
+          attempt = EXCLUDED.attempt,
+          partial_uploads = CASE WHEN EXCLUDED.final THEN ci_logs.partial_uploads
+            WHEN ci_logs.partial_window_start > $6 - interval '1 minute' THEN ci_logs.partial_uploads + 1
+            ELSE 1 END,
+          partial_window_start = CASE WHEN EXCLUDED.final THEN ci_logs.partial_window_start
+            WHEN ci_logs.partial_window_start > $6 - interval '1 minute' THEN ci_logs.partial_window_start
+            ELSE $6 END
+      WHERE EXCLUDED.final OR ((NOT ci_logs.final OR ci_logs.attempt IS DISTINCT FROM EXCLUDED.attempt)
+        AND (ci_logs.partial_window_start IS NULL
+        OR ci_logs.partial_window_start <= $6 - interval '1 minute' OR ci_logs.partial_uploads < $8))
     RETURNING 1)
-  SELECT (SELECT object_key FROM previous) AS replaced FROM upserted`;
+  SELECT (SELECT object_key FROM previous) AS replaced, (SELECT count(*) FROM upserted)::int AS stored`;
 
-/** Stores (or replaces) the log of a job's check and returns its URL. */
-export async function storeLog(
-  ctx: AppContext,
-  log: { jobId: string; checkName: string; body: Buffer; contentType: string },
-): Promise<string> {
+const log_state = `
+  SELECT final, attempt, partial_uploads, partial_window_start FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+
+interface LogUpload {
+  jobId: string;
+  checkName: string;
+  body: Buffer;
+  contentType: string;
+  /** False for the log so far of a running check (default true: the whole log). */
+  final?: boolean;
+  /** The job's attempt that uploads it: a partial upload is refused only over its own whole log. */
+  attempt?: number;
+}
+
+/** Why a partial upload may not be stored now: the whole log is in, or the minute's cap is reached. */
+async function refusePartial(ctx: AppContext, log: LogUpload): Promise<void> {
+  const { rows } = await ctx.pool.query(log_state, [log.jobId, log.checkName]);
+  const row = rows[0] as
+    | { final: boolean; attempt: number | null; partial_uploads: number; partial_window_start: Date | null }
+    | undefined;
+  if (!row) return;
+  const checkName = log.checkName;
+  if (row.final && row.attempt === (log.attempt ?? null))
+    fail(
+      "LOG_FINAL",
+      `the whole log of '${checkName}' is already stored; it is not replaced by a partial one`,
+    );
+  const windowOpen =
+    row.partial_window_start !== null &&
+    row.partial_window_start.getTime() > ctx.clock.now().getTime() - 60_000;
+  if (windowOpen && row.partial_uploads >= PARTIAL_UPLOADS_PER_MINUTE)
+    fail(
+      "LOG_UPLOADS_LIMITED",
+      `at most ${PARTIAL_UPLOADS_PER_MINUTE} partial uploads of a check's log a minute; try again later`,
+    );
+}
+
+/**
+ * Stores (or replaces) the log of a job's check and returns its URL. `final: false` is the log so
+ * far of a running check: refused once the whole log is in, and past the per-minute cap.
+ */
+export async function storeLog(ctx: AppContext, log: LogUpload): Promise<string> {
+  const final = log.final ?? true;
+  // Checked first so that a refused upload costs no write to the store; the upsert checks again.
+  if (!final) await refusePartial(ctx, log);
   const key = objectKey(log.jobId, log.checkName);
   await ctx.ciLogs.put(key, log.body);
   const { rows } = await ctx.pool.query(log_upsert, [
@@ -52,27 +113,67 @@ export async function storeLog(
     log.contentType,
     log.body.length,
     ctx.clock.now(),
+    final,
+    PARTIAL_UPLOADS_PER_MINUTE,
+    log.attempt ?? null,
   ]);
-  const replaced = rows[0]?.replaced as string | null;
+  const row = rows[0] as { replaced: string | null; stored: number };
   // Best effort: a leftover object is only storage, never read again.
-  if (replaced)
-    await ctx.ciLogs.delete(replaced).catch((err) => ctx.log.warn({ err }, "old ci log not deleted"));
+  const unused = row.stored === 1 ? row.replaced : key;
+  if (unused) await ctx.ciLogs.delete(unused).catch((err) => ctx.log.warn({ err }, "old ci log not deleted"));
+  if (row.stored === 0) {
+    await refusePartial(ctx, log);
+    fail("LOG_UPLOADS_LIMITED", "the partial log was not stored; try again later");
+  }
   return `${runnerUrl(ctx)}${logPath(log.jobId, log.checkName)}`;
 }
 
-const log_select = `SELECT object_key, content_type FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+const log_select = `
+  SELECT object_key, content_type, final, bytes::int AS bytes FROM ci_logs WHERE job_id = $1 AND check_name = $2`;
+
+interface StoredLog {
+  key: string;
+  contentType: string;
+  /** False while it is the log so far of a running check. */
+  final: boolean;
+  bytes: number;
+}
+
+/** Where a job's check log is kept, and its type; null when none was uploaded. */
+export async function findLog(ctx: AppContext, jobId: string, checkName: string): Promise<StoredLog | null> {
+  const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    key: row.object_key as string,
+    contentType: row.content_type as string,
+    final: row.final as boolean,
+    bytes: row.bytes as number,
+  };
+}
 
 /** Where a job's check log is kept, and its type; LOG_NOT_FOUND when none was uploaded. */
-export async function requireLog(ctx: AppContext, jobId: string, checkName: string) {
-  const { rows } = await ctx.pool.query(log_select, [jobId, checkName]);
-  if (!rows[0]) fail("LOG_NOT_FOUND", `job ${jobId} has no log for '${checkName}'`);
-  return { key: rows[0].object_key as string, contentType: rows[0].content_type as string };
+export async function requireLog(ctx: AppContext, jobId: string, checkName: string): Promise<StoredLog> {
+  const log = await findLog(ctx, jobId, checkName);
+  if (!log) fail("LOG_NOT_FOUND", `job ${jobId} has no log for '${checkName}'`);
+  return log;
 }
+
+export const withBody = async (ctx: AppContext, log: StoredLog) => ({
+  body: await ctx.ciLogs.get(log.key),
+  contentType: log.contentType,
+  final: log.final,
+});
 
 /** A stored log's bytes and type. */
 export async function readLog(ctx: AppContext, jobId: string, checkName: string) {
-  const log = await requireLog(ctx, jobId, checkName);
-  return { body: await ctx.ciLogs.get(log.key), contentType: log.contentType };
+  return withBody(ctx, await requireLog(ctx, jobId, checkName));
+}
+
+/** A stored log's bytes and type, or null while none was uploaded (a check that has just started). */
+export async function readLogIfAny(ctx: AppContext, jobId: string, checkName: string) {
+  const log = await findLog(ctx, jobId, checkName);
+  return log ? withBody(ctx, log) : null;
 }
 
 // Signed under the presigned-archive key, with its own first line so that no log signature can

@@ -89,6 +89,53 @@ describe("check logs in a GCS bucket (fake-gcs-server)", () => {
     expect(((await expired.json()) as { code: string }).code).toBe("URL_EXPIRED");
   });
 
+  it("keeps a running check's log so far (partial), replaced by the whole log, and caps partial uploads", async () => {
+    const { id, worker } = await claimedJob();
+    const upload = (body: string, partial: boolean) =>
+      worker.raw("POST", `${fx.base}/check/docs/build/logs${partial ? "?partial=true" : ""}`, { body });
+    const owner = await app.idp.token(fx.owner);
+    const read = async () => {
+      const redirect = await openLog(`/run/${id}/logs/docs/build`, owner);
+      return (await fetch(redirect.headers.get("location") ?? "")).text();
+    };
+    const stored = () =>
+      app.sql<{ final: boolean }>(
+        "SELECT final FROM ci_logs WHERE job_id = $1 AND check_name = 'docs/build'",
+        [id],
+      );
+    expect((await upload("line 1\n", true)).status).toBe(201);
+    expect(await read()).toBe("line 1\n");
+    expect(await stored()).toEqual([{ final: false }]);
+    // A partial upload reports nothing: the check has no run, let alone a finished one.
+    const checks = await app.sql("SELECT 1 FROM check_runs WHERE check_name = 'docs/build'");
+    expect(checks).toEqual([]);
+
+    // The cap: 40 partial uploads a minute; the 41st is refused and the log so far kept.
+    for (let i = 2; i <= 40; i++) expect((await upload(`line ${i}\n`, true)).status).toBe(201);
+    const limited = await upload("line 41\n", true);
+    expect(limited.status).toBe(429);
+    expect((limited.body as { code: string }).code).toBe("LOG_UPLOADS_LIMITED");
+    expect(await read()).toBe("line 40\n");
+    app.clock.advance(61_000);
+    expect((await upload("line 41\n", true)).status).toBe(201);
+
+    // The whole log replaces it; a late partial upload cannot replace the whole log.
+    expect((await upload("whole\n", false)).status).toBe(201);
+    const late = await upload("late\n", true);
+    expect(late.status).toBe(409);
+    expect((late.body as { code: string }).code).toBe("LOG_FINAL");
+    expect(await read()).toBe("whole\n");
+    expect(await stored()).toEqual([{ final: true }]);
+    // The whole log of an earlier attempt (the reaper re-queued the job): the next attempt streams over it.
+    await app.sql("UPDATE ci_logs SET attempt = attempt - 1 WHERE job_id = $1", [id]);
+    expect((await upload("attempt 2\n", true)).status).toBe(201);
+    expect(await read()).toBe("attempt 2\n");
+    expect((await upload("whole\n", false)).status).toBe(201);
+    expect((await objects()).filter((k) => k.startsWith(`ci-logs/${id}/`))).toHaveLength(1);
+    const bad = await worker.raw("POST", `${fx.base}/check/docs/build/logs?partial=yes`, { body: "x" });
+    expect(bad.status).toBe(400);
+  });
+
   it("answers the proxy only to readers of the job's repo, and 404 for a log never uploaded", async () => {
     const { id, worker } = await claimedJob();
     await worker.raw("POST", `${fx.base}/check/docs/lint/logs`, { body: "ok\n" });
