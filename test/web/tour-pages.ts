@@ -119,7 +119,8 @@ export const TOUR_PAGES: TourPage[] = [
     name: "find",
     focused: "input[data-find-input]",
     path: (s) => `${ui(s)}/find?q=md`,
-    api: (s) => [`${api(s)}/tree?limit=100`],
+    // The finder ranks every path of the view; the API's nearest read lists them, 1,000 a page.
+    api: (s) => [`${api(s)}/tree?limit=1000`],
   },
   {
     name: "file-markdown",
@@ -235,7 +236,8 @@ export const TOUR_PAGES: TourPage[] = [
   {
     name: "members",
     path: (s) => `${ui(s)}/members`,
-    api: (s) => [`${api(s)}/roles`],
+    // An org owner's page: the repo's grants, and the org's members and pending invitations.
+    api: (s) => [`${api(s)}/roles`, `/orgs/${s.org}/members`, `/orgs/${s.org}/invites`],
     times: true,
   },
   {

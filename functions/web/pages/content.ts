@@ -2,7 +2,7 @@ import { atLeast, type RepoAccess } from "../../../shared/access/roles.ts";
 import type { Actor } from "../../../shared/auth/actor.ts";
 import { loadBodyUpTo, loadSizedBodyUpTo } from "../../../shared/commits/content.ts";
 import { readCommit, readFileHistory } from "../../../shared/commits/reads.ts";
-import { fileInView, resolveView } from "../../../shared/commits/view.ts";
+import { fileInView, resolveView, type View } from "../../../shared/commits/view.ts";
 import type { AppContext } from "../../../shared/context.ts";
 import { fail } from "../../../shared/errors.ts";
 import { type Html, html, trusted } from "../html.ts";
@@ -148,15 +148,17 @@ export function editLink(access: RepoAccess, branch: string, path?: string): Htm
     : html`<p><a href="${href}" id="add-link">Add a file</a></p>`;
 }
 
-/** A file's version at a sequence of a branch, as one side of a diff: null when absent. */
-async function sideAt(
+/** How many changed files of a commit page are read at once. */
+const FILES_AT_ONCE = 8;
+
+/** A file's version in a view, as one side of a diff: null when absent (or no view: before the first). */
+async function sideIn(
   ctx: AppContext,
   access: RepoAccess,
-  at: { branch: string; sequence: number },
+  view: View | null,
   path: string,
 ): Promise<{ side: string | null | Unreadable; contentType?: string }> {
-  if (at.sequence < 0) return { side: null };
-  const view = await resolveView(ctx.pool, access.repo.id, at.branch, at.sequence);
+  if (!view) return { side: null };
   const version = await fileInView(ctx.pool, view, path);
   if (!version) return { side: null };
   // A binary version's size is all a diff shows of it: read none of its bytes.
@@ -188,18 +190,19 @@ export async function commitPage(
   const files = q.file === undefined ? c.files : c.files.filter((f) => f.path === q.file);
   if (files.length === 0) fail("FILE_NOT_FOUND", `commit ${c.sequence} does not change '${q.file}'`);
   const layout = q.view ?? "unified";
-  const changes: FileChange[] = [];
-  for (const f of files) {
+  // The two views once for every file (a sequence before the branch's first has none).
+  const [beforeView, afterView] = await Promise.all([
+    c.sequence > 0 ? resolveView(ctx.pool, access.repo.id, c.branch, c.sequence - 1).catch(() => null) : null,
+    resolveView(ctx.pool, access.repo.id, c.branch, c.sequence),
+  ]);
+  const change = async (f: { path: string }): Promise<FileChange> => {
     const [before, after] = await Promise.all([
-      sideAt(ctx, access, { branch: c.branch, sequence: c.sequence - 1 }, f.path).catch(() => ({
-        side: null,
-        contentType: undefined,
-      })),
-      sideAt(ctx, access, { branch: c.branch, sequence: c.sequence }, f.path),
+      sideIn(ctx, access, beforeView, f.path),
+      sideIn(ctx, access, afterView, f.path),
     ]);
     const at = { branch: c.branch, at: after.side === null ? c.sequence - 1 : c.sequence };
     const status = after.side === null ? "deleted" : before.side === null ? "added" : "modified";
-    changes.push({
+    return {
       path: f.path,
       status,
       before: before.side,
@@ -210,8 +213,12 @@ export async function commitPage(
         raw: u.plainUrl(name, f.path, at),
         alone: u.commitViewUrl(name, c.sequence, { view: layout, file: f.path }),
       },
-    });
-  }
+    };
+  };
+  // A few files at a time: each may hold up to MAX_SHOWN_BYTES of text on each side.
+  const changes: FileChange[] = [];
+  for (let i = 0; i < files.length; i += FILES_AT_ONCE)
+    changes.push(...(await Promise.all(files.slice(i, i + FILES_AT_ONCE).map(change))));
   const layoutHref = (view: DiffLayout) => u.commitViewUrl(name, c.sequence, { view, file: q.file });
   const body = html`<h1>Commit ${c.sequence}</h1>
 <p>${c.message}</p>
