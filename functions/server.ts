@@ -10,6 +10,7 @@ import { migrate } from "../shared/db/migrate.ts";
 import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
+import { createAutoMergeRelay } from "../shared/merge/auto-merge-relay.ts";
 import { checkEmbeddedPostgresFree, httpPortTaken, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
@@ -86,6 +87,8 @@ export async function startServer(
   await ctx.events.start();
   await ctx.webhooks.start();
   await registerRunnerSubscription(ctx);
+  const autoMerge = createAutoMergeRelay(ctx, databaseUrl);
+  await autoMerge.start();
   const stopCiTimers = config.SVC_CI_TIMERS ? startCiTimers(ctx) : () => {};
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
@@ -101,6 +104,7 @@ export async function startServer(
     ctx,
     async close() {
       stopCiTimers();
+      await autoMerge.close();
       await ctx.events.close();
       await ctx.webhooks.close();
       server.closeAllConnections();

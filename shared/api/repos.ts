@@ -19,6 +19,8 @@ export const branchResponse = z.object({
   draft: z.boolean(),
   created_by: z.string(),
   created_at: timestamp,
+  /** Set while the branch merges by itself once its policies pass (docs/auto-merge.md). */
+  auto_merge: z.object({ enabled_by: z.string(), enabled_at: timestamp }).nullable(),
 });
 export type BranchResponse = z.output<typeof branchResponse>;
 export const branchListResponse = z.object({ branches: z.array(branchResponse) });
