@@ -133,6 +133,8 @@ const matrix: Record<string, Statuses> = {
   "POST /repos/:repo*/-/merge":                           s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "POST /repos/:repo*/-/rebase":                          s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "GET /repos/:repo*/-/branch/:branch*/status":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/branch/:branch*/auto-merge":     s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge":   s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
   "POST /repos/:repo*/-/purge":                           s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
 
   "GET /repos/:repo*/-/archive [ordinary]":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -555,6 +557,14 @@ const requests: Record<string, Request> = {
   "GET /repos/:repo*/-/branch/:branch*/status": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/branch/${w.branch}/status`,
+  })),
+  "POST /repos/:repo*/-/branch/:branch*/auto-merge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
+  })),
+  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
   })),
   // Nothing in the fixture repo was closed a day ago, so a real purge removes nothing.
   "POST /repos/:repo*/-/purge": repoRoute(async (w) => ({
