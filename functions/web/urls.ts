@@ -138,3 +138,5 @@ export const acceptInviteUrl = (id: string) => `/ui/invites/${encodeURIComponent
 // Repo secrets (functions/web/secrets-routes.ts).
 export const secretsUrl = (repo: string) => `${repoBase(repo)}/-/secrets`;
 export const secretDeleteUrl = (repo: string, name: string) => `${secretsUrl(repo)}/${name}/delete`;
+// Auto-merge (functions/web/auto-merge-routes.ts).
+export const autoMergeUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/auto-merge`;
