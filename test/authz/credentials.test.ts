@@ -233,6 +233,7 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/branch/:branch*": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},
+  "POST /ui/repos/:repo*/-/branch/:branch*/auto-merge": {},
   "GET /ui/repos/:repo*/-/proposals": {},
   "GET /ui/repos/:repo*/-/proposals/:ref": { params: (w) => ({ ref: w.proposal }) },
   "POST /ui/repos/:repo*/-/proposals": {},

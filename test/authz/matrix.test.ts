@@ -195,6 +195,7 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/branch/:branch*":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/branch/:branch*/auto-merge":   s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/proposals":                    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/edit [another's]": s(401,     404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
@@ -796,6 +797,11 @@ const requests: Record<string, Request> = {
     method: "POST",
     path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/merge`,
     form: {},
+  })),
+  "POST /ui/repos/:repo*/-/branch/:branch*/auto-merge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
+    form: { state: "on" },
   })),
   "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
     method: "GET",
