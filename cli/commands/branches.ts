@@ -13,7 +13,8 @@ interface Branch {
   draft: boolean;
   created_by: string;
   created_at: string;
-  auto_merge: { enabled_by: string; enabled_at: string } | null;
+  auto_merge: boolean;
+  auto_merge_by: string | null;
 }
 const BRANCH: Column<Branch>[] = [
   { header: "name", value: (b) => b.name },
@@ -26,7 +27,7 @@ const BRANCH: Column<Branch>[] = [
 /** One branch: the list's columns and whether it merges by itself (docs/auto-merge.md). */
 const BRANCH_VIEW: Column<Branch>[] = [
   ...BRANCH,
-  { header: "auto-merge", value: (b) => (b.auto_merge ? `on, by ${b.auto_merge.enabled_by}` : "off") },
+  { header: "auto-merge", value: (b) => (b.auto_merge ? `on, by ${b.auto_merge_by}` : "off") },
 ];
 interface Role {
   identity: string;
@@ -147,12 +148,13 @@ export function register(program: Command, env: CliEnv): void {
         run: async ({ client, out, args: [repo = "", branch = ""], opts }) => {
           const call = { params: { repo, branch } };
           const api = await client();
-          const b = opts["off"]
-            ? await api.delete("/repos/:repo*/-/branch/:branch*/auto-merge", call)
-            : await api.post("/repos/:repo*/-/branch/:branch*/auto-merge", call);
+          if (opts["off"]) await api.delete("/repos/:repo*/-/branch/:branch*/auto-merge", call);
+          else await api.post("/repos/:repo*/-/branch/:branch*/auto-merge", call);
+          // The routes answer 204, as the origin system's do; the branch says who enabled it.
+          const b = await api.get("/repos/:repo*/-/branch/:branch*", call);
           out.done(
             b.auto_merge
-              ? `${branch} will merge by itself, as ${b.auto_merge.enabled_by}, once its policies pass`
+              ? `${branch} will merge by itself, as ${b.auto_merge_by}, once its policies pass`
               : `auto-merge is off for ${branch}`,
             b,
           );

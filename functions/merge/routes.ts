@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { ignoredAuthor } from "../../shared/api/commits.ts";
 import { branchName } from "../../shared/api/names.ts";
-import { branchResponse } from "../../shared/api/repos.ts";
 import { branchStatusResponse, mergeResponse, rebaseResponse } from "../../shared/api/review.ts";
-import { ok, route } from "../../shared/http/route.ts";
+import { noContent, ok, route } from "../../shared/http/route.ts";
 import { disableAutoMerge, enableAutoMerge } from "../../shared/merge/auto-merge.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import { rebaseBranch } from "../../shared/merge/rebase.ts";
@@ -42,7 +41,6 @@ export const mergeRoutes = [
     responses: { 200: branchStatusResponse },
     handler: async ({ ctx, actor, repo, params }) => ok(await branchStatus(ctx, actor, repo, params.branch)),
   }),
-
   route({
     method: "POST",
     path: "/repos/:repo*/-/branch/:branch*/auto-merge",
@@ -50,9 +48,11 @@ export const mergeRoutes = [
     summary:
       "Turn on auto-merge: the branch merges by itself, as the caller, once its policies pass (not main, drafts or inactive branches)",
     params: branchParams,
-    responses: { 200: branchResponse },
-    handler: async ({ ctx, actor, repo, params }) =>
-      ok(await enableAutoMerge(ctx, actor, repo, params.branch)),
+    responses: { 204: null },
+    handler: async ({ ctx, actor, repo, params }) => {
+      await enableAutoMerge(ctx, actor, repo, params.branch);
+      return noContent();
+    },
   }),
   route({
     method: "DELETE",
@@ -60,8 +60,10 @@ export const mergeRoutes = [
     access: { repo: "writer" },
     summary: "Turn off auto-merge for a branch",
     params: branchParams,
-    responses: { 200: branchResponse },
-    handler: async ({ ctx, actor, repo, params }) =>
-      ok(await disableAutoMerge(ctx, actor, repo, params.branch)),
+    responses: { 204: null },
+    handler: async ({ ctx, actor, repo, params }) => {
+      await disableAutoMerge(ctx, actor, repo, params.branch);
+      return noContent();
+    },
   }),
 ];

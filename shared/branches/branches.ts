@@ -24,29 +24,16 @@ export interface BranchRow {
   auto_merge_at: Date | null;
 }
 
-/** Auto-merge as a branch shows it: who enabled it and when. */
-export interface AutoMerge {
-  enabled_by: string;
-  enabled_at: Date;
-}
+/**
+ * The wire shape of a branch: the row without its internal id and chain head. `auto_merge` is the
+ * origin system's flag (its clients read a boolean); who enabled it and when are beside it.
+ */
+export type BranchRecord = Omit<BranchRow, "id" | "head_hash"> & { auto_merge: boolean };
 
-/** The wire shape of a branch: the row without its internal id and chain head. */
-export type BranchRecord = Omit<BranchRow, "id" | "head_hash" | "auto_merge_by" | "auto_merge_at"> & {
-  auto_merge: AutoMerge | null;
-};
-
-export const autoMergeOf = (row: Pick<BranchRow, "auto_merge_by" | "auto_merge_at">): AutoMerge | null =>
-  row.auto_merge_by !== null && row.auto_merge_at !== null
-    ? { enabled_by: row.auto_merge_by, enabled_at: row.auto_merge_at }
-    : null;
-
-export const toBranchRecord = ({
-  id: _id,
-  head_hash: _hash,
-  auto_merge_by,
-  auto_merge_at,
-  ...record
-}: BranchRow): BranchRecord => ({ ...record, auto_merge: autoMergeOf({ auto_merge_by, auto_merge_at }) });
+export const toBranchRecord = ({ id: _id, head_hash: _hash, ...record }: BranchRow): BranchRecord => ({
+  ...record,
+  auto_merge: record.auto_merge_by !== null,
+});
 
 export const branch_columns =
   "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at";

@@ -133,8 +133,8 @@ const matrix: Record<string, Statuses> = {
   "POST /repos/:repo*/-/merge":                           s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "POST /repos/:repo*/-/rebase":                          s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "GET /repos/:repo*/-/branch/:branch*/status":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
-  "POST /repos/:repo*/-/branch/:branch*/auto-merge":     s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
-  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge":   s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/branch/:branch*/auto-merge":     s(401,       404,      403,    204,    204,        204,   204,      403,       204,         403, 403),
+  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge":   s(401,       404,      403,    204,    204,        204,   204,      403,       204,         403, 403),
   "POST /repos/:repo*/-/purge":                           s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
 
   "GET /repos/:repo*/-/archive [ordinary]":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),

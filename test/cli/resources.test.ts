@@ -150,7 +150,7 @@ describe("quire repos, roles, branches", { timeout: 90_000 }, () => {
     expect(
       await json(owner(["branches", "auto-merge", REPO, "feature/auto", "--off", "--json"])),
     ).toMatchObject({
-      auto_merge: null,
+      auto_merge: false,
     });
     const on = expectExit(await owner(["branches", "auto-merge", REPO, "feature/auto"]), 0);
     expect(on.stdout).toContain(`as ${OWNER}, once its policies pass`);

@@ -90,11 +90,16 @@ describe("auto-merge", () => {
     const maint = repo.people.maint;
     const feat = await repo.branch("feat", { files: { "f.md": "one" } });
 
-    const enabled = okBody(await autoMerge(repo, "maint", "feat"));
-    expect(enabled.auto_merge?.enabled_by).toBe(maint);
-    expect((await branchOf(repo, "feat")).auto_merge).toEqual(enabled.auto_merge);
+    expect((await autoMerge(repo, "maint", "feat")).status).toBe(204);
+    const enabled = await branchOf(repo, "feat");
+    expect(enabled).toMatchObject({
+      auto_merge: true,
+      auto_merge_by: maint,
+      auto_merge_at: expect.any(String),
+    });
     // Enabling again keeps the first enabler and records nothing more.
-    expect(okBody(await autoMerge(repo, "rev", "feat")).auto_merge?.enabled_by).toBe(maint);
+    expect((await autoMerge(repo, "rev", "feat")).status).toBe(204);
+    expect((await branchOf(repo, "feat")).auto_merge_at).toBe(enabled.auto_merge_at);
 
     expect((await check(repo, "feat", feat.head)).status).toBe(201);
     await relayed(repo); // a passing check alone: still waiting
@@ -104,7 +109,7 @@ describe("auto-merge", () => {
     expect((await review(repo, "feat")).status).toBe(201);
     await relayed(repo); // the check was at the old head: waiting, and still enabled
     const waiting = await branchOf(repo, "feat");
-    expect([waiting.status, waiting.auto_merge?.enabled_by]).toEqual(["active", maint]);
+    expect([waiting.status, waiting.auto_merge_by]).toEqual(["active", maint]);
     expect((await statusOf(repo, "feat")).mergeable).toBe(false);
 
     expect((await check(repo, "feat", head)).status).toBe(201);
@@ -132,7 +137,7 @@ describe("auto-merge", () => {
     await repo.commit("main", { "a.md": "base" });
     await repo.branch("clash", { files: { "a.md": "branch" } });
     await repo.commit("main", { "a.md": "main" });
-    expect((await autoMerge(repo, "maint", "clash")).status).toBe(200);
+    expect((await autoMerge(repo, "maint", "clash")).status).toBe(204);
     await vi.waitFor(
       async () => expect((await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).length).toBe(1),
       { timeout: 10_000, interval: 20 },
@@ -141,11 +146,11 @@ describe("auto-merge", () => {
       { repo: repo.repo, branch: "clash", reason: "conflict", disabled_by: repo.people.maint },
     ]);
     const clash = await branchOf(repo, "clash");
-    expect([clash.status, clash.auto_merge]).toEqual(["active", null]);
+    expect([clash.status, clash.auto_merge, clash.auto_merge_by]).toEqual(["active", false, null]);
 
     // A writer may enable, but a merge needs a maintainer: the attempt is refused and turns it off.
     await repo.branch("by-writer", { files: { "w.md": "w" } });
-    expect((await autoMerge(repo, "rev", "by-writer")).status).toBe(200);
+    expect((await autoMerge(repo, "rev", "by-writer")).status).toBe(204);
     await vi.waitFor(
       async () => expect((await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).length).toBe(2),
       { timeout: 10_000, interval: 20 },
@@ -163,9 +168,9 @@ describe("auto-merge", () => {
   it("is turned off by a writer, and refused for main, readers, drafts and merged branches", async () => {
     const repo = await gatedRepo({ require_review: policies.require_review });
     await repo.branch("off", { files: { "o.md": "o" } });
-    expect((await autoMerge(repo, "maint", "off")).status).toBe(200);
-    const off = okBody(await autoMerge(repo, "rev", "off", "delete"));
-    expect(off.auto_merge).toBeNull();
+    expect((await autoMerge(repo, "maint", "off")).status).toBe(204);
+    expect((await autoMerge(repo, "rev", "off", "delete")).status).toBe(204);
+    expect((await branchOf(repo, "off")).auto_merge).toBe(false);
     expect(await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).toEqual([
       { repo: repo.repo, branch: "off", reason: "disabled", disabled_by: repo.people.rev },
     ]);

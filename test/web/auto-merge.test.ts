@@ -33,7 +33,7 @@ describe("auto-merge on the branch page", () => {
       `merges as ${repo.people.maint}`,
     );
     expect(await maint.getByRole("button", { name: "Disable auto-merge" }).count()).toBe(1);
-    expect((await branchOf("feature")).auto_merge?.enabled_by).toBe(repo.people.maint);
+    expect((await branchOf("feature")).auto_merge_by).toBe(repo.people.maint);
     await screenshot(maint, "auto-merge-on");
 
     const reader = await pageAs(repo.people.reader);
@@ -46,7 +46,7 @@ describe("auto-merge on the branch page", () => {
     await maint.getByRole("button", { name: "Enable auto-merge" }).click();
     await maint.getByRole("button", { name: "Disable auto-merge" }).click();
     expect(await maint.locator("#auto-merge-state").count()).toBe(0);
-    expect((await branchOf("other")).auto_merge).toBeNull();
+    expect((await branchOf("other")).auto_merge).toBe(false);
 
     // The review the policy waits for: the branch merges by itself, and the page offers no button.
     await api(repo.as("rev")).post("/repos/:repo*/-/review", {

@@ -10,9 +10,10 @@ import * as u from "../urls.ts";
  * writer, an active branch that is not a draft).
  */
 export function autoMergeSection(access: RepoAccess, branch: BranchRecord, csrf: Html): Html {
-  const on = branch.auto_merge;
+  const { auto_merge_by: by, auto_merge_at: at } = branch;
+  const on = by !== null && at !== null;
   const line = on
-    ? html`<p id="auto-merge-state">Auto-merge is on: it merges as ${on.enabled_by} (enabled ${timeTag(on.enabled_at)}) once the policies pass.</p>`
+    ? html`<p id="auto-merge-state">Auto-merge is on: it merges as ${by} (enabled ${timeTag(at)}) once the policies pass.</p>`
     : "";
   const mayChange = atLeast(access.role, "writer") && branch.status === "active" && !branch.draft;
   if (!mayChange) return html`${line}`;
