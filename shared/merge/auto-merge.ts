@@ -134,11 +134,14 @@ export async function attemptAutoMerge(
     return disableAfterAttempt(ctx, repo, branch, seen, { reason: "refused", error: "FORBIDDEN" });
   try {
     if (!allPass((await branchStatus(ctx, actor, access, branch)).policies)) return "waiting";
-    await mergeBranch(ctx, actor, access, branch);
+    await mergeBranch(ctx, actor, access, branch, {
+      autoMergeSeen: { by: seen.auto_merge_by, at: seen.auto_merge_at },
+    });
     return "merged";
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
-    if (err.code === "BRANCH_NOT_ACTIVE" || err.code === "BRANCH_NOT_FOUND") return "off";
+    // Merged meanwhile (by a person, or another instance), or auto-merge was turned off.
+    if (["BRANCH_NOT_ACTIVE", "BRANCH_NOT_FOUND", "PRECONDITION_FAILED"].includes(err.code)) return "off";
     // The head moved between the status and the merge: the next event decides again.
     if (err.code === "POLICY_DENIED") return "waiting";
     if (err.code === "MERGE_CONFLICT")

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningServer } from "../../functions/server.ts";
+import { findRepoAccess } from "../../shared/access/roles.ts";
 import { attemptAutoMerge } from "../../shared/merge/auto-merge.ts";
+import { mergeBranch } from "../../shared/merge/merge.ts";
 import { api, okBody } from "../support/api.ts";
 import { startSecondInstance, startTestApp } from "../support/app.ts";
 import { expectError, useFixture, world } from "../support/world.ts";
@@ -176,6 +178,16 @@ describe("auto-merge", () => {
     ]);
     expect((await review(repo, "off")).status).toBe(201);
     await relayed(repo);
+    expect((await branchOf(repo, "off")).status).toBe("active");
+    // An attempt that saw auto-merge on before it was turned off does not merge: the merge checks
+    // the enable it saw under the branch lock.
+    const actor = { identity: repo.people.maint, globalAdmin: false };
+    const access = await findRepoAccess(app.server.ctx.pool, repo.repo, actor);
+    if (!access) throw new Error("the maintainer has no access");
+    const stale = { by: repo.people.maint, at: new Date() };
+    await expect(
+      mergeBranch(app.server.ctx, actor, access, "off", { autoMergeSeen: stale }),
+    ).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
     expect((await branchOf(repo, "off")).status).toBe("active");
 
     expectError(await autoMerge(repo, "maint", "main"), 400, "VALIDATION_FAILED");
