@@ -10,13 +10,15 @@ import { migrate } from "../shared/db/migrate.ts";
 import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
-import { createAutoMergeRelay } from "../shared/merge/auto-merge-relay.ts";
+import { type AutoMergeRelay, createAutoMergeRelay } from "../shared/merge/auto-merge-relay.ts";
 import { checkEmbeddedPostgresFree, httpPortTaken, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
 export interface RunningServer {
   url: string;
   ctx: AppContext;
+  /** This process's auto-merge relay (docs/auto-merge.md); tests stop it to restart it elsewhere. */
+  autoMerge: AutoMergeRelay;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startServer(
   return {
     url,
     ctx,
+    autoMerge,
     async close() {
       stopCiTimers();
       await autoMerge.close();

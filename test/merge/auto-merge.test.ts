@@ -208,4 +208,21 @@ describe("auto-merge", () => {
     expectError(await autoMerge(repo, "maint", "done"), 409, "BRANCH_NOT_ACTIVE");
     expect(await eventsOf(repo, "com.svc.branch.auto_merge.enabled")).toHaveLength(1);
   });
+
+  // Last: it stops both relays of the file's instances.
+  it("a relay that was down when the events happened resumes from its cursor and merges once", async () => {
+    const repo = await gatedRepo({ require_review: policies.require_review });
+    await repo.branch("later", { files: { "l.md": "l" } });
+    await app.server.autoMerge.close();
+    await second.close();
+    expect((await autoMerge(repo, "maint", "later")).status).toBe(204);
+    expect((await review(repo, "later")).status).toBe(201);
+    expect((await branchOf(repo, "later")).status).toBe("active"); // no relay runs
+    second = await startSecondInstance(app);
+    await mergedSoon(repo, "later");
+    await relayed(repo);
+    expect(await eventsOf(repo, "com.svc.branch.merged")).toEqual([
+      { repo: repo.repo, branch: "later", sequence: expect.any(Number), merged_by: repo.people.maint },
+    ]);
+  });
 });
