@@ -102,6 +102,8 @@ export const branchStatusResponse = z.object({
   mergeable: z.boolean(),
   policies: z.array(policyResult),
   conflicts: z.array(conflict),
+  /** Whether the branch merges by itself once mergeable (docs/auto-merge.md), as the origin answers. */
+  auto_merge: z.boolean(),
 });
 export type BranchStatusResponse = z.output<typeof branchStatusResponse>;
 

@@ -12,6 +12,8 @@ export interface BranchStatusReport {
   mergeable: boolean;
   policies: PolicyResult[];
   conflicts: Conflict[];
+  /** Auto-merge is on (docs/auto-merge.md). */
+  auto_merge: boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function branchStatus(
       const { conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
       const mergeable =
         branch.status === "active" && !branch.draft && conflicts.length === 0 && allPass(policies);
-      return { mergeable, policies, conflicts };
+      return { mergeable, policies, conflicts, auto_merge: branch.auto_merge_by !== null };
     },
     { readOnlySnapshot: true },
   );

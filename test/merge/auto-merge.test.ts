@@ -112,7 +112,7 @@ describe("auto-merge", () => {
     await relayed(repo); // the check was at the old head: waiting, and still enabled
     const waiting = await branchOf(repo, "feat");
     expect([waiting.status, waiting.auto_merge_by]).toEqual(["active", maint]);
-    expect((await statusOf(repo, "feat")).mergeable).toBe(false);
+    expect(await statusOf(repo, "feat")).toMatchObject({ mergeable: false, auto_merge: true });
 
     expect((await check(repo, "feat", head)).status).toBe(201);
     await mergedSoon(repo, "feat");

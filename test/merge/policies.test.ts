@@ -33,7 +33,12 @@ describe("merge policies", () => {
   it("with no policy files, a branch is mergeable with policies []", async () => {
     const fx = await repoWithOwner(app);
     await createBranch(fx, "free");
-    expect(await statusOf(fx, "free")).toEqual({ mergeable: true, policies: [], conflicts: [] });
+    expect(await statusOf(fx, "free")).toEqual({
+      mergeable: true,
+      policies: [],
+      conflicts: [],
+      auto_merge: false,
+    });
   });
 
   it("require_review and ci_must_pass block until a review and a passing check at the head, then allow", async () => {
