@@ -83,6 +83,17 @@ export function createAutoMergeRelay(
   databaseUrl: DatabaseTarget,
   opts: { sweepMs?: number } = {},
 ): AutoMergeRelay {
+  // One branch's failure (a store or opa error) must not hold every other branch's auto-merge
+  // behind it forever: it is logged, and that branch is attempted again at its next event.
+  const attempt = async (repo: string, branch: string) => {
+    try {
+      const outcome = await attemptAutoMerge(ctx, repo, branch);
+      if (outcome === "merged" || outcome === "disabled")
+        ctx.log.info({ repo, branch, outcome }, "auto-merge attempted");
+    } catch (err) {
+      ctx.log.warn({ repo, branch, err }, "auto-merge attempt failed; it is tried again at the next event");
+    }
+  };
   const loop = new WakeLoop({
     databaseUrl,
     name: "quire-auto-merge",
@@ -97,11 +108,7 @@ export function createAutoMergeRelay(
       const batch = await readAfter(client, cursor, READ_BATCH);
       const last = batch.events.at(-1);
       if (last !== undefined) {
-        for (const [repo, branch] of await candidates(client, batch.events)) {
-          const outcome = await attemptAutoMerge(ctx, repo, branch);
-          if (outcome === "merged" || outcome === "disabled")
-            ctx.log.info({ repo, branch, outcome }, "auto-merge attempted");
-        }
+        for (const [repo, branch] of await candidates(client, batch.events)) await attempt(repo, branch);
         await saveCursor(client, last.cursor);
       }
       return batch.more ? "more" : batch.held ? "held" : "idle";
