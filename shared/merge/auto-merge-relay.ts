@@ -46,7 +46,7 @@ async function loadCursor(db: Queryable): Promise<Cursor | undefined> {
 
 const saveCursor = (db: Queryable, cursor: Cursor) => db.query(cursor_upsert, [RELAY, formatCursor(cursor)]);
 
-/** The branches a batch may have made mergeable, as `repo\0branch` keys, in first-seen order. */
+/** The branches a batch may have made mergeable, as [repo, branch], each once, in first-seen order. */
 async function candidates(db: Queryable, events: LoggedEvent[]): Promise<[string, string][]> {
   const found = new Map<string, [string, string]>();
   const add = (repo: string, branch: string) => found.set(`${repo}\0${branch}`, [repo, branch]);
