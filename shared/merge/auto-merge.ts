@@ -68,7 +68,13 @@ export function disableAutoMerge(
     await recordEvent(
       tx,
       "com.svc.branch.auto_merge.disabled",
-      { repo: access.repo.name, branch: name, reason: "disabled", disabled_by: actor.identity },
+      {
+        repo: access.repo.name,
+        branch: name,
+        reason: "disabled",
+        message: `turned off by ${actor.identity}`,
+        disabled_by: actor.identity,
+      },
       { repo: access.repo.name },
     );
     return toBranchRecord({ ...branch, auto_merge_by: null, auto_merge_at: null });
@@ -90,7 +96,7 @@ async function disableAfterAttempt(
   repo: string,
   branch: string,
   seen: Seen,
-  failure: { reason: "conflict" | "refused"; error?: string },
+  failure: { reason: "conflict" | "refused"; message: string },
 ): Promise<AttemptOutcome> {
   return withTx(ctx.pool, async (tx) => {
     const { rowCount } = await tx.query(auto_merge_clear_seen, [
@@ -131,7 +137,10 @@ export async function attemptAutoMerge(
   const access = await findRepoAccess(ctx.pool, repo, actor);
   // A merge needs the maintainer role (POST /merge), whoever asks for it and however.
   if (!access || !atLeast(access.role, "maintainer"))
-    return disableAfterAttempt(ctx, repo, branch, seen, { reason: "refused", error: "FORBIDDEN" });
+    return disableAfterAttempt(ctx, repo, branch, seen, {
+      reason: "refused",
+      message: `FORBIDDEN: ${seen.auto_merge_by} may not merge into main of '${repo}': it needs the maintainer role`,
+    });
   try {
     if (!allPass((await branchStatus(ctx, actor, access, branch)).policies)) return "waiting";
     await mergeBranch(ctx, actor, access, branch, {
@@ -145,7 +154,10 @@ export async function attemptAutoMerge(
     // The head moved between the status and the merge: the next event decides again.
     if (err.code === "POLICY_DENIED") return "waiting";
     if (err.code === "MERGE_CONFLICT")
-      return disableAfterAttempt(ctx, repo, branch, seen, { reason: "conflict" });
-    return disableAfterAttempt(ctx, repo, branch, seen, { reason: "refused", error: err.code });
+      return disableAfterAttempt(ctx, repo, branch, seen, { reason: "conflict", message: err.message });
+    return disableAfterAttempt(ctx, repo, branch, seen, {
+      reason: "refused",
+      message: `${err.code}: ${err.message}`,
+    });
   }
 }

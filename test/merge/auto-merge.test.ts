@@ -145,7 +145,13 @@ describe("auto-merge", () => {
       { timeout: 10_000, interval: 20 },
     );
     expect(await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).toEqual([
-      { repo: repo.repo, branch: "clash", reason: "conflict", disabled_by: repo.people.maint },
+      {
+        repo: repo.repo,
+        branch: "clash",
+        reason: "conflict",
+        message: "'clash' conflicts with main",
+        disabled_by: repo.people.maint,
+      },
     ]);
     const clash = await branchOf(repo, "clash");
     expect([clash.status, clash.auto_merge, clash.auto_merge_by]).toEqual(["active", false, null]);
@@ -161,7 +167,7 @@ describe("auto-merge", () => {
       repo: repo.repo,
       branch: "by-writer",
       reason: "refused",
-      error: "FORBIDDEN",
+      message: `FORBIDDEN: ${repo.people.rev} may not merge into main of '${repo.repo}': it needs the maintainer role`,
       disabled_by: repo.people.rev,
     });
     expect((await branchOf(repo, "by-writer")).status).toBe("active");
@@ -174,7 +180,13 @@ describe("auto-merge", () => {
     expect((await autoMerge(repo, "rev", "off", "delete")).status).toBe(204);
     expect((await branchOf(repo, "off")).auto_merge).toBe(false);
     expect(await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).toEqual([
-      { repo: repo.repo, branch: "off", reason: "disabled", disabled_by: repo.people.rev },
+      {
+        repo: repo.repo,
+        branch: "off",
+        reason: "disabled",
+        message: `turned off by ${repo.people.rev}`,
+        disabled_by: repo.people.rev,
+      },
     ]);
     expect((await review(repo, "off")).status).toBe(201);
     await relayed(repo);
