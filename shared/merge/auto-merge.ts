@@ -1,18 +1,18 @@
 import { atLeast, findRepoAccess, type RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
-import { type BranchRecord, requireActive, requireBranch, toBranchRecord } from "../branches/branches.ts";
+import { MAIN, requireActive, requireBranch } from "../branches/branches.ts";
 import { globalAdminsOf } from "../config.ts";
 import type { AppContext } from "../context.ts";
 import { withTx } from "../db/tx.ts";
 import { DomainError, fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { allPass } from "./assess.ts";
-import { mergeBranch, refuseMain } from "./merge.ts";
+import { mergeBranch } from "./merge.ts";
 import { branchStatus } from "./status.ts";
 
 const auto_merge_set = `
   UPDATE branches SET auto_merge_by = $2, auto_merge_at = $3, updated_at = now()
-  WHERE id = $1 RETURNING name`;
+  WHERE id = $1`;
 // Turns off exactly the auto-merge an attempt saw (same enabler and time), so a failed attempt
 // never turns off one enabled again since, and two instances failing the same attempt record one event.
 const auto_merge_clear_seen = `
@@ -21,6 +21,11 @@ const auto_merge_clear_seen = `
 const auto_merge_select = `
   SELECT b.id, b.auto_merge_by, b.auto_merge_at FROM branches b JOIN repos r ON r.id = b.repo_id
   WHERE r.name = $1 AND b.name = $2 AND b.status = 'active' AND b.auto_merge_by IS NOT NULL`;
+
+/** `main` is what branches merge into: it has no auto-merge of its own. */
+function refuseMain(name: string, verb: "enable" | "disable"): void {
+  if (name === MAIN) fail("VALIDATION_FAILED", `params.branch: cannot ${verb} auto-merge on branch 'main'`);
+}
 
 /**
  * Turns auto-merge on: the branch merges by itself, as `actor`, once its policies pass
@@ -32,14 +37,14 @@ export function enableAutoMerge(
   actor: Actor,
   access: RepoAccess,
   name: string,
-): Promise<BranchRecord> {
-  refuseMain(name, "auto-merged");
+): Promise<void> {
+  refuseMain(name, "enable");
   return withTx(ctx.pool, async (tx) => {
     const branch = await requireBranch(tx, access.repo.id, name, "update");
     requireActive(branch);
     if (branch.draft)
       fail("BRANCH_DRAFT", `branch '${name}' is a draft; promote it with PATCH {"draft": false} first`);
-    if (branch.auto_merge_by !== null) return toBranchRecord(branch);
+    if (branch.auto_merge_by !== null) return;
     const enabledAt = ctx.clock.now();
     await tx.query(auto_merge_set, [branch.id, actor.identity, enabledAt]);
     await recordEvent(
@@ -48,7 +53,6 @@ export function enableAutoMerge(
       { repo: access.repo.name, branch: name, enabled_by: actor.identity },
       { repo: access.repo.name },
     );
-    return toBranchRecord({ ...branch, auto_merge_by: actor.identity, auto_merge_at: enabledAt });
   });
 }
 
@@ -58,12 +62,12 @@ export function disableAutoMerge(
   actor: Actor,
   access: RepoAccess,
   name: string,
-): Promise<BranchRecord> {
-  refuseMain(name, "auto-merged");
+): Promise<void> {
+  refuseMain(name, "disable");
   return withTx(ctx.pool, async (tx) => {
     const branch = await requireBranch(tx, access.repo.id, name, "update");
     requireActive(branch);
-    if (branch.auto_merge_by === null) return toBranchRecord(branch);
+    if (branch.auto_merge_by === null) return;
     await tx.query(auto_merge_set, [branch.id, null, null]);
     await recordEvent(
       tx,
@@ -77,7 +81,6 @@ export function disableAutoMerge(
       },
       { repo: access.repo.name },
     );
-    return toBranchRecord({ ...branch, auto_merge_by: null, auto_merge_at: null });
   });
 }
 
