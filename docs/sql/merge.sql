@@ -19,7 +19,7 @@ WHERE r.name = $1 AND b.status = 'active' AND b.auto_merge_by IS NOT NULL ORDER 
 
 -- auto_merge_set
 UPDATE branches SET auto_merge_by = $2, auto_merge_at = $3, updated_at = now()
-WHERE id = $1 RETURNING name;
+WHERE id = $1;
 
 -- auto_merge_clear_seen
 UPDATE branches SET auto_merge_by = NULL, auto_merge_at = NULL, updated_at = now()
