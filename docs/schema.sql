@@ -87,6 +87,9 @@ CREATE TABLE public.branches (
   merged_at timestamp with time zone,
   merged_by text,
   merge_sequence bigint,
+  auto_merge_by text,
+  auto_merge_at timestamp with time zone,
+  CONSTRAINT branches_auto_merge_both CHECK (((auto_merge_by IS NULL) = (auto_merge_at IS NULL))),
   CONSTRAINT branches_pkey PRIMARY KEY (id),
   CONSTRAINT branches_repo_id_name_key UNIQUE (repo_id, name),
   CONSTRAINT branches_status_check CHECK ((status = ANY (ARRAY['active'::text, 'merged'::text, 'abandoned'::text]))),
@@ -504,6 +507,8 @@ CREATE TABLE public.webhook_outbox (
 );
 
 -- Indexes
+
+CREATE INDEX branches_auto_merge ON public.branches USING btree (repo_id) WHERE ((auto_merge_by IS NOT NULL) AND (status = 'active'::text));
 
 CREATE INDEX branches_by_status ON public.branches USING btree (repo_id, status, name);
 

@@ -10,12 +10,15 @@ import { migrate } from "../shared/db/migrate.ts";
 import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
+import { type AutoMergeRelay, createAutoMergeRelay } from "../shared/merge/auto-merge-relay.ts";
 import { checkEmbeddedPostgresFree, httpPortTaken, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
 export interface RunningServer {
   url: string;
   ctx: AppContext;
+  /** This process's auto-merge relay (docs/auto-merge.md); tests stop it to restart it elsewhere. */
+  autoMerge: AutoMergeRelay;
   close(): Promise<void>;
 }
 
@@ -86,6 +89,8 @@ export async function startServer(
   await ctx.events.start();
   await ctx.webhooks.start();
   await registerRunnerSubscription(ctx);
+  const autoMerge = createAutoMergeRelay(ctx, databaseUrl);
+  await autoMerge.start();
   const stopCiTimers = config.SVC_CI_TIMERS ? startCiTimers(ctx) : () => {};
   const server = http.createServer(
     nodeHandler(ctx, allRoutes, (req) => readBody(req, config.SVC_MAX_BODY_BYTES)),
@@ -99,8 +104,10 @@ export async function startServer(
   return {
     url,
     ctx,
+    autoMerge,
     async close() {
       stopCiTimers();
+      await autoMerge.close();
       await ctx.events.close();
       await ctx.webhooks.close();
       server.closeAllConnections();

@@ -13,6 +13,8 @@ interface Branch {
   draft: boolean;
   created_by: string;
   created_at: string;
+  auto_merge: boolean;
+  auto_merge_by: string | null;
 }
 const BRANCH: Column<Branch>[] = [
   { header: "name", value: (b) => b.name },
@@ -21,6 +23,11 @@ const BRANCH: Column<Branch>[] = [
   { header: "base", value: (b) => b.base_sequence },
   { header: "by", value: (b) => b.created_by },
   { header: "created", value: (b) => b.created_at, kind: "time" },
+];
+/** One branch: the list's columns and whether it merges by itself (docs/auto-merge.md). */
+const BRANCH_VIEW: Column<Branch>[] = [
+  ...BRANCH,
+  { header: "auto-merge", value: (b) => (b.auto_merge ? `on, by ${b.auto_merge_by}` : "off") },
 ];
 interface Role {
   identity: string;
@@ -105,7 +112,7 @@ export function register(program: Command, env: CliEnv): void {
         run: async ({ client, out, args: [repo = "", branch = ""] }) =>
           out.record(
             await (await client()).get("/repos/:repo*/-/branch/:branch*", { params: { repo, branch } }),
-            BRANCH,
+            BRANCH_VIEW,
           ),
       },
       {
@@ -144,6 +151,25 @@ export function register(program: Command, env: CliEnv): void {
             throw new CliError(`${branch} cannot merge yet`, {
               hint: "see the failed policies and conflicts",
             });
+        },
+      },
+      {
+        name: "auto-merge <repo> <branch>",
+        summary: "merge the branch by itself, as you, once its policies pass (--off: stop)",
+        options: [{ flags: "--off", description: "turn auto-merge off" }],
+        run: async ({ client, out, args: [repo = "", branch = ""], opts }) => {
+          const call = { params: { repo, branch } };
+          const api = await client();
+          if (opts["off"]) await api.delete("/repos/:repo*/-/branch/:branch*/auto-merge", call);
+          else await api.post("/repos/:repo*/-/branch/:branch*/auto-merge", call);
+          // The routes answer 204, as the origin system's do; the branch says who enabled it.
+          const b = await api.get("/repos/:repo*/-/branch/:branch*", call);
+          out.done(
+            b.auto_merge
+              ? `${branch} will merge by itself, as ${b.auto_merge_by}, once its policies pass`
+              : `auto-merge is off for ${branch}`,
+            b,
+          );
         },
       },
       {

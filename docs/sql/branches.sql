@@ -8,16 +8,16 @@ UPDATE branches SET status = 'abandoned', updated_at = now() WHERE id = $1;
 -- shared/branches/branches.ts
 
 -- branch_select_by_name_text (prepared as branch_select_by_name)
-SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at FROM branches WHERE repo_id = $1 AND name = $2;
+SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at FROM branches WHERE repo_id = $1 AND name = $2;
 
 -- branch_select_by_name_for_share (prepared)
-SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at FROM branches WHERE repo_id = $1 AND name = $2 FOR SHARE;
+SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at FROM branches WHERE repo_id = $1 AND name = $2 FOR SHARE;
 
 -- branch_select_by_name_for_update (prepared)
-SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at FROM branches WHERE repo_id = $1 AND name = $2 FOR UPDATE;
+SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at FROM branches WHERE repo_id = $1 AND name = $2 FOR UPDATE;
 
 -- branch_select_list
-SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at FROM branches
+SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at FROM branches
 WHERE repo_id = $1 AND status = $2 AND (draft = $3 OR $4::boolean)
 ORDER BY name;
 
@@ -26,14 +26,14 @@ WITH branch AS (
   INSERT INTO branches (repo_id, name, draft, base_sequence, head_sequence, created_by)
   VALUES ($1, $2, $3, $4, $4, $5)
   ON CONFLICT (repo_id, name) DO NOTHING
-  RETURNING id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at),
+  RETURNING id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at),
 epoch AS (
   INSERT INTO branch_epochs (branch_id, from_at, base_sequence, own_from)
   SELECT id, 0, base_sequence, 0 FROM branch)
 SELECT * FROM branch;
 
 -- branch_update_draft
-UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at;
+UPDATE branches SET draft = false, updated_at = now() WHERE id = $1 RETURNING id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at;
 
 -- branch_merge_select
 SELECT merge_sequence, merged_by, merged_at, head_sequence FROM branches

@@ -32,7 +32,7 @@ ORDER BY f.path, f.sequence DESC;
 -- shared/commits/commit.ts
 
 -- (inline)
-WITH branch AS (SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at FROM branches WHERE repo_id = $1 AND name = $2 FOR UPDATE),
+WITH branch AS (SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at FROM branches WHERE repo_id = $1 AND name = $2 FOR UPDATE),
 next AS (
   UPDATE repos SET last_sequence = last_sequence + 1
   WHERE id = $1 AND EXISTS (SELECT 1 FROM branch WHERE status = 'active')

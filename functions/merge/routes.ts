@@ -2,12 +2,14 @@ import { z } from "zod";
 import { ignoredAuthor } from "../../shared/api/commits.ts";
 import { branchName } from "../../shared/api/names.ts";
 import { branchStatusResponse, mergeResponse, rebaseResponse } from "../../shared/api/review.ts";
-import { ok, route } from "../../shared/http/route.ts";
+import { noContent, ok, route } from "../../shared/http/route.ts";
+import { disableAutoMerge, enableAutoMerge } from "../../shared/merge/auto-merge.ts";
 import { mergeBranch } from "../../shared/merge/merge.ts";
 import { rebaseBranch } from "../../shared/merge/rebase.ts";
 import { branchStatus } from "../../shared/merge/status.ts";
 
 const onBranch = z.strictObject({ branch: branchName });
+const branchParams = z.object({ repo: z.string(), branch: branchName });
 
 export const mergeRoutes = [
   route({
@@ -38,5 +40,30 @@ export const mergeRoutes = [
     params: z.object({ repo: z.string(), branch: branchName }),
     responses: { 200: branchStatusResponse },
     handler: async ({ ctx, actor, repo, params }) => ok(await branchStatus(ctx, actor, repo, params.branch)),
+  }),
+  route({
+    method: "POST",
+    path: "/repos/:repo*/-/branch/:branch*/auto-merge",
+    access: { repo: "writer" },
+    summary:
+      "Turn on auto-merge: the branch merges by itself, as the caller, once its policies pass (not main, drafts or inactive branches)",
+    params: branchParams,
+    responses: { 204: null },
+    handler: async ({ ctx, actor, repo, params }) => {
+      await enableAutoMerge(ctx, actor, repo, params.branch);
+      return noContent();
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/repos/:repo*/-/branch/:branch*/auto-merge",
+    access: { repo: "writer" },
+    summary: "Turn off auto-merge for a branch",
+    params: branchParams,
+    responses: { 204: null },
+    handler: async ({ ctx, actor, repo, params }) => {
+      await disableAutoMerge(ctx, actor, repo, params.branch);
+      return noContent();
+    },
   }),
 ];

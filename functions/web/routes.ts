@@ -19,6 +19,7 @@ import {
   submitReview,
 } from "../../shared/reviews/reviews.ts";
 import { assets } from "./assets.ts";
+import { autoMergeRoutes } from "./auto-merge-routes.ts";
 import { ciRoutes } from "./ci-routes.ts";
 import { codeRoutes, downloadReply } from "./code-routes.ts";
 import { commitRoutes } from "./commit-routes.ts";
@@ -377,6 +378,7 @@ export const webRoutes = [
   ...createRoutes,
   ...commitRoutes,
   ...proposalRoutes,
+  ...autoMergeRoutes,
   ...codeRoutes,
   ...discussionRoutes,
   ...searchRoutes,

@@ -141,3 +141,5 @@ export const secretDeleteUrl = (repo: string, name: string) => `${secretsUrl(rep
 /** A running check's log after a byte offset, for the run page's script (log streaming). */
 export const runLogTailUrl = (repo: string, run: string, check: string) =>
   `${runUrl(repo, run)}/tail/${segments(check)}`;
+// Auto-merge (functions/web/auto-merge-routes.ts).
+export const autoMergeUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/auto-merge`;

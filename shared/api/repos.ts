@@ -19,6 +19,11 @@ export const branchResponse = z.object({
   draft: z.boolean(),
   created_by: z.string(),
   created_at: timestamp,
+  /** True while the branch merges by itself once its policies pass (docs/auto-merge.md). */
+  auto_merge: z.boolean(),
+  /** Who turned auto-merge on, and when: null while it is off. */
+  auto_merge_by: z.string().nullable(),
+  auto_merge_at: timestamp.nullable(),
 });
 export type BranchResponse = z.output<typeof branchResponse>;
 export const branchListResponse = z.object({ branches: z.array(branchResponse) });

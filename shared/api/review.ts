@@ -116,6 +116,8 @@ export const branchStatusResponse = z.object({
     /** Lines of those OWNERS files that are not an email (ignored); line 0 for a file too large to read. */
     invalid_lines: z.array(z.object({ file: z.string(), line: z.int().nonnegative(), text: z.string() })),
   }),
+  /** Whether the branch merges by itself once mergeable (docs/auto-merge.md), as the origin answers. */
+  auto_merge: z.boolean(),
 });
 export type BranchStatusResponse = z.output<typeof branchStatusResponse>;
 

@@ -19,15 +19,24 @@ export interface BranchRow {
   head_hash: string;
   created_by: string;
   created_at: Date;
+  /** Who enabled auto-merge and when (docs/auto-merge.md); both null while it is off. */
+  auto_merge_by: string | null;
+  auto_merge_at: Date | null;
 }
 
-/** The wire shape of a branch: the row without its internal id and chain head. */
-export type BranchRecord = Omit<BranchRow, "id" | "head_hash">;
+/**
+ * The wire shape of a branch: the row without its internal id and chain head. `auto_merge` is the
+ * origin system's flag (its clients read a boolean); who enabled it and when are beside it.
+ */
+export type BranchRecord = Omit<BranchRow, "id" | "head_hash"> & { auto_merge: boolean };
 
-export const toBranchRecord = ({ id: _id, head_hash: _hash, ...record }: BranchRow): BranchRecord => record;
+export const toBranchRecord = ({ id: _id, head_hash: _hash, ...record }: BranchRow): BranchRecord => ({
+  ...record,
+  auto_merge: record.auto_merge_by !== null,
+});
 
 export const branch_columns =
-  "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at";
+  "id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at";
 const branch_select_by_name_text = `SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2`;
 const branch_select_by_name = {
   none: prepared<BranchRow>("branch_select_by_name", branch_select_by_name_text),

@@ -34,6 +34,16 @@ export interface EventPayloads {
     status: string;
     reporter: string;
   };
+  // Auto-merge (docs/auto-merge.md). `reason` says why it went off: `disabled` (a person turned it
+  // off), `conflict` or `refused` (an attempt failed); `message` says it in words.
+  "com.svc.branch.auto_merge.enabled": { repo: string; branch: string; enabled_by: string };
+  "com.svc.branch.auto_merge.disabled": {
+    repo: string;
+    branch: string;
+    reason: "disabled" | "conflict" | "refused";
+    message: string;
+    disabled_by: string;
+  };
   "com.svc.merge.blocked": { repo: string; branch: string; actor: string; policies: string[] };
   "com.svc.proposal.opened": {
     repo: string;

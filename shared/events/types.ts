@@ -10,6 +10,8 @@ export const eventTypes = [
   "com.svc.branch.rebased",
   "com.svc.branch.abandoned",
   "com.svc.check.reported",
+  "com.svc.branch.auto_merge.enabled",
+  "com.svc.branch.auto_merge.disabled",
   "com.svc.merge.blocked",
   "com.svc.proposal.opened",
   "com.svc.proposal.closed",

@@ -1,6 +1,6 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
-import { MAIN, requireActive, requireBranch } from "../branches/branches.ts";
+import { type BranchRow, MAIN, requireActive, requireBranch } from "../branches/branches.ts";
 import { writeCommit } from "../commits/write.ts";
 import type { AppContext } from "../context.ts";
 import { Rollback, type Tx, withTx } from "../db/tx.ts";
@@ -32,6 +32,9 @@ function undoneIf<T>(dryRun: boolean, work: (tx: Tx) => Promise<T>) {
   };
 }
 
+const sameAutoMerge = (branch: BranchRow, seen: { by: string; at: Date }) =>
+  branch.auto_merge_by === seen.by && branch.auto_merge_at?.getTime() === seen.at.getTime();
+
 export function refuseMain(name: string, verb: string): void {
   if (name === MAIN)
     fail("VALIDATION_FAILED", `body.branch: 'main' cannot be ${verb} into itself; name another branch`);
@@ -54,7 +57,17 @@ export async function mergeBranch(
   actor: Actor,
   access: RepoAccess,
   name: string,
-  { dryRun = false }: { dryRun?: boolean } = {},
+  {
+    dryRun = false,
+    autoMergeSeen,
+  }: {
+    dryRun?: boolean;
+    /**
+     * For an auto-merge (auto-merge.ts): the enable the attempt saw. The merge goes ahead only if
+     * it is still the branch's under the lock, so turning auto-merge off just before wins.
+     */
+    autoMergeSeen?: { by: string; at: Date };
+  } = {},
 ): Promise<MergeResult> {
   refuseMain(name, "merged");
   await preparePolicies(ctx, access.repo.id, await requireBranch(ctx.pool, access.repo.id, MAIN));
@@ -64,6 +77,8 @@ export async function mergeBranch(
       const main = await requireBranch(tx, access.repo.id, MAIN, "update");
       const branch = await requireBranch(tx, access.repo.id, name, "update");
       requireActive(branch);
+      if (autoMergeSeen && !sameAutoMerge(branch, autoMergeSeen))
+        return { refused: new DomainError("PRECONDITION_FAILED", `auto-merge of '${name}' was turned off`) };
       if (branch.draft)
         fail(
           "BRANCH_DRAFT",

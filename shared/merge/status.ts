@@ -13,6 +13,8 @@ export interface BranchStatusReport {
   policies: PolicyResult[];
   conflicts: Conflict[];
   owners: OwnersReport;
+  /** Auto-merge is on (docs/auto-merge.md). */
+  auto_merge: boolean;
 }
 
 /**
@@ -36,7 +38,7 @@ export async function branchStatus(
       const { conflicts, policies, owners } = await assessMerge(tx, ctx, actor, access, main, branch);
       const mergeable =
         branch.status === "active" && !branch.draft && conflicts.length === 0 && allPass(policies);
-      return { mergeable, policies, conflicts, owners };
+      return { mergeable, policies, conflicts, owners, auto_merge: branch.auto_merge_by !== null };
     },
     { readOnlySnapshot: true },
   );

@@ -144,6 +144,8 @@ const probes: Record<string, Probe> = {
   "POST /repos/:repo*/-/merge": { body: (w) => ({ branch: w.branch }) },
   "POST /repos/:repo*/-/rebase": { body: (w) => ({ branch: w.branch }) },
   "GET /repos/:repo*/-/branch/:branch*/status": {},
+  "POST /repos/:repo*/-/branch/:branch*/auto-merge": {},
+  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge": {},
   "POST /repos/:repo*/-/purge": { body: () => ({ older_than: "1d" }) },
   // Public for its presigned form; the ordinary form (no sig, no expires) needs a reader.
   "GET /repos/:repo*/-/archive": {
@@ -231,6 +233,7 @@ const probes: Record<string, Probe> = {
   "GET /ui/repos/:repo*/-/branch/:branch*": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/review": {},
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": {},
+  "POST /ui/repos/:repo*/-/branch/:branch*/auto-merge": {},
   "GET /ui/repos/:repo*/-/proposals": {},
   "GET /ui/repos/:repo*/-/proposals/:ref": { params: (w) => ({ ref: w.proposal }) },
   "POST /ui/repos/:repo*/-/proposals": {},

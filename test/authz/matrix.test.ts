@@ -133,6 +133,8 @@ const matrix: Record<string, Statuses> = {
   "POST /repos/:repo*/-/merge":                           s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "POST /repos/:repo*/-/rebase":                          s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "GET /repos/:repo*/-/branch/:branch*/status":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/branch/:branch*/auto-merge":     s(401,       404,      403,    204,    204,        204,   204,      403,       204,         403, 403),
+  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge":   s(401,       404,      403,    204,    204,        204,   204,      403,       204,         403, 403),
   "POST /repos/:repo*/-/purge":                           s(401,       404,      403,    403,    403,        200,   200,      403,       200,         403, 403),
 
   "GET /repos/:repo*/-/archive [ordinary]":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -193,6 +195,7 @@ const matrix: Record<string, Statuses> = {
   "GET /ui/repos/:repo*/-/branch/:branch*":               s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/review":       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/branch/:branch*/merge":        s(401,       404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/branch/:branch*/auto-merge":   s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "POST /ui/repos/:repo*/-/proposals":                    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/edit [another's]": s(401,     404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
@@ -557,6 +560,14 @@ const requests: Record<string, Request> = {
     method: "GET",
     path: `/repos/${w.repo}/-/branch/${w.branch}/status`,
   })),
+  "POST /repos/:repo*/-/branch/:branch*/auto-merge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
+  })),
+  "DELETE /repos/:repo*/-/branch/:branch*/auto-merge": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: `/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
+  })),
   // Nothing in the fixture repo was closed a day ago, so a real purge removes nothing.
   "POST /repos/:repo*/-/purge": repoRoute(async (w) => ({
     method: "POST",
@@ -787,6 +798,11 @@ const requests: Record<string, Request> = {
     method: "POST",
     path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/merge`,
     form: {},
+  })),
+  "POST /ui/repos/:repo*/-/branch/:branch*/auto-merge": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
+    form: { state: "on" },
   })),
   "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
     method: "GET",

@@ -35,6 +35,9 @@ describe("creating a branch", () => {
     });
     expect(Number.isNaN(Date.parse(res.body.created_at))).toBe(false);
     expect(Object.keys(res.body).sort()).toEqual([
+      "auto_merge",
+      "auto_merge_at",
+      "auto_merge_by",
       "base_sequence",
       "created_at",
       "created_by",

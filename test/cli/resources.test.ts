@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createClient, type QuireClient } from "../../cli/client/index.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
@@ -146,6 +146,31 @@ describe("quire repos, roles, branches", { timeout: 90_000 }, () => {
       policies: expect.any(Array),
       conflicts: [],
     });
+    await api.post("/repos/:repo*/-/branch", { params: { repo: REPO }, body: { name: "feature/auto" } });
+    expect(
+      await json(owner(["branches", "auto-merge", REPO, "feature/auto", "--off", "--json"])),
+    ).toMatchObject({
+      auto_merge: false,
+    });
+    const on = expectExit(await owner(["branches", "auto-merge", REPO, "feature/auto"]), 0);
+    expect(on.stdout).toContain(`as ${OWNER}, once its policies pass`);
+    // The repo has no policies: the relay merges it, and the branch keeps who enabled it.
+    await vi.waitFor(
+      async () =>
+        expect(
+          (
+            await api.get("/repos/:repo*/-/branch/:branch*", {
+              params: { repo: REPO, branch: "feature/auto" },
+            })
+          ).status,
+        ).toBe("merged"),
+      { timeout: 10_000, interval: 50 },
+    );
+    const viewed = expectExit(await owner(["branches", "view", REPO, "feature/auto"]), 0);
+    expect(viewed.stdout).toMatch(new RegExp(`^auto-merge:\\s+on, by ${OWNER}$`, "m"));
+    expect(expectExit(await owner(["branches", "auto-merge", REPO, "main"]), 1).stderr).toContain(
+      "VALIDATION_FAILED",
+    );
     expectExit(await owner(["branches", "delete", REPO, "feature/draft"]), 0);
     const abandoned = await json(
       owner(["branches", "list", REPO, "--status", "abandoned", "--all", "--json"]),

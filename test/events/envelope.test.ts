@@ -54,6 +54,14 @@ const payloads: Record<string, Record<string, "string" | "number" | "boolean" | 
     rebased_by: "string",
   },
   "com.svc.branch.abandoned": { repo: "string", branch: "string", abandoned_by: "string" },
+  "com.svc.branch.auto_merge.enabled": { repo: "string", branch: "string", enabled_by: "string" },
+  "com.svc.branch.auto_merge.disabled": {
+    repo: "string",
+    branch: "string",
+    reason: "string",
+    message: "string",
+    disabled_by: "string",
+  },
   "com.svc.check.reported": {
     repo: "string",
     branch: "string",
@@ -152,6 +160,14 @@ describe("every mutation emits its event", () => {
     await createBranch(fx, "feature");
     await expectEvent("com.svc.branch.created", { branch: "feature", created_by: fx.owner });
     const head = await commit(fx, "feature", { "c.md": "three" });
+    // Auto-merge enabled by a writer: the relay's attempt finds a merge needs a maintainer, and
+    // turns it off again (docs/auto-merge.md), so the branch stays for the rest of the walk.
+    const autoMerge = { params: { repo: fx.repo, branch: "feature" } };
+    expect(
+      (await api(app.as(reviewer)).post("/repos/:repo*/-/branch/:branch*/auto-merge", autoMerge)).status,
+    ).toBe(204);
+    await expectEvent("com.svc.branch.auto_merge.enabled", { branch: "feature", enabled_by: reviewer });
+    await expectEvent("com.svc.branch.auto_merge.disabled", { branch: "feature", reason: "refused" });
 
     const opened = expectStatus(
       await api(fx.client).post("/repos/:repo*/-/proposals", {

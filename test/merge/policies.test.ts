@@ -38,6 +38,7 @@ describe("merge policies", () => {
       policies: [],
       conflicts: [],
       owners: { paths: [], invalid_lines: [] },
+      auto_merge: false,
     });
   });
 

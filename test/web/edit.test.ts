@@ -81,7 +81,9 @@ describe("editing files from the browser", () => {
     ]);
     expect(response.status()).toBe(409);
     expect(await page.getByRole("alert").textContent()).toContain("HEAD_MOVED");
-    expect(await page.getByLabel("Content", { exact: true }).inputValue()).toBe("# Notes\n\nMy careful paragraph.\n");
+    expect(await page.getByLabel("Content", { exact: true }).inputValue()).toBe(
+      "# Notes\n\nMy careful paragraph.\n",
+    );
     expect(await page.getByLabel("Commit message").inputValue()).toBe("Write the paragraph");
     expect((await fileOn(repo, "feature", "notes.md"))?.toString()).toBe("# Notes\n\nSomeone else's line.\n");
     await screenshot(page, "commit-head-moved");

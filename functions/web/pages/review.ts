@@ -22,6 +22,7 @@ import { Html, html } from "../html.ts";
 import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
+import { autoMergeSection } from "./auto-merge.ts";
 import { createBranchForm } from "./create.ts";
 import { type DiffLayout, type FileChange, renderChanges } from "./diff.ts";
 import { type CommentDraft, commentThread, type Discussion, strayDraft } from "./discussion.ts";
@@ -234,6 +235,7 @@ ${
       : ""
 }
 ${canMerge ? html`<form method="post" action="${u.mergeUrl(name, branch.name)}">${csrf}<button type="submit" id="merge-button">Merge into main</button></form>` : ""}
+${autoMergeSection(access, branch, csrf)}
 <section aria-labelledby="diff-h"><h2 id="diff-h">Changes</h2>
 ${
   diff.changes.length === 0
