@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { sequence, timestamp, uuid } from "./wire.ts";
+
+/** Issues, their comments and what mentions them (docs/issues.md). */
+
+export const issueResponse = z.object({
+  id: uuid,
+  repo: z.string(),
+  /** From the repo's one sequence of `#n`, shared with proposals. */
+  number: z.int().positive(),
+  title: z.string(),
+  body: z.string(),
+  author: z.string(),
+  state: z.enum(["open", "closed"]),
+  /** While closed: why (`completed`, `not_planned`, `duplicate`), who closed it and when. */
+  close_reason: z.enum(["completed", "not_planned", "duplicate"]).nullable(),
+  closed_by: z.string().nullable(),
+  closed_at: timestamp.nullable(),
+  labels: z.array(z.string()),
+  assignees: z.array(z.string()),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type IssueResponse = z.output<typeof issueResponse>;
+/** A page: a full one (`limit` issues) may have a next, asked for with `before` = its last number. */
+export const issueListResponse = z.object({ issues: z.array(issueResponse) });
+
+export const issueCommentResponse = z.object({
+  id: uuid,
+  issue_id: uuid,
+  repo: z.string(),
+  body: z.string(),
+  author: z.string(),
+  created_at: timestamp,
+  edited_at: timestamp.nullable(),
+});
+export type IssueCommentResponse = z.output<typeof issueCommentResponse>;
+export const issueCommentListResponse = z.object({ comments: z.array(issueCommentResponse) });
+
+/** Where `#n` is written: commits (any branch), proposals' descriptions, other issues and comments. */
+export const mentionsResponse = z.object({
+  commits: z.array(z.object({ sequence, branch: z.string(), message: z.string(), author: z.string() })),
+  proposals: z.array(z.object({ number: z.int().positive(), title: z.string(), state: z.string() })),
+  issues: z.array(z.object({ number: z.int().positive(), title: z.string(), state: z.string() })),
+});
+export type MentionsResponse = z.output<typeof mentionsResponse>;
