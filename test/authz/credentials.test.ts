@@ -137,6 +137,28 @@ const probes: Record<string, Probe> = {
     body: () => ({ title: "probe" }),
   },
   "POST /repos/:repo*/-/proposals/:id/close": { params: (w) => ({ id: w.proposal }) },
+  "POST /repos/:repo*/-/issues": { body: () => ({ title: "probe" }) },
+  "GET /repos/:repo*/-/issues": {},
+  "GET /repos/:repo*/-/issues/:number": { params: () => ({ number: "1" }) },
+  "PATCH /repos/:repo*/-/issues/:number": {
+    params: () => ({ number: "1" }),
+    body: () => ({ title: "probe" }),
+  },
+  "POST /repos/:repo*/-/issues/:number/close": { params: () => ({ number: "1" }) },
+  "POST /repos/:repo*/-/issues/:number/reopen": { params: () => ({ number: "1" }) },
+  "GET /repos/:repo*/-/issues/:number/comments": { params: () => ({ number: "1" }) },
+  "POST /repos/:repo*/-/issues/:number/comments": {
+    params: () => ({ number: "1" }),
+    body: () => ({ body: "probe" }),
+  },
+  "PATCH /repos/:repo*/-/issues/:number/comments/:comment": {
+    params: () => ({ number: "1", comment: "00000000-0000-4000-8000-000000000000" }),
+    body: () => ({ body: "probe" }),
+  },
+  "DELETE /repos/:repo*/-/issues/:number/comments/:comment": {
+    params: () => ({ number: "1", comment: "00000000-0000-4000-8000-000000000000" }),
+  },
+  "GET /repos/:repo*/-/issues/:number/refs": { params: () => ({ number: "1" }) },
   "POST /repos/:repo*/-/releases": { body: (w) => ({ name: w.unique("probe-rel"), sequence: w.sequence }) },
   "GET /repos/:repo*/-/releases": {},
   "GET /repos/:repo*/-/releases/:release_name": {},

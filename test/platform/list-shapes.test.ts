@@ -51,6 +51,11 @@ const lists: Record<string, ListShape> = {
   },
   "GET /repos/:repo*/-/chain": { wrapper: "commits", url: (w) => `${w.fx.base}/chain?to=${w.sequence}` },
   "GET /repos/:repo*/-/proposals": { wrapper: "proposals", url: (w) => `${w.fx.base}/proposals` },
+  "GET /repos/:repo*/-/issues": { wrapper: "issues", url: (w) => `${w.fx.base}/issues` },
+  "GET /repos/:repo*/-/issues/:number/comments": {
+    wrapper: "comments",
+    url: (w) => `${w.fx.base}/issues/2/comments`,
+  },
   "GET /repos/:repo*/-/releases": { wrapper: "releases", url: (w) => `${w.fx.base}/releases` },
 };
 
@@ -68,6 +73,9 @@ const notLists = [
   "GET /repos/:repo*/-/diff",
   "GET /repos/:repo*/-/archive",
   "GET /repos/:repo*/-/proposals/:id",
+  "GET /repos/:repo*/-/issues/:number",
+  // What mentions an issue: three named arrays (docs/issues.md).
+  "GET /repos/:repo*/-/issues/:number/refs",
   "GET /repos/:repo*/-/releases/:release_name",
   "GET /repos/:repo*/-/events",
   "GET /events",
@@ -135,6 +143,9 @@ async function populate(): Promise<World> {
   );
   await expect201(fx.client.post(`${fx.base}/comment`, { branch: "feat", path: "a.md", body: "hm" }));
   await expect201(fx.client.post(`${fx.base}/proposals`, { branch: "feat", title: "Feat" }));
+  // Issue #2 (the proposal took #1), with a comment.
+  await expect201(fx.client.post(`${fx.base}/issues`, { title: "Listed" }));
+  await expect201(fx.client.post(`${fx.base}/issues/2/comments`, { body: "hm" }));
   await expect201(fx.client.post(`${fx.base}/releases`, { name: "v1", sequence, notes: "" }));
   expect((await fx.client.put(`${fx.base}/secrets/LISTED`, { value: "v" })).status).toBe(200);
   await expect201(fx.client.post(`/orgs/${fx.org}/invites`, { email: "new@example.com", role: "member" }));
