@@ -138,3 +138,12 @@ export const acceptInviteUrl = (id: string) => `/ui/invites/${encodeURIComponent
 // Repo secrets (functions/web/secrets-routes.ts).
 export const secretsUrl = (repo: string) => `${repoBase(repo)}/-/secrets`;
 export const secretDeleteUrl = (repo: string, name: string) => `${secretsUrl(repo)}/${name}/delete`;
+// Issues (functions/web/issue-routes.ts).
+export const issuesUrl = (
+  repo: string,
+  q: { state?: string; label?: string; assignee?: string; author?: string; before?: number } = {},
+) => withQuery(`${repoBase(repo)}/-/issues`, q);
+export const issueUrl = (repo: string, number: number) => `${repoBase(repo)}/-/issues/${number}`;
+export const issueCommentsUrl = (repo: string, number: number) => `${issueUrl(repo, number)}/comments`;
+export const issueCloseUrl = (repo: string, number: number) => `${issueUrl(repo, number)}/close`;
+export const issueReopenUrl = (repo: string, number: number) => `${issueUrl(repo, number)}/reopen`;

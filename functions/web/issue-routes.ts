@@ -1,0 +1,188 @@
+import { z } from "zod";
+import { DomainError } from "../../shared/errors.ts";
+import { bytes, redirect } from "../../shared/http/responses.ts";
+import { route } from "../../shared/http/route.ts";
+import {
+  closeIssueRequest,
+  issueCommentRequest,
+  issueListQuery,
+  issueNumber,
+  openIssueRequest,
+} from "../../shared/issues/api.ts";
+import { addIssueComment, closeIssue, openIssue, reopenIssue } from "../../shared/issues/issues.ts";
+import { getProposalByNumber } from "../../shared/proposals/proposals.ts";
+import { csrfField } from "./csrf.ts";
+import { csrfToken, formFields, orRefusedPage, parseForm, type Typed } from "./forms.ts";
+import {
+  closeIssueForm,
+  issueCommentForm,
+  issuePage,
+  issuesPage,
+  openIssueForm,
+  reopenIssueForm,
+} from "./pages/issues.ts";
+import { htmlReply, seeOther } from "./reply.ts";
+import * as u from "./urls.ts";
+
+/**
+ * Issues in the browser (docs/issues.md): the list with its filters, one issue with its comments,
+ * and the forms that open, comment, close and reopen, through the API's own operations and
+ * request schemas. `/issues/{n}` of a proposal's number redirects to the proposal.
+ */
+
+const HTML = { 200: bytes("text/html") };
+const repoParams = z.object({ repo: z.string() });
+const issueParams = z.object({ repo: z.string(), number: issueNumber });
+// A filter box left empty is sent empty: read as no filter.
+const emptyIsAbsent = (v: unknown) => (v === "" ? undefined : v);
+const listQuery = z.preprocess(
+  (q) =>
+    typeof q === "object" && q !== null
+      ? Object.fromEntries(Object.entries(q).map(([k, v]) => [k, emptyIsAbsent(v)]))
+      : q,
+  issueListQuery,
+);
+const openFields = z.strictObject({
+  ...csrfToken,
+  title: z.string(),
+  body: z.string(),
+  labels: z.string(),
+  assignees: z.string(),
+});
+/** `a, b` as `["a", "b"]`. */
+const commaList = (s: string) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+
+export const issuePageRoutes = [
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/issues",
+    access: { repo: "reader" },
+    summary: "Web: the repo's issues, filtered by state, label, assignee and author",
+    params: repoParams,
+    query: listQuery,
+    responses: HTML,
+    handler: async ({ ctx, actor, repo, query }) =>
+      htmlReply(await issuesPage(ctx, actor, repo, query, csrfField(actor))),
+  }),
+  route({
+    method: "POST",
+    path: "/ui/repos/:repo*/-/issues",
+    access: { repo: "writer" },
+    summary: "Web: open an issue (form post)",
+    params: repoParams,
+    responses: { 303: redirect },
+    handler: async (call) => {
+      const { ctx, actor, repo } = call;
+      const name = repo.repo.name;
+      const typed = formFields(call);
+      const refused = {
+        title: "The issue was not opened",
+        form: (t: Typed) => openIssueForm(name, csrfField(actor), t),
+        back: { label: "Back to the issues", url: u.issuesUrl(name) },
+      };
+      return orRefusedPage(call, typed, refused, async () => {
+        const f = parseForm(typed, openFields);
+        const input = parseForm(
+          { title: f.title, body: f.body, labels: commaList(f.labels), assignees: commaList(f.assignees) },
+          openIssueRequest,
+        );
+        const issue = await openIssue(ctx.pool, actor, repo, input);
+        return seeOther(u.issueUrl(name, issue.number), 303);
+      });
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/ui/repos/:repo*/-/issues/:number",
+    access: { repo: "reader" },
+    summary: "Web: one issue with its comments; a proposal's number redirects to the proposal",
+    params: issueParams,
+    responses: { ...HTML, 302: redirect },
+    handler: async ({ ctx, actor, repo, params }) => {
+      try {
+        return htmlReply(await issuePage(ctx, actor, repo, params.number, csrfField(actor)));
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.code !== "ISSUE_NOT_FOUND") throw err;
+        // `#n` is one sequence: a number that is no issue may be a proposal (else its 404 stands).
+        const proposal = await getProposalByNumber(ctx.pool, repo, params.number).catch(() => {
+          throw err;
+        });
+        return seeOther(u.proposalNumberUrl(repo.repo.name, proposal.number));
+      }
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/ui/repos/:repo*/-/issues/:number/comments",
+    access: { repo: "writer" },
+    summary: "Web: comment on an issue (form post)",
+    params: issueParams,
+    responses: { 303: redirect },
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      const name = repo.repo.name;
+      const typed = formFields(call);
+      const refused = {
+        title: "The comment was not posted",
+        form: (t: Typed) => issueCommentForm(name, params.number, csrfField(actor), t),
+        back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
+      };
+      return orRefusedPage(call, typed, refused, async () => {
+        const { body } = parseForm(typed, z.strictObject({ ...csrfToken, body: z.string() }));
+        await addIssueComment(ctx.pool, actor, repo, params.number, parseForm({ body }, issueCommentRequest));
+        return seeOther(u.issueUrl(name, params.number), 303);
+      });
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/ui/repos/:repo*/-/issues/:number/close",
+    access: { repo: "writer" },
+    summary: "Web: close an issue with a reason (form post; author or maintainer)",
+    params: issueParams,
+    responses: { 303: redirect },
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      const name = repo.repo.name;
+      const typed = formFields(call);
+      const refused = {
+        title: "The issue was not closed",
+        form: () => closeIssueForm(name, params.number, csrfField(actor)),
+        back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
+      };
+      return orRefusedPage(call, typed, refused, async () => {
+        const { reason } = parseForm(typed, z.strictObject({ ...csrfToken, reason: z.string().optional() }));
+        const input = parseForm(reason ? { reason } : {}, closeIssueRequest);
+        await closeIssue(ctx.pool, actor, repo, params.number, input.reason);
+        return seeOther(u.issueUrl(name, params.number), 303);
+      });
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/ui/repos/:repo*/-/issues/:number/reopen",
+    access: { repo: "writer" },
+    summary: "Web: reopen a closed issue (form post; author or maintainer)",
+    params: issueParams,
+    responses: { 303: redirect },
+    handler: async (call) => {
+      const { ctx, actor, repo, params } = call;
+      const name = repo.repo.name;
+      const typed = formFields(call);
+      const refused = {
+        title: "The issue was not reopened",
+        form: () => reopenIssueForm(name, params.number, csrfField(actor)),
+        back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
+      };
+      return orRefusedPage(call, typed, refused, async () => {
+        parseForm(typed, z.strictObject(csrfToken));
+        await reopenIssue(ctx.pool, actor, repo, params.number);
+        return seeOther(u.issueUrl(name, params.number), 303);
+      });
+    },
+  }),
+];
