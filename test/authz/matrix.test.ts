@@ -216,6 +216,14 @@ const matrix: Record<string, Statuses> = {
   "POST /ui/repos/:repo*/-/proposals/:id/edit [own]":     s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": s(401,    404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/close [own]":    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/issues":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/issues":                       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/issues/:number":                s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/issues/:number/comments":      s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/close [another's]": s(401,   404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/close [own]":   s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [another's]": s(401,  404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [own]":  s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals/:ref [number]":       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/proposals/:ref [uuid]":         s(401,       404,      302,    302,    302,        302,   302,      302,       302,         302, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/comment":      s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
@@ -873,6 +881,44 @@ const requests: Record<string, Request> = {
   "POST /ui/repos/:repo*/-/branch/:branch*/merge": repoRoute(async (w) => ({
     method: "POST",
     path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/merge`,
+    form: {},
+  })),
+  "GET /ui/repos/:repo*/-/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/issues`,
+  })),
+  "POST /ui/repos/:repo*/-/issues": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues`,
+    form: { title: "authz", body: "", labels: "", assignees: "" },
+  })),
+  "GET /ui/repos/:repo*/-/issues/:number": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}`,
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/comments": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/comments`,
+    form: { body: "authz" },
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/close [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/close`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/close [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p))}/close`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague, { closed: true })}/reopen`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p), { closed: true })}/reopen`,
     form: {},
   })),
   "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({

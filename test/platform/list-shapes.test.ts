@@ -109,6 +109,8 @@ const notLists = [
   "GET /ui/repos/:repo*/-/branches",
   "GET /ui/repos/:repo*/-/branch/:branch*",
   "GET /ui/repos/:repo*/-/proposals",
+  "GET /ui/repos/:repo*/-/issues",
+  "GET /ui/repos/:repo*/-/issues/:number",
   "GET /ui/repos/:repo*/-/proposals/:ref",
   "GET /ui/repos/:repo*/-/releases",
   "GET /ui/repos/:repo*/-/members",
