@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { IssueCommentResponse, IssueResponse } from "../../shared/api/issues.ts";
+import type { IssueResponse } from "../../shared/api/issues.ts";
 import type { CliEnv } from "../env.ts";
 import type { Column } from "../output.ts";
 import { resource } from "./resource.ts";
@@ -12,12 +12,6 @@ const ISSUE: Column<IssueResponse>[] = [
   { header: "assignees", value: (i) => i.assignees.join(",") },
   { header: "author", value: (i) => i.author },
   { header: "updated", value: (i) => i.updated_at, kind: "time" },
-];
-const COMMENT: Column<IssueCommentResponse>[] = [
-  { header: "id", value: (c) => c.id },
-  { header: "author", value: (c) => c.author },
-  { header: "body", value: (c) => c.body },
-  { header: "created", value: (c) => c.created_at, kind: "time" },
 ];
 
 /** `--label a,b` as the API's list; absent stays absent. */
