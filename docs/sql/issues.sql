@@ -55,12 +55,12 @@ DELETE FROM issue_comments WHERE id = $1;
 -- shared/issues/mentions.ts
 
 -- mentioning_commits
-SELECT c.sequence, b.name AS branch, c.message, c.author
+SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at
 FROM commits c JOIN branches b ON b.id = c.branch_id
 WHERE c.repo_id = $1 AND c.message ~ $2 ORDER BY c.sequence;
 
 -- mentioning_proposals
-SELECT number, title, state FROM proposals
+SELECT id::text, number, title, state, created_at FROM proposals
 WHERE repo_id = $1 AND (title ~ $2 OR description ~ $2) ORDER BY number;
 
 -- mentioning_issues

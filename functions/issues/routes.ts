@@ -148,8 +148,8 @@ export const issueRoutes = [
     params: issueParams,
     responses: { 200: mentionsResponse },
     handler: async ({ ctx, repo, params }) => {
-      await getIssue(ctx.pool, repo, params.number);
-      return ok(await mentionsOf(ctx.pool, repo, params.number));
+      const issue = await getIssue(ctx.pool, repo, params.number);
+      return ok(await mentionsOf(ctx.pool, repo, issue));
     },
   }),
 ];

@@ -42,5 +42,19 @@ export const mentionsResponse = z.object({
   commits: z.array(z.object({ sequence, branch: z.string(), message: z.string(), author: z.string() })),
   proposals: z.array(z.object({ number: z.int().positive(), title: z.string(), state: z.string() })),
   issues: z.array(z.object({ number: z.int().positive(), title: z.string(), state: z.string() })),
+  /** The commits and proposals again, as the origin system's `GET …/issues/{n}/refs` answers them. */
+  refs: z.array(
+    z.object({
+      id: z.string(),
+      issue_id: uuid,
+      repo: z.string(),
+      ref_type: z.enum(["commit", "proposal"]),
+      ref_id: z.string(),
+      created_at: timestamp,
+    }),
+  ),
 });
-export type MentionsResponse = z.output<typeof mentionsResponse>;
+/** With dates as Date until JSON renders them. */
+export type MentionsResponse = Omit<z.output<typeof mentionsResponse>, "refs"> & {
+  refs: (Omit<z.output<typeof mentionsResponse>["refs"][number], "created_at"> & { created_at: Date })[];
+};

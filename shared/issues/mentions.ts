@@ -16,11 +16,11 @@ const sqlPattern = (number: number) => `(^|[^[:alnum:]_&/#])#${number}($|[^[:aln
 // proposal's description or a comment is edited. Each query is bounded by the repo (the leading
 // column of the commits primary key, and of the proposals and issues indexes); docs/issues.md.
 const mentioning_commits = `
-  SELECT c.sequence, b.name AS branch, c.message, c.author
+  SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at
   FROM commits c JOIN branches b ON b.id = c.branch_id
   WHERE c.repo_id = $1 AND c.message ~ $2 ORDER BY c.sequence`;
 const mentioning_proposals = `
-  SELECT number, title, state FROM proposals
+  SELECT id::text, number, title, state, created_at FROM proposals
   WHERE repo_id = $1 AND (title ~ $2 OR description ~ $2) ORDER BY number`;
 const mentioning_issues = `
   SELECT i.number, i.title, i.state FROM issues i
@@ -28,17 +28,58 @@ const mentioning_issues = `
     OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.body ~ $2))
   ORDER BY i.number`;
 
-/** The commits, proposals and other issues (or their comments) of the repo that write `#number`. */
+interface CommitRow {
+  sequence: number;
+  branch: string;
+  message: string;
+  author: string;
+  created_at: Date;
+}
+interface ProposalRow {
+  id: string;
+  number: number;
+  title: string;
+  state: string;
+  created_at: Date;
+}
+
+/**
+ * The commits, proposals and other issues (or their comments) of the repo that write `#number`;
+ * `refs` lists the commits and proposals again in the origin system's shape (`ref_type`, `ref_id`:
+ * a commit's sequence or a proposal's id), so its clients read them. Computed refs have no row of
+ * their own: their `id` names what they point at, their `created_at` is that thing's.
+ */
 export async function mentionsOf(
   db: Queryable,
   access: RepoAccess,
-  number: number,
+  issue: { id: string; number: number },
 ): Promise<MentionsResponse> {
-  const args = [access.repo.id, sqlPattern(number)];
+  const args = [access.repo.id, sqlPattern(issue.number)];
   const [commits, proposals, issues] = await Promise.all([
-    db.query(mentioning_commits, args),
-    db.query(mentioning_proposals, args),
-    db.query(mentioning_issues, [...args, number]),
+    db.query<CommitRow>(mentioning_commits, args),
+    db.query<ProposalRow>(mentioning_proposals, args),
+    db.query(mentioning_issues, [...args, issue.number]),
   ]);
-  return { commits: commits.rows, proposals: proposals.rows, issues: issues.rows };
+  const ref = (ref_type: "commit" | "proposal", ref_id: string, created_at: Date) => ({
+    id: `${ref_type}:${ref_id}`,
+    issue_id: issue.id,
+    repo: access.repo.name,
+    ref_type,
+    ref_id,
+    created_at,
+  });
+  return {
+    commits: commits.rows.map(({ sequence, branch, message, author }) => ({
+      sequence,
+      branch,
+      message,
+      author,
+    })),
+    proposals: proposals.rows.map(({ number, title, state }) => ({ number, title, state })),
+    issues: issues.rows,
+    refs: [
+      ...commits.rows.map((c) => ref("commit", String(c.sequence), c.created_at)),
+      ...proposals.rows.map((p) => ref("proposal", p.id, p.created_at)),
+    ],
+  };
 }

@@ -326,5 +326,10 @@ describe("issues", () => {
     expect(refs.commits[0]).toMatchObject({ branch: "mentions", author: fx.owner });
     expect(refs.proposals).toEqual([{ number: proposal.number, title: "Mentions", state: "open" }]);
     expect(refs.issues).toEqual([{ number: other.number, title: "Other", state: "open" }]);
+    // The origin system's shape of the same: its clients list `refs`.
+    expect(refs.refs.map((r) => [r.ref_type, r.ref_id, r.issue_id])).toEqual([
+      ["commit", String(seq), target.id],
+      ["proposal", proposal.id, target.id],
+    ]);
   });
 });

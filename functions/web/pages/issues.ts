@@ -98,9 +98,9 @@ ${mayWriteIssues(access) ? openIssueForm(name, csrf) : ""}`;
 }
 
 /** The commits, proposals and issues that write `#n`. */
-async function mentionedIn(ctx: AppContext, access: RepoAccess, number: number): Promise<Html | string> {
+async function mentionedIn(ctx: AppContext, access: RepoAccess, issue: IssueRecord): Promise<Html | string> {
   const name = access.repo.name;
-  const m = await mentionsOf(ctx.pool, access, number);
+  const m = await mentionsOf(ctx.pool, access, issue);
   const items = [
     ...m.commits.map(
       (c) =>
@@ -151,7 +151,7 @@ ${
       )}</ol>`
 }
 ${mayWriteIssues(access) ? issueCommentForm(name, number, csrf, draft) : ""}</section>
-${await mentionedIn(ctx, access, number)}
+${await mentionedIn(ctx, access, issue)}
 ${change ? (issue.state === "open" ? closeIssueForm(name, number, csrf) : reopenIssueForm(name, number, csrf)) : ""}`;
   return page({
     title: `#${issue.number} ${issue.title}`,
