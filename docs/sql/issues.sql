@@ -6,6 +6,11 @@
 SELECT i.id::text, r.name AS repo, i.number, i.title, i.body, i.author, i.state, i.close_reason,
 i.closed_by, i.closed_at, i.labels, i.assignees, i.created_at, i.updated_at FROM issues i JOIN repos r ON r.id = i.repo_id WHERE i.repo_id = $1 AND i.number = $2;
 
+-- issues_select_by_numbers
+SELECT i.id::text, r.name AS repo, i.number, i.title, i.body, i.author, i.state, i.close_reason,
+i.closed_by, i.closed_at, i.labels, i.assignees, i.created_at, i.updated_at FROM issues i JOIN repos r ON r.id = i.repo_id
+WHERE i.repo_id = $1 AND i.number = ANY ($2::bigint[]) ORDER BY i.number;
+
 -- issue_lock_by_number
 SELECT id::text, author, state FROM issues WHERE repo_id = $1 AND number = $2 FOR UPDATE;
 

@@ -6,8 +6,10 @@ import {
   issueResponse,
   mentionsResponse,
 } from "../../shared/api/issues.ts";
+import { sequenceParam } from "../../shared/api/names.ts";
 import { noFields } from "../../shared/api/strict.ts";
 import { commentId } from "../../shared/comments/api.ts";
+import { readCommit } from "../../shared/commits/reads.ts";
 import { created, noContent, ok, route } from "../../shared/http/route.ts";
 import {
   closeIssueRequest,
@@ -29,7 +31,9 @@ import {
   patchIssue,
   reopenIssue,
 } from "../../shared/issues/issues.ts";
-import { mentionsOf } from "../../shared/issues/mentions.ts";
+import { issuesMentionedBy, mentionsOf } from "../../shared/issues/mentions.ts";
+import { proposalId } from "../../shared/proposals/api.ts";
+import { getProposal } from "../../shared/proposals/proposals.ts";
 
 const issueParams = z.object({ repo: z.string(), number: issueNumber });
 const commentParams = z.object({ repo: z.string(), number: issueNumber, comment: commentId });
@@ -150,6 +154,31 @@ export const issueRoutes = [
     handler: async ({ ctx, repo, params }) => {
       const issue = await getIssue(ctx.pool, repo, params.number);
       return ok(await mentionsOf(ctx.pool, repo, issue));
+    },
+  }),
+  // The other direction, on the origin system's paths: the issues a commit or a proposal refers to.
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/commit/:sequence/issues",
+    access: { repo: "reader" },
+    summary: "The issues a commit's message refers to (#n)",
+    params: z.object({ repo: z.string(), sequence: sequenceParam }),
+    responses: { 200: issueListResponse },
+    handler: async ({ ctx, repo, params }) => {
+      const commit = await readCommit(ctx.pool, repo, params.sequence);
+      return ok({ issues: await issuesMentionedBy(ctx.pool, repo, [commit.message]) });
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/repos/:repo*/-/proposals/:id/issues",
+    access: { repo: "reader" },
+    summary: "The issues a proposal's title and description refer to (#n)",
+    params: z.object({ repo: z.string(), id: proposalId }),
+    responses: { 200: issueListResponse },
+    handler: async ({ ctx, repo, params }) => {
+      const p = await getProposal(ctx.pool, repo, params.id);
+      return ok({ issues: await issuesMentionedBy(ctx.pool, repo, [p.title, p.description]) });
     },
   }),
 ];

@@ -32,6 +32,8 @@ const issue_columns = `i.id::text, r.name AS repo, i.number, i.title, i.body, i.
   i.closed_by, i.closed_at, i.labels, i.assignees, i.created_at, i.updated_at`;
 const issue_from = "FROM issues i JOIN repos r ON r.id = i.repo_id";
 const issue_select_by_number = `SELECT ${issue_columns} ${issue_from} WHERE i.repo_id = $1 AND i.number = $2`;
+const issues_select_by_numbers = `SELECT ${issue_columns} ${issue_from}
+  WHERE i.repo_id = $1 AND i.number = ANY ($2::bigint[]) ORDER BY i.number`;
 const issue_lock_by_number = `SELECT id::text, author, state FROM issues WHERE repo_id = $1 AND number = $2 FOR UPDATE`;
 const issue_select_list = `SELECT ${issue_columns} ${issue_from}
   WHERE i.repo_id = $1 AND ($2::text IS NULL OR i.state = $2)
@@ -119,6 +121,16 @@ export async function listIssues(
 export async function getIssue(db: Queryable, access: RepoAccess, number: number): Promise<IssueRecord> {
   const { rows } = await db.query<IssueRecord>(issue_select_by_number, [access.repo.id, number]);
   return rows[0] ?? notFound(access, number);
+}
+
+/** The repo's issues of these numbers, by number; numbers that are no issue are left out. */
+export async function issuesNumbered(
+  db: Queryable,
+  access: RepoAccess,
+  numbers: number[],
+): Promise<IssueRecord[]> {
+  const { rows } = await db.query<IssueRecord>(issues_select_by_numbers, [access.repo.id, numbers]);
+  return rows;
 }
 
 /**

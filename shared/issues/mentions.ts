@@ -1,6 +1,7 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { MentionsResponse } from "../api/issues.ts";
 import type { Queryable } from "../db/pool.ts";
+import { type IssueRecord, issuesNumbered } from "./issues.ts";
 
 /**
  * `#12` as a reference: not glued to a word, an `&` (an HTML entity like `&#12;`), a `/` (a URL's
@@ -8,6 +9,24 @@ import type { Queryable } from "../db/pool.ts";
  * by a letter, digit or `_`. The same rule in SQL (a POSIX regex, below) and in JavaScript.
  */
 export const mentionPattern = /(^|[^\p{L}\p{N}_&/#])#([1-9]\d{0,14})(?![\p{L}\p{N}_])/gu;
+
+/** The numbers `text` refers to, each once. */
+export const mentionedNumbers = (text: string): number[] => [
+  ...new Set(Array.from(text.matchAll(mentionPattern), (m) => Number(m[2]))),
+];
+
+/**
+ * The other direction: the issues that `texts` (a commit's message, a proposal's title and
+ * description) refer to. Numbers that are proposals or nothing are left out.
+ */
+export async function issuesMentionedBy(
+  db: Queryable,
+  access: RepoAccess,
+  texts: string[],
+): Promise<IssueRecord[]> {
+  const numbers = mentionedNumbers(texts.join("\n"));
+  return numbers.length === 0 ? [] : issuesNumbered(db, access, numbers);
+}
 
 const sqlPattern = (number: number) => `(^|[^[:alnum:]_&/#])#${number}($|[^[:alnum:]_])`;
 

@@ -158,6 +158,8 @@ const probes: Record<string, Probe> = {
   "DELETE /repos/:repo*/-/issues/:number/comments/:comment": {
     params: () => ({ number: "1", comment: "00000000-0000-4000-8000-000000000000" }),
   },
+  "GET /repos/:repo*/-/commit/:sequence/issues": {},
+  "GET /repos/:repo*/-/proposals/:id/issues": { params: (w) => ({ id: w.proposal }) },
   "GET /repos/:repo*/-/issues/:number/refs": { params: () => ({ number: "1" }) },
   "POST /repos/:repo*/-/releases": { body: (w) => ({ name: w.unique("probe-rel"), sequence: w.sequence }) },
   "GET /repos/:repo*/-/releases": {},

@@ -140,6 +140,8 @@ const matrix: Record<string, Statuses> = {
   "PATCH /repos/:repo*/-/issues/:number/comments/:comment [own]": s(401, 404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
   "DELETE /repos/:repo*/-/issues/:number/comments/:comment [another's]": s(401, 404, 403, 403,    204,        204,   204,      403,       204,         403, 403),
   "DELETE /repos/:repo*/-/issues/:number/comments/:comment [own]": s(401, 404,     403,    204,    204,        204,   204,      403,       204,         403, 403),
+  "GET /repos/:repo*/-/commit/:sequence/issues":          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/proposals/:id/issues":             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/issues/:number/refs":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
 
   "POST /repos/:repo*/-/releases":                        s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
@@ -612,6 +614,14 @@ const requests: Record<string, Request> = {
   "DELETE /repos/:repo*/-/issues/:number/comments/:comment [own]": repoRoute(async (w, p) => ({
     method: "DELETE",
     path: await w.freshIssueComment(authorFor(w, p)),
+  })),
+  "GET /repos/:repo*/-/commit/:sequence/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/commit/${w.sequence}/issues`,
+  })),
+  "GET /repos/:repo*/-/proposals/:id/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/proposals/${w.proposal}/issues`,
   })),
   "GET /repos/:repo*/-/issues/:number/refs": repoRoute(async (w) => ({
     method: "GET",

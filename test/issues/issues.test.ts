@@ -326,6 +326,28 @@ describe("issues", () => {
     expect(refs.commits[0]).toMatchObject({ branch: "mentions", author: fx.owner });
     expect(refs.proposals).toEqual([{ number: proposal.number, title: "Mentions", state: "open" }]);
     expect(refs.issues).toEqual([{ number: other.number, title: "Other", state: "open" }]);
+    // And the other way: what a commit and a proposal refer to (a look-alike is none).
+    const fromCommit = expectStatus(
+      await as(reader).get("/repos/:repo*/-/commit/:sequence/issues", {
+        params: { repo: fx.repo, sequence: String(seq) },
+      }),
+      200,
+    );
+    expect(fromCommit.issues.map((i) => i.number)).toEqual([n]);
+    const lookalike = expectStatus(
+      await as(reader).get("/repos/:repo*/-/commit/:sequence/issues", {
+        params: { repo: fx.repo, sequence: String(seq + 1) },
+      }),
+      200,
+    );
+    expect(lookalike.issues).toEqual([]);
+    const fromProposal = expectStatus(
+      await as(reader).get("/repos/:repo*/-/proposals/:id/issues", {
+        params: { repo: fx.repo, id: proposal.id },
+      }),
+      200,
+    );
+    expect(fromProposal.issues.map((i) => i.number)).toEqual([n]);
     // The origin system's shape of the same: its clients list `refs`.
     expect(refs.refs.map((r) => [r.ref_type, r.ref_id, r.issue_id])).toEqual([
       ["commit", String(seq), target.id],

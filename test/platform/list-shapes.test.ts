@@ -15,6 +15,8 @@ import { startTestApp, type TestApp } from "../support/app.ts";
 interface World {
   fx: RepoFixture;
   sequence: number;
+  /** The id of proposal #1, which refers to issue #2 (as the commit at `sequence` does). */
+  proposal: string;
 }
 
 /** `wrapper`: the one key of the object around the array; `null`: the body is the array. */
@@ -52,6 +54,14 @@ const lists: Record<string, ListShape> = {
   "GET /repos/:repo*/-/chain": { wrapper: "commits", url: (w) => `${w.fx.base}/chain?to=${w.sequence}` },
   "GET /repos/:repo*/-/proposals": { wrapper: "proposals", url: (w) => `${w.fx.base}/proposals` },
   "GET /repos/:repo*/-/issues": { wrapper: "issues", url: (w) => `${w.fx.base}/issues` },
+  "GET /repos/:repo*/-/commit/:sequence/issues": {
+    wrapper: "issues",
+    url: (w) => `${w.fx.base}/commit/${w.sequence}/issues`,
+  },
+  "GET /repos/:repo*/-/proposals/:id/issues": {
+    wrapper: "issues",
+    url: (w) => `${w.fx.base}/proposals/${w.proposal}/issues`,
+  },
   "GET /repos/:repo*/-/issues/:number/comments": {
     wrapper: "comments",
     url: (w) => `${w.fx.base}/issues/2/comments`,
@@ -134,7 +144,7 @@ async function populate(): Promise<World> {
     expect(status, JSON.stringify(body)).toBe(201);
   };
   await createBranch(fx, "feat");
-  const sequence = await commit(fx, "feat", { "a.md": "a\n" });
+  const sequence = await commit(fx, "feat", { "a.md": "a\n" }, "Start on #2");
   const reviewer = `reviewer-${fx.org}@example.com`;
   expect((await fx.client.put(`${fx.base}/roles/${reviewer}`, { role: "writer" })).status).toBe(200);
   await expect201(
@@ -144,7 +154,12 @@ async function populate(): Promise<World> {
     fx.client.post(`${fx.base}/check`, { branch: "feat", check_name: "t/x", status: "passed" }),
   );
   await expect201(fx.client.post(`${fx.base}/comment`, { branch: "feat", path: "a.md", body: "hm" }));
-  await expect201(fx.client.post(`${fx.base}/proposals`, { branch: "feat", title: "Feat" }));
+  const proposal = await fx.client.post(`${fx.base}/proposals`, {
+    branch: "feat",
+    title: "Feat",
+    description: "Fixes #2",
+  });
+  expect(proposal.status).toBe(201);
   // Issue #2 (the proposal took #1), with a comment.
   await expect201(fx.client.post(`${fx.base}/issues`, { title: "Listed" }));
   await expect201(fx.client.post(`${fx.base}/issues/2/comments`, { body: "hm" }));
@@ -158,7 +173,7 @@ async function populate(): Promise<World> {
       config: { url: "http://127.0.0.1:9/hook" },
     }),
   );
-  return { fx, sequence };
+  return { fx, sequence, proposal: (proposal.body as { id: string }).id };
 }
 
 beforeAll(async () => {
