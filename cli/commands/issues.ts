@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { IssueResponse } from "../../shared/api/issues.ts";
+import { commaList, type IssueResponse } from "../../shared/api/issues.ts";
 import type { CliEnv } from "../env.ts";
 import type { Column } from "../output.ts";
 import { resource } from "./resource.ts";
@@ -16,7 +16,7 @@ const ISSUE: Column<IssueResponse>[] = [
 
 /** `--label a,b` as the API's list; absent stays absent. */
 const list = (value: unknown): string[] | undefined =>
-  typeof value === "string" ? value.split(",").filter((s) => s.trim() !== "") : undefined;
+  typeof value === "string" ? commaList(value) : undefined;
 
 /** The body fields an `open` or `edit` was given. */
 function issueFields(opts: Record<string, unknown>) {

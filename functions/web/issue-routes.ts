@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { commaList } from "../../shared/api/issues.ts";
 import { DomainError } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
 import { route } from "../../shared/http/route.ts";
@@ -49,12 +50,6 @@ const openFields = z.strictObject({
   labels: z.string(),
   assignees: z.string(),
 });
-/** `a, b` as `["a", "b"]`. */
-const commaList = (s: string) =>
-  s
-    .split(",")
-    .map((x) => x.trim())
-    .filter((x) => x !== "");
 
 export const issuePageRoutes = [
   route({
