@@ -1,8 +1,10 @@
 import { z } from "zod";
+import type { RepoAccess } from "../../shared/access/roles.ts";
 import { commaList } from "../../shared/api/issues.ts";
+import type { Actor } from "../../shared/auth/actor.ts";
 import { DomainError } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";
-import { route } from "../../shared/http/route.ts";
+import { type Call, route } from "../../shared/http/route.ts";
 import {
   closeIssueRequest,
   issueCommentRequest,
@@ -14,6 +16,7 @@ import { addIssueComment, closeIssue, openIssue, reopenIssue } from "../../share
 import { getProposalByNumber } from "../../shared/proposals/proposals.ts";
 import { csrfField } from "./csrf.ts";
 import { csrfToken, formFields, orRefusedPage, parseForm, type Typed } from "./forms.ts";
+import type { Html } from "./html.ts";
 import {
   closeIssueForm,
   issueCommentForm,
@@ -50,6 +53,30 @@ const openFields = z.strictObject({
   labels: z.string(),
   assignees: z.string(),
 });
+
+/**
+ * A form posted on an issue's page: `work` with what was typed, then back to the issue; a refusal
+ * answers the page that says why with the form again (`form`, filled with what was typed).
+ */
+function issueFormPost(
+  call: Call<{ repo: string; number: number }, unknown, unknown> & { actor: Actor; repo: RepoAccess },
+  title: string,
+  form: (repo: string, number: number, csrf: Html, typed: Typed) => Html,
+  work: (typed: Typed) => Promise<void>,
+) {
+  const { actor, repo, params } = call;
+  const name = repo.repo.name;
+  const typed = formFields(call);
+  const refused = {
+    title,
+    form: (t: Typed) => form(name, params.number, csrfField(actor), t),
+    back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
+  };
+  return orRefusedPage(call, typed, refused, async () => {
+    await work(typed);
+    return seeOther(u.issueUrl(name, params.number), 303);
+  });
+}
 
 export const issuePageRoutes = [
   route({
@@ -117,21 +144,12 @@ export const issuePageRoutes = [
     summary: "Web: comment on an issue (form post)",
     params: issueParams,
     responses: { 303: redirect },
-    handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      const name = repo.repo.name;
-      const typed = formFields(call);
-      const refused = {
-        title: "The comment was not posted",
-        form: (t: Typed) => issueCommentForm(name, params.number, csrfField(actor), t),
-        back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
-      };
-      return orRefusedPage(call, typed, refused, async () => {
+    handler: (call) =>
+      issueFormPost(call, "The comment was not posted", issueCommentForm, async (typed) => {
         const { body } = parseForm(typed, z.strictObject({ ...csrfToken, body: z.string() }));
-        await addIssueComment(ctx.pool, actor, repo, params.number, parseForm({ body }, issueCommentRequest));
-        return seeOther(u.issueUrl(name, params.number), 303);
-      });
-    },
+        const input = parseForm({ body }, issueCommentRequest);
+        await addIssueComment(call.ctx.pool, call.actor, call.repo, call.params.number, input);
+      }),
   }),
   route({
     method: "POST",
@@ -140,22 +158,12 @@ export const issuePageRoutes = [
     summary: "Web: close an issue with a reason (form post; author or maintainer)",
     params: issueParams,
     responses: { 303: redirect },
-    handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      const name = repo.repo.name;
-      const typed = formFields(call);
-      const refused = {
-        title: "The issue was not closed",
-        form: () => closeIssueForm(name, params.number, csrfField(actor)),
-        back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
-      };
-      return orRefusedPage(call, typed, refused, async () => {
+    handler: (call) =>
+      issueFormPost(call, "The issue was not closed", closeIssueForm, async (typed) => {
         const { reason } = parseForm(typed, z.strictObject({ ...csrfToken, reason: z.string().optional() }));
         const input = parseForm(reason ? { reason } : {}, closeIssueRequest);
-        await closeIssue(ctx.pool, actor, repo, params.number, input.reason);
-        return seeOther(u.issueUrl(name, params.number), 303);
-      });
-    },
+        await closeIssue(call.ctx.pool, call.actor, call.repo, call.params.number, input.reason);
+      }),
   }),
   route({
     method: "POST",
@@ -164,20 +172,10 @@ export const issuePageRoutes = [
     summary: "Web: reopen a closed issue (form post; author or maintainer)",
     params: issueParams,
     responses: { 303: redirect },
-    handler: async (call) => {
-      const { ctx, actor, repo, params } = call;
-      const name = repo.repo.name;
-      const typed = formFields(call);
-      const refused = {
-        title: "The issue was not reopened",
-        form: () => reopenIssueForm(name, params.number, csrfField(actor)),
-        back: { label: "Back to the issue", url: u.issueUrl(name, params.number) },
-      };
-      return orRefusedPage(call, typed, refused, async () => {
+    handler: (call) =>
+      issueFormPost(call, "The issue was not reopened", reopenIssueForm, async (typed) => {
         parseForm(typed, z.strictObject(csrfToken));
-        await reopenIssue(ctx.pool, actor, repo, params.number);
-        return seeOther(u.issueUrl(name, params.number), 303);
-      });
-    },
+        await reopenIssue(call.ctx.pool, call.actor, call.repo, call.params.number);
+      }),
   }),
 ];

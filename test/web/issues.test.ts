@@ -43,6 +43,18 @@ describe("issues on the web", () => {
       await page.locator("#issue-body a.mention").evaluateAll((as) => as.map((a) => a.getAttribute("href"))),
     ).toEqual([`${base}/issues/2`]);
 
+    // A blank comment (the browser's own check lifted) is refused, the text kept.
+    await page
+      .locator("#issue-comment-body")
+      .evaluate((el: { removeAttribute(name: string): void }) => el.removeAttribute("required"));
+    await page.locator("#issue-comment-body").fill("   ");
+    const blank = page.waitForResponse((r) => r.request().method() === "POST");
+    await page.locator("#issue-comment button[type=submit]").click();
+    expect((await blank).status()).toBe(400);
+    await expect.poll(() => page.locator("#form-refused").count()).toBe(1);
+    expect(await page.locator("#issue-comment-body").inputValue()).toBe("   ");
+    await page.goto(`${base}/issues/1`);
+
     // Comment, close with a reason, reopen.
     await page.locator("#issue-comment-body").fill("Same on the FAQ page, see #1.");
     await page.locator("#issue-comment button[type=submit]").click();
