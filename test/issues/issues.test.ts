@@ -92,6 +92,30 @@ describe("issues", () => {
     ]);
   });
 
+  it("numbers issues and proposals opened at once from one gapless sequence", async () => {
+    const [row] = await app.sql<{ max: number }>(
+      "SELECT last_number AS max FROM item_numbers WHERE repo_id = $1",
+      [fx.repoId],
+    );
+    const max = Number(row?.max);
+    const branches = ["race-1", "race-2", "race-3"];
+    for (const b of branches) await createBranch(fx, b);
+    const opened = await Promise.all([
+      ...branches.map(async (branch) =>
+        expectStatus(
+          await api(fx.client).post("/repos/:repo*/-/proposals", {
+            params: { repo: fx.repo },
+            body: { branch, title: branch },
+          }),
+          201,
+        ),
+      ),
+      ...branches.map((b) => openIssue({ title: b })),
+    ]);
+    const numbers = opened.map((o) => o.number).sort((a, b) => a - b);
+    expect(numbers).toEqual(numbers.map((_, i) => max + 1 + i));
+  });
+
   it("refuses bad input and readers with 4xx, changing nothing", async () => {
     const before = await app.sql("SELECT count(*) FROM issues WHERE repo_id = $1", [fx.repoId]);
     const loose = unchecked(fx.client);
