@@ -271,6 +271,49 @@ CREATE TABLE public.idempotency_keys (
   CONSTRAINT idempotency_keys_state_check CHECK ((state = ANY (ARRAY['in_progress'::text, 'applied'::text, 'complete'::text])))
 );
 
+CREATE TABLE public.issue_comments (
+  id uuid NOT NULL,
+  issue_id uuid NOT NULL,
+  body text NOT NULL,
+  author text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  edited_at timestamp with time zone,
+  CONSTRAINT issue_comments_pkey PRIMARY KEY (id),
+  CONSTRAINT issue_comments_issue_id_fkey FOREIGN KEY (issue_id) REFERENCES issues(id) ON DELETE CASCADE
+);
+
+CREATE TABLE public.issues (
+  id uuid NOT NULL,
+  repo_id bigint NOT NULL,
+  number bigint NOT NULL,
+  title text NOT NULL,
+  body text DEFAULT ''::text NOT NULL,
+  author text NOT NULL,
+  state text DEFAULT 'open'::text NOT NULL,
+  close_reason text,
+  closed_by text,
+  closed_at timestamp with time zone,
+  labels text[] DEFAULT '{}'::text[] NOT NULL,
+  assignees text[] DEFAULT '{}'::text[] NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  CONSTRAINT issues_check CHECK (((state = 'closed'::text) = (closed_at IS NOT NULL))),
+  CONSTRAINT issues_close_reason_check CHECK ((close_reason = ANY (ARRAY['completed'::text, 'not_planned'::text, 'duplicate'::text]))),
+  CONSTRAINT issues_number_check CHECK ((number > 0)),
+  CONSTRAINT issues_pkey PRIMARY KEY (id),
+  CONSTRAINT issues_repo_id_number_key UNIQUE (repo_id, number),
+  CONSTRAINT issues_state_check CHECK ((state = ANY (ARRAY['open'::text, 'closed'::text]))),
+  CONSTRAINT issues_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
+CREATE TABLE public.item_numbers (
+  repo_id bigint NOT NULL,
+  last_number bigint NOT NULL,
+  CONSTRAINT item_numbers_last_number_check CHECK ((last_number > 0)),
+  CONSTRAINT item_numbers_pkey PRIMARY KEY (repo_id),
+  CONSTRAINT item_numbers_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.job_signing_keys (
   kid text NOT NULL,
   private_pem text NOT NULL,
@@ -332,14 +375,6 @@ CREATE TABLE public.policy_modules (
   compiled_at timestamp with time zone DEFAULT now() NOT NULL,
   CONSTRAINT policy_modules_check CHECK (((wasm IS NULL) <> (error IS NULL))),
   CONSTRAINT policy_modules_pkey PRIMARY KEY (source_sha256)
-);
-
-CREATE TABLE public.proposal_numbers (
-  repo_id bigint NOT NULL,
-  last_number bigint NOT NULL,
-  CONSTRAINT proposal_numbers_last_number_check CHECK ((last_number > 0)),
-  CONSTRAINT proposal_numbers_pkey PRIMARY KEY (repo_id),
-  CONSTRAINT proposal_numbers_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
 );
 
 CREATE TABLE public.proposals (
@@ -535,6 +570,14 @@ CREATE INDEX file_changes_by_commit ON public.file_changes USING btree (repo_id,
 CREATE INDEX file_changes_by_content ON public.file_changes USING btree (repo_id, content_sha256);
 
 CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
+
+CREATE INDEX issue_comments_issue ON public.issue_comments USING btree (issue_id, created_at, id);
+
+CREATE INDEX issues_assignees ON public.issues USING gin (assignees);
+
+CREATE INDEX issues_labels ON public.issues USING gin (labels);
+
+CREATE INDEX issues_repo_state_number ON public.issues USING btree (repo_id, state, number DESC);
 
 CREATE UNIQUE INDEX job_signing_keys_one_active ON public.job_signing_keys USING btree ((true)) WHERE (retired_at IS NULL);
 

@@ -11,6 +11,7 @@ import { commentRoutes } from "./comments/routes.ts";
 import { commitRoutes } from "./commits/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
+import { issueRoutes } from "./issues/routes.ts";
 import { meRoutes } from "./me/routes.ts";
 import { mergeRoutes } from "./merge/routes.ts";
 import { metaRoutes } from "./meta/routes.ts";
@@ -67,6 +68,7 @@ export const groups = {
     ...purgeRoutes,
     ...ciRoutes,
     ...secretRoutes,
+    ...issueRoutes,
   ],
   /** `/orgs` and `/orgs/**`. */
   orgs: orgRoutes,

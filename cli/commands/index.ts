@@ -6,6 +6,7 @@ import * as branches from "./branches.ts";
 import * as ci from "./ci.ts";
 import * as events from "./events.ts";
 import * as gitPort from "./git.ts";
+import * as issues from "./issues.ts";
 import * as open from "./open.ts";
 import * as orgs from "./orgs.ts";
 import * as releases from "./releases.ts";
@@ -25,6 +26,7 @@ export const commandModules: Register[] = [
   repos.register,
   branches.register,
   review.register,
+  issues.register,
   releases.register,
   ci.register,
   secrets.register,

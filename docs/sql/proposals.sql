@@ -29,11 +29,6 @@ FROM proposals p JOIN branches b ON b.id = p.branch_id JOIN repos r ON r.id = p.
 WHERE p.repo_id = $1 AND ($2::text IS NULL OR p.state = $2) AND ($3::text IS NULL OR b.name = $3)
 ORDER BY p.created_at DESC, p.id DESC;
 
--- proposal_number_next
-INSERT INTO proposal_numbers (repo_id, last_number) VALUES ($1, 1)
-ON CONFLICT (repo_id) DO UPDATE SET last_number = proposal_numbers.last_number + 1
-RETURNING last_number;
-
 -- proposal_insert
 INSERT INTO proposals (id, repo_id, branch_id, base_branch, title, description, author, opened_at_sequence, number)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)

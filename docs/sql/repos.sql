@@ -11,6 +11,13 @@ SELECT pg_advisory_xact_lock($1, ($2::bigint % 2147483647)::int);
 -- repo_present
 SELECT 1 FROM repos WHERE id = $1;
 
+-- shared/repos/item-numbers.ts
+
+-- item_number_next
+INSERT INTO item_numbers (repo_id, last_number) VALUES ($1, 1)
+ON CONFLICT (repo_id) DO UPDATE SET last_number = item_numbers.last_number + 1
+RETURNING last_number;
+
 -- shared/repos/repos.ts
 
 -- repo_insert

@@ -160,6 +160,13 @@ ${Array.from({ length: 16 }, (_, n) => `.ansi-fg-${n} { color: var(--ansi-${n});
    and the line saying it is coming, until it comes. */
 pre.log:empty { display: none; }
 p.log-waiting:has(+ pre.log:not(:empty)) { display: none; }
+/* Issues (functions/web/pages/issues.ts) */
+form.filters { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; margin: 0 0 1rem; }
+form.filters input { max-width: 12rem; }
+.label { display: inline-block; border: 1px solid var(--line); border-radius: 1rem; padding: 0 .5rem; font-size: .85em; }
+ol.issue-thread { list-style: none; padding: 0; }
+ol.issue-thread li.comment { border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: .25rem .75rem; margin: .5rem 0; overflow-wrap: anywhere; }
+.issue-body { overflow-wrap: anywhere; }
 `;
 
 /**

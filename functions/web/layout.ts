@@ -13,6 +13,7 @@ export type RepoTab =
   | "history"
   | "branches"
   | "proposals"
+  | "issues"
   | "releases"
   | "members"
   | "ci"
@@ -42,6 +43,7 @@ function repoNav(access: RepoAccess, tab: RepoTab | undefined): Html {
     ["history", "History", u.historyUrl(name)],
     ["branches", "Branches", u.branchesUrl(name)],
     ["proposals", "Proposals", u.proposalsUrl(name)],
+    ["issues", "Issues", u.issuesUrl(name)],
     ["releases", "Releases", u.releasesUrl(name)],
     ["ci", "CI", u.ciUrl(name)],
   ];

@@ -29,6 +29,7 @@ import { devIdentityRoute } from "./dev-identity.ts";
 import { discussionRoutes } from "./discussion-routes.ts";
 import { csrfToken, formFields, parseForm, wantsHtml } from "./forms.ts";
 import { html } from "./html.ts";
+import { issuePageRoutes } from "./issue-routes.ts";
 import { page, repoCrumbs } from "./layout.ts";
 import { memberRoutes } from "./member-routes.ts";
 import { commitPage, fileBytes, filePage, fileShows } from "./pages/content.ts";
@@ -384,6 +385,7 @@ export const webRoutes = [
   ...searchRoutes,
   ...treeRoutes,
   ...secretPageRoutes,
+  ...issuePageRoutes,
   ...repoPages,
   ...ciRoutes,
   ...memberRoutes,

@@ -143,3 +143,12 @@ export const runLogTailUrl = (repo: string, run: string, check: string) =>
   `${runUrl(repo, run)}/tail/${segments(check)}`;
 // Auto-merge (functions/web/auto-merge-routes.ts).
 export const autoMergeUrl = (repo: string, branch: string) => `${branchUrl(repo, branch)}/auto-merge`;
+// Issues (functions/web/issue-routes.ts).
+export const issuesUrl = (
+  repo: string,
+  q: { state?: string; label?: string; assignee?: string; author?: string; before?: number } = {},
+) => withQuery(`${repoBase(repo)}/-/issues`, q);
+export const issueUrl = (repo: string, number: number) => `${repoBase(repo)}/-/issues/${number}`;
+export const issueCommentsUrl = (repo: string, number: number) => `${issueUrl(repo, number)}/comments`;
+export const issueCloseUrl = (repo: string, number: number) => `${issueUrl(repo, number)}/close`;
+export const issueReopenUrl = (repo: string, number: number) => `${issueUrl(repo, number)}/reopen`;

@@ -3,6 +3,15 @@ import { prepared } from "../db/pool.ts";
 import type { Tx } from "../db/tx.ts";
 import { wakeDeliverers } from "./notify.ts";
 
+/** What every issue comment event says. */
+type IssueCommentEvent = {
+  repo: string;
+  issue_id: string;
+  number: number;
+  comment_id: string;
+  author: string;
+};
+
 /** Every event type Quire emits, with its payload fields (spec "Event types and payload fields"). */
 export interface EventPayloads {
   "com.svc.repo.created": { repo: string; owner: string; created_by: string };
@@ -55,6 +64,26 @@ export interface EventPayloads {
   };
   "com.svc.proposal.closed": { repo: string; branch: string; proposal_id: string };
   "com.svc.proposal.merged": { repo: string; branch: string; base_branch: string; proposal_id: string };
+  // Issues (docs/issues.md): who did what to which `#n`; titles and bodies stay in the issue.
+  "com.svc.issue.opened": { repo: string; issue_id: string; number: number; author: string };
+  "com.svc.issue.edited": {
+    repo: string;
+    issue_id: string;
+    number: number;
+    editor: string;
+    fields: string[];
+  };
+  "com.svc.issue.closed": {
+    repo: string;
+    issue_id: string;
+    number: number;
+    closed_by: string;
+    reason: string;
+  };
+  "com.svc.issue.reopened": { repo: string; issue_id: string; number: number; reopened_by: string };
+  "com.svc.issue_comment.created": IssueCommentEvent;
+  "com.svc.issue_comment.edited": IssueCommentEvent;
+  "com.svc.issue_comment.deleted": IssueCommentEvent & { deleted_by: string };
   "com.svc.review.submitted": {
     repo: string;
     branch: string;

@@ -7,6 +7,7 @@ import type { Queryable } from "../db/pool.ts";
 import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
+import { nextItemNumber } from "../repos/item-numbers.ts";
 import type { OpenProposalRequest, PatchProposalRequest } from "./api.ts";
 
 export type ProposalState = "open" | "closed" | "merged";
@@ -47,13 +48,6 @@ const proposal_select_open_of_branch = `${record_select} WHERE p.branch_id = $1 
 const proposal_select_list = `${record_select}
   WHERE p.repo_id = $1 AND ($2::text IS NULL OR p.state = $2) AND ($3::text IS NULL OR b.name = $3)
   ORDER BY p.created_at DESC, p.id DESC`;
-// The repo's counter row is locked until the opening commits (or rolls back, taking its number
-// with it), so concurrent openings get consecutive numbers. Every opening takes it before the
-// insert below, so two openings racing for one branch queue here, never deadlock.
-const proposal_number_next = `
-  INSERT INTO proposal_numbers (repo_id, last_number) VALUES ($1, 1)
-  ON CONFLICT (repo_id) DO UPDATE SET last_number = proposal_numbers.last_number + 1
-  RETURNING last_number`;
 // The partial unique index proposals_one_open_per_branch is the arbiter: a second open proposal,
 // also one racing this insert from another transaction, inserts nothing.
 const proposal_insert = `
@@ -110,7 +104,8 @@ export async function openProposal(
     requireActive(branch);
     const base = await requireBranch(tx, access.repo.id, input.base_branch);
     requireActive(base);
-    const numbered = await tx.query<{ last_number: number }>(proposal_number_next, [access.repo.id]);
+    // Taken before the insert, so two openings racing for one branch queue here, never deadlock.
+    const number = await nextItemNumber(tx, access.repo.id);
     const { rows } = await tx.query(proposal_insert, [
       randomUUID(),
       access.repo.id,
@@ -120,7 +115,7 @@ export async function openProposal(
       input.description,
       actor.identity,
       branch.head_sequence,
-      numbered.rows[0]?.last_number,
+      number,
     ]);
     if (!rows[0]) fail("PROPOSAL_EXISTS", `branch '${branch.name}' already has an open proposal`);
     const proposal = toRecord(rows[0], access.repo.name, branch.name);

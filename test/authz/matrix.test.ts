@@ -125,6 +125,25 @@ const matrix: Record<string, Statuses> = {
   "POST /repos/:repo*/-/proposals/:id/close [another's]": s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
   "POST /repos/:repo*/-/proposals/:id/close [own]":       s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
 
+  "POST /repos/:repo*/-/issues":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "GET /repos/:repo*/-/issues":                           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/issues/:number":                   s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "PATCH /repos/:repo*/-/issues/:number [another's]":     s(401,       404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "PATCH /repos/:repo*/-/issues/:number [own]":           s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/issues/:number/close [another's]": s(401,      404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/issues/:number/close [own]":      s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/issues/:number/reopen [another's]": s(401,     404,      403,    403,    200,        200,   200,      403,       200,         403, 403),
+  "POST /repos/:repo*/-/issues/:number/reopen [own]":     s(401,       404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "GET /repos/:repo*/-/issues/:number/comments":          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/issues/:number/comments":         s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
+  "PATCH /repos/:repo*/-/issues/:number/comments/:comment [another's]": s(401, 404, 403,  403,    403,        403,   403,      403,       403,         403, 403),
+  "PATCH /repos/:repo*/-/issues/:number/comments/:comment [own]": s(401, 404,      403,    200,    200,        200,   200,      403,       200,         403, 403),
+  "DELETE /repos/:repo*/-/issues/:number/comments/:comment [another's]": s(401, 404, 403, 403,    204,        204,   204,      403,       204,         403, 403),
+  "DELETE /repos/:repo*/-/issues/:number/comments/:comment [own]": s(401, 404,     403,    204,    204,        204,   204,      403,       204,         403, 403),
+  "GET /repos/:repo*/-/commit/:sequence/issues":          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/proposals/:id/issues":             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/issues/:number/refs":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+
   "POST /repos/:repo*/-/releases":                        s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
   "GET /repos/:repo*/-/releases":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/releases/:release_name":           s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -202,6 +221,14 @@ const matrix: Record<string, Statuses> = {
   "POST /ui/repos/:repo*/-/proposals/:id/edit [own]":     s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/close [another's]": s(401,    404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
   "POST /ui/repos/:repo*/-/proposals/:id/close [own]":    s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/issues":                        s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/issues":                       s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "GET /ui/repos/:repo*/-/issues/:number":                s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /ui/repos/:repo*/-/issues/:number/comments":      s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/close [another's]": s(401,   404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/close [own]":   s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [another's]": s(401,  404,      403,    403,    303,        303,   303,      403,       303,         403, 403),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [own]":  s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
   "GET /ui/repos/:repo*/-/proposals/:ref [number]":       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /ui/repos/:repo*/-/proposals/:ref [uuid]":         s(401,       404,      302,    302,    302,        302,   302,      302,       302,         302, 404),
   "POST /ui/repos/:repo*/-/branch/:branch*/comment":      s(401,       404,      403,    303,    303,        303,   303,      403,       303,         403, 403),
@@ -526,6 +553,85 @@ const requests: Record<string, Request> = {
     path: `/repos/${w.repo}/-/proposals/${await w.freshProposal(authorFor(w, p))}/close`,
   })),
 
+  "POST /repos/:repo*/-/issues": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues`,
+    body: { title: "authz" },
+  })),
+  "GET /repos/:repo*/-/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/issues`,
+  })),
+  "GET /repos/:repo*/-/issues/:number": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}`,
+  })),
+  "PATCH /repos/:repo*/-/issues/:number [another's]": repoRoute(async (w) => ({
+    method: "PATCH",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}`,
+    body: { title: "patched" },
+  })),
+  "PATCH /repos/:repo*/-/issues/:number [own]": repoRoute(async (w, p) => ({
+    method: "PATCH",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p))}`,
+    body: { title: "patched" },
+  })),
+  "POST /repos/:repo*/-/issues/:number/close [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/close`,
+  })),
+  "POST /repos/:repo*/-/issues/:number/close [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p))}/close`,
+  })),
+  "POST /repos/:repo*/-/issues/:number/reopen [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague, { closed: true })}/reopen`,
+  })),
+  "POST /repos/:repo*/-/issues/:number/reopen [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p), { closed: true })}/reopen`,
+  })),
+  "GET /repos/:repo*/-/issues/:number/comments": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/comments`,
+  })),
+  "POST /repos/:repo*/-/issues/:number/comments": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/comments`,
+    body: { body: "authz" },
+  })),
+  "PATCH /repos/:repo*/-/issues/:number/comments/:comment [another's]": repoRoute(async (w) => ({
+    method: "PATCH",
+    path: await w.freshIssueComment(w.colleague),
+    body: { body: "edited" },
+  })),
+  "PATCH /repos/:repo*/-/issues/:number/comments/:comment [own]": repoRoute(async (w, p) => ({
+    method: "PATCH",
+    path: await w.freshIssueComment(authorFor(w, p)),
+    body: { body: "edited" },
+  })),
+  "DELETE /repos/:repo*/-/issues/:number/comments/:comment [another's]": repoRoute(async (w) => ({
+    method: "DELETE",
+    path: await w.freshIssueComment(w.colleague),
+  })),
+  "DELETE /repos/:repo*/-/issues/:number/comments/:comment [own]": repoRoute(async (w, p) => ({
+    method: "DELETE",
+    path: await w.freshIssueComment(authorFor(w, p)),
+  })),
+  "GET /repos/:repo*/-/commit/:sequence/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/commit/${w.sequence}/issues`,
+  })),
+  "GET /repos/:repo*/-/proposals/:id/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/proposals/${w.proposal}/issues`,
+  })),
+  "GET /repos/:repo*/-/issues/:number/refs": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/refs`,
+  })),
+
   "POST /repos/:repo*/-/releases": repoRoute(async (w) => ({
     method: "POST",
     path: `/repos/${w.repo}/-/releases`,
@@ -803,6 +909,44 @@ const requests: Record<string, Request> = {
     method: "POST",
     path: `/ui/repos/${w.repo}/-/branch/${await w.freshBranchWithCommit()}/auto-merge`,
     form: { state: "on" },
+  })),
+  "GET /ui/repos/:repo*/-/issues": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/issues`,
+  })),
+  "POST /ui/repos/:repo*/-/issues": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues`,
+    form: { title: "authz", body: "", labels: "", assignees: "" },
+  })),
+  "GET /ui/repos/:repo*/-/issues/:number": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}`,
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/comments": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/comments`,
+    form: { body: "authz" },
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/close [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/close`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/close [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p))}/close`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [another's]": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague, { closed: true })}/reopen`,
+    form: {},
+  })),
+  "POST /ui/repos/:repo*/-/issues/:number/reopen [own]": repoRoute(async (w, p) => ({
+    method: "POST",
+    path: `/ui/repos/${w.repo}/-/issues/${await w.freshIssue(authorFor(w, p), { closed: true })}/reopen`,
+    form: {},
   })),
   "GET /ui/repos/:repo*/-/proposals": repoRoute(async (w) => ({
     method: "GET",

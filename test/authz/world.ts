@@ -450,6 +450,38 @@ export class World {
     return body.id;
   }
 
+  /** An issue of the fixture repo by `author`, closed when asked; its number (docs/issues.md). */
+  async freshIssue(author: string, opts: { closed?: boolean } = {}): Promise<number> {
+    const client = api(this.as({ identity: author }));
+    const body = await must(
+      client.post("/repos/:repo*/-/issues", { params: { repo: this.repo }, body: { title: "authz" } }),
+      201,
+      "open issue",
+    );
+    const params = { repo: this.repo, number: String(body.number) };
+    if (opts.closed)
+      await must(
+        client.post("/repos/:repo*/-/issues/:number/close", { params, body: {} }),
+        200,
+        "close issue",
+      );
+    return body.number;
+  }
+
+  /** A comment by `author` on a new issue of the colleague's; the issue's path and the comment's id. */
+  async freshIssueComment(author: string): Promise<string> {
+    const number = await this.freshIssue(this.colleague);
+    const body = await must(
+      api(this.as({ identity: author })).post("/repos/:repo*/-/issues/:number/comments", {
+        params: { repo: this.repo, number: String(number) },
+        body: { body: "authz" },
+      }),
+      201,
+      "comment on issue",
+    );
+    return `/repos/${this.repo}/-/issues/${number}/comments/${body.id}`;
+  }
+
   /** A release of sequence 1 of the fixture repo, created by the global admin; its name. */
   async freshRelease(): Promise<string> {
     const name = this.unique("rel");

@@ -27,6 +27,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** The spec's payload fields per type, with the JS type of each value. */
+const issueComment = {
+  repo: "string",
+  issue_id: "string",
+  number: "number",
+  comment_id: "string",
+  author: "string",
+} as const;
+
 const payloads: Record<string, Record<string, "string" | "number" | "boolean" | "string[]">> = {
   "com.svc.repo.created": { repo: "string", owner: "string", created_by: "string" },
   "com.svc.repo.deleted": { repo: "string", deleted_by: "string" },
@@ -96,6 +104,25 @@ const payloads: Record<string, Record<string, "string" | "number" | "boolean" | 
   "com.svc.org.created": { org: "string", created_by: "string" },
   "com.svc.org.deleted": { org: "string", deleted_by: "string" },
   "com.svc.role.changed": { repo: "string", identity: "string", role: "string", changed_by: "string" },
+  "com.svc.issue.opened": { repo: "string", issue_id: "string", number: "number", author: "string" },
+  "com.svc.issue.edited": {
+    repo: "string",
+    issue_id: "string",
+    number: "number",
+    editor: "string",
+    fields: "string[]",
+  },
+  "com.svc.issue.closed": {
+    repo: "string",
+    issue_id: "string",
+    number: "number",
+    closed_by: "string",
+    reason: "string",
+  },
+  "com.svc.issue.reopened": { repo: "string", issue_id: "string", number: "number", reopened_by: "string" },
+  "com.svc.issue_comment.created": issueComment,
+  "com.svc.issue_comment.edited": issueComment,
+  "com.svc.issue_comment.deleted": { ...issueComment, deleted_by: "string" },
   "com.svc.secret.set": {
     repo: "string",
     name: "string",
@@ -250,6 +277,28 @@ describe("every mutation emits its event", () => {
     });
     expect((await fx.client.delete(`${fx.base}/secrets/DEPLOY_TOKEN`)).status).toBe(204);
     await expectEvent("com.svc.secret.deleted", { name: "DEPLOY_TOKEN", deleted_by: fx.owner });
+
+    const issue = okBody(
+      await api(fx.client).post("/repos/:repo*/-/issues", {
+        params: { repo: fx.repo },
+        body: { title: "Bug" },
+      }),
+    );
+    await expectEvent("com.svc.issue.opened", { number: issue.number, author: fx.owner });
+    const at = `${fx.base}/issues/${issue.number}`;
+    expect((await fx.client.patch(at, { labels: ["bug"] })).status).toBe(200);
+    await expectEvent("com.svc.issue.edited", { number: issue.number, fields: ["labels"] });
+    expect((await fx.client.post(`${at}/close`, { reason: "duplicate" })).status).toBe(200);
+    await expectEvent("com.svc.issue.closed", { number: issue.number, reason: "duplicate" });
+    expect((await fx.client.post(`${at}/reopen`, {})).status).toBe(200);
+    await expectEvent("com.svc.issue.reopened", { number: issue.number, reopened_by: fx.owner });
+    const comment = await fx.client.post(`${at}/comments`, { body: "seen" });
+    const commentId = (comment.body as { id: string }).id;
+    await expectEvent("com.svc.issue_comment.created", { comment_id: commentId, author: fx.owner });
+    expect((await fx.client.patch(`${at}/comments/${commentId}`, { body: "seen twice" })).status).toBe(200);
+    await expectEvent("com.svc.issue_comment.edited", { comment_id: commentId });
+    expect((await fx.client.delete(`${at}/comments/${commentId}`)).status).toBe(204);
+    await expectEvent("com.svc.issue_comment.deleted", { comment_id: commentId, deleted_by: fx.owner });
 
     expect((await fx.client.delete(`${fx.base}/roles/${reviewer}`)).status).toBe(204);
     await expectEvent("com.svc.role.changed", { identity: reviewer, role: "" });

@@ -15,6 +15,8 @@ import { startTestApp, type TestApp } from "../support/app.ts";
 interface World {
   fx: RepoFixture;
   sequence: number;
+  /** The id of proposal #1, which refers to issue #2 (as the commit at `sequence` does). */
+  proposal: string;
 }
 
 /** `wrapper`: the one key of the object around the array; `null`: the body is the array. */
@@ -51,6 +53,19 @@ const lists: Record<string, ListShape> = {
   },
   "GET /repos/:repo*/-/chain": { wrapper: "commits", url: (w) => `${w.fx.base}/chain?to=${w.sequence}` },
   "GET /repos/:repo*/-/proposals": { wrapper: "proposals", url: (w) => `${w.fx.base}/proposals` },
+  "GET /repos/:repo*/-/issues": { wrapper: "issues", url: (w) => `${w.fx.base}/issues` },
+  "GET /repos/:repo*/-/commit/:sequence/issues": {
+    wrapper: "issues",
+    url: (w) => `${w.fx.base}/commit/${w.sequence}/issues`,
+  },
+  "GET /repos/:repo*/-/proposals/:id/issues": {
+    wrapper: "issues",
+    url: (w) => `${w.fx.base}/proposals/${w.proposal}/issues`,
+  },
+  "GET /repos/:repo*/-/issues/:number/comments": {
+    wrapper: "comments",
+    url: (w) => `${w.fx.base}/issues/2/comments`,
+  },
   "GET /repos/:repo*/-/releases": { wrapper: "releases", url: (w) => `${w.fx.base}/releases` },
 };
 
@@ -68,6 +83,9 @@ const notLists = [
   "GET /repos/:repo*/-/diff",
   "GET /repos/:repo*/-/archive",
   "GET /repos/:repo*/-/proposals/:id",
+  "GET /repos/:repo*/-/issues/:number",
+  // What mentions an issue: three named arrays (docs/issues.md).
+  "GET /repos/:repo*/-/issues/:number/refs",
   "GET /repos/:repo*/-/releases/:release_name",
   "GET /repos/:repo*/-/events",
   "GET /events",
@@ -101,6 +119,8 @@ const notLists = [
   "GET /ui/repos/:repo*/-/branches",
   "GET /ui/repos/:repo*/-/branch/:branch*",
   "GET /ui/repos/:repo*/-/proposals",
+  "GET /ui/repos/:repo*/-/issues",
+  "GET /ui/repos/:repo*/-/issues/:number",
   "GET /ui/repos/:repo*/-/proposals/:ref",
   "GET /ui/repos/:repo*/-/releases",
   "GET /ui/repos/:repo*/-/members",
@@ -125,7 +145,7 @@ async function populate(): Promise<World> {
     expect(status, JSON.stringify(body)).toBe(201);
   };
   await createBranch(fx, "feat");
-  const sequence = await commit(fx, "feat", { "a.md": "a\n" });
+  const sequence = await commit(fx, "feat", { "a.md": "a\n" }, "Start on #2");
   const reviewer = `reviewer-${fx.org}@example.com`;
   expect((await fx.client.put(`${fx.base}/roles/${reviewer}`, { role: "writer" })).status).toBe(200);
   await expect201(
@@ -135,7 +155,15 @@ async function populate(): Promise<World> {
     fx.client.post(`${fx.base}/check`, { branch: "feat", check_name: "t/x", status: "passed" }),
   );
   await expect201(fx.client.post(`${fx.base}/comment`, { branch: "feat", path: "a.md", body: "hm" }));
-  await expect201(fx.client.post(`${fx.base}/proposals`, { branch: "feat", title: "Feat" }));
+  const proposal = await fx.client.post(`${fx.base}/proposals`, {
+    branch: "feat",
+    title: "Feat",
+    description: "Fixes #2",
+  });
+  expect(proposal.status).toBe(201);
+  // Issue #2 (the proposal took #1), with a comment.
+  await expect201(fx.client.post(`${fx.base}/issues`, { title: "Listed" }));
+  await expect201(fx.client.post(`${fx.base}/issues/2/comments`, { body: "hm" }));
   await expect201(fx.client.post(`${fx.base}/releases`, { name: "v1", sequence, notes: "" }));
   expect((await fx.client.put(`${fx.base}/secrets/LISTED`, { value: "v" })).status).toBe(200);
   await expect201(fx.client.post(`/orgs/${fx.org}/invites`, { email: "new@example.com", role: "member" }));
@@ -146,7 +174,7 @@ async function populate(): Promise<World> {
       config: { url: "http://127.0.0.1:9/hook" },
     }),
   );
-  return { fx, sequence };
+  return { fx, sequence, proposal: (proposal.body as { id: string }).id };
 }
 
 beforeAll(async () => {

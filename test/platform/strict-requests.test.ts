@@ -96,6 +96,12 @@ const validBodies: Record<string, (fx: { org: string }) => Record<string, unknow
   "POST /repos/:repo*/-/proposals": () => ({ branch: "feature", title: "t" }),
   "PATCH /repos/:repo*/-/proposals/:id": () => ({ title: "t" }),
   "POST /repos/:repo*/-/proposals/:id/close": () => ({}),
+  "POST /repos/:repo*/-/issues": () => ({ title: "t" }),
+  "PATCH /repos/:repo*/-/issues/:number": () => ({ title: "t" }),
+  "POST /repos/:repo*/-/issues/:number/close": () => ({}),
+  "POST /repos/:repo*/-/issues/:number/reopen": () => ({}),
+  "POST /repos/:repo*/-/issues/:number/comments": () => ({ body: "b" }),
+  "PATCH /repos/:repo*/-/issues/:number/comments/:comment": () => ({ body: "b" }),
   "POST /repos/:repo*/-/releases": () => ({ name: "v1", sequence: 1, notes: "" }),
   "POST /repos/:repo*/-/merge": () => ({ branch: "feature", dry_run: true }),
   "POST /repos/:repo*/-/rebase": () => ({ branch: "feature" }),
@@ -121,6 +127,8 @@ function pathOf(r: AnyRoute, fx: { org: string; repo: string }): string {
     secret: "SOME_SECRET",
     check: "ci/lint",
     id: UUID,
+    number: "1",
+    comment: UUID,
   };
   return r.path.replace(/:(\w+)\*?/g, (_, name: string) => values[name] ?? name);
 }

@@ -156,7 +156,9 @@ describe("text PostgreSQL cannot store", () => {
       .replace(":identity", "ann@example.com")
       .replace(/:id\b/, "00000000-0000-0000-0000-000000000000")
       .replace(":release_name", "v1")
-      .replace(":secret", "SOME_SECRET");
+      .replace(":secret", "SOME_SECRET")
+      .replace(":number", "1")
+      .replace(":comment", "00000000-0000-0000-0000-000000000000");
 
   /** Top-level field names of a route's body schema (an object, maybe wrapped in a refinement). */
   const fieldsOf = (route: AnyRoute): string[] => {

@@ -228,6 +228,43 @@ export const TOUR_PAGES: TourPage[] = [
     },
   },
   {
+    name: "issues",
+    controls: ["Filter", "Open issue"],
+    path: (s) => `${ui(s)}/issues`,
+    api: (s) => [`${api(s)}/issues`],
+    times: true,
+    form: {
+      fields: [["Title", (w) => `Typed at ${w} px`]],
+      lands: (s) => new RegExp(`^${escaped(ui(s))}/issues/\\d+$`),
+    },
+  },
+  {
+    name: "issue",
+    controls: ["Close issue"],
+    path: (s) => `${ui(s)}/issues/${s.extra["issue"]}`,
+    api: (s) => {
+      const n = s.extra["issue"];
+      return [`${api(s)}/issues/${n}`, `${api(s)}/issues/${n}/comments`, `${api(s)}/issues/${n}/refs`];
+    },
+    times: true,
+    setup: async (q, s) => {
+      const issue = await q.post("/repos/:repo*/-/issues", {
+        params: { repo: s.repo },
+        body: {
+          title: "Say who reviews releases",
+          body: "The README should **name** them; see #1.",
+          labels: ["docs"],
+          assignees: ["ann@example.com"],
+        },
+      });
+      await q.post("/repos/:repo*/-/issues/:number/comments", {
+        params: { repo: s.repo, number: String(issue.number) },
+        body: { body: `Proposal #${s.proposalNumber} does it.` },
+      });
+      s.extra["issue"] = String(issue.number);
+    },
+  },
+  {
     name: "releases",
     path: (s) => `${ui(s)}/releases`,
     api: (s) => [`${api(s)}/releases`],

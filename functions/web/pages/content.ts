@@ -12,6 +12,7 @@ import * as u from "../urls.ts";
 import { type DiffLayout, type FileChange, renderChanges, type Unreadable } from "./diff.ts";
 import { highlightLines, type Language, languageOf } from "./highlight.ts";
 import { type ReadingAt, renderMarkdown } from "./markdown.ts";
+import { linkMentions } from "./mentions.ts";
 import { dataStructure } from "./structure.ts";
 
 /** Files above this size are offered for download instead of shown. */
@@ -221,7 +222,7 @@ export async function commitPage(
     changes.push(...(await Promise.all(files.slice(i, i + FILES_AT_ONCE).map(change))));
   const layoutHref = (view: DiffLayout) => u.commitViewUrl(name, c.sequence, { view, file: q.file });
   const body = html`<h1>Commit ${c.sequence}</h1>
-<p>${c.message}</p>
+<p>${linkMentions(name, c.message)}</p>
 <p class="muted">On ${c.branch} by ${c.author}, ${when(c.created_at)} · <a href="${u.treeUrl(name, { branch: c.branch, at: c.sequence })}">Browse files at ${c.sequence}</a></p>
 <section aria-labelledby="changes-h"><h2 id="changes-h">Changes</h2>
 ${q.file === undefined ? "" : html`<p><a href="${u.commitViewUrl(name, c.sequence, { view: layout })}">All files of this commit</a></p>`}

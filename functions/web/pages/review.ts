@@ -26,6 +26,7 @@ import { autoMergeSection } from "./auto-merge.ts";
 import { createBranchForm } from "./create.ts";
 import { type DiffLayout, type FileChange, renderChanges } from "./diff.ts";
 import { type CommentDraft, commentThread, type Discussion, strayDraft } from "./discussion.ts";
+import { linkMentions } from "./mentions.ts";
 import { ownersSection } from "./owners.ts";
 import {
   closeProposalForm,
@@ -323,7 +324,7 @@ export async function proposalPage(
   const notice = html`${refused.refusal ? refusalNotice(refused.refusal) : ""}`;
   const body = html`<h1>${p.title} <span class="muted proposal-number">#${p.number}</span></h1>
 <p class="muted"><span class="state">${p.state}</span> · opened by ${p.author} on ${when(p.created_at)} · <a href="${u.branchUrl(name, p.branch)}">${p.branch}</a> into ${p.base_branch}</p>
-${p.description ? html`<div class="description"><p>${p.description}</p></div>` : ""}
+${p.description ? html`<div class="description"><p>${linkMentions(name, p.description)}</p></div>` : ""}
 ${mayChangeProposal(actor, access, p) ? html`${editProposalForm(name, p.id, csrf, { title: p.title, description: p.description })}${closeProposalForm(name, p.id, csrf)}` : ""}
 ${await branchSections(ctx, actor, access, p.branch, csrf, notice, refused, { layout, pageUrl: u.proposalNumberUrl(name, p.number) })}`;
   return page({
