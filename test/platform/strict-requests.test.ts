@@ -200,6 +200,7 @@ describe("over HTTP, an unknown field or query parameter is refused with 400 nam
       "GET /repos/:repo*/-/diff": "branch=main&",
       "GET /repos/:repo*/-/search": "q=hello&",
       "GET /ui/repos/:repo*/-/search": "q=hello&",
+      "GET /ui/repos/:repo*/-/ci/:run/tail/:check*": "after=0&",
     };
     for (const r of gets) {
       const res = await admin.get(`${pathOf(r, fx)}?${required[key(r)] ?? ""}zzz_unknown=1`);
