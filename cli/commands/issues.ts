@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { commaList, type IssueResponse } from "../../shared/api/issues.ts";
+import { commaList } from "../../shared/api/comma-list.ts";
+import type { IssueResponse } from "../../shared/api/issues.ts";
 import type { CliEnv } from "../env.ts";
 import type { Column } from "../output.ts";
 import { resource } from "./resource.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { RepoAccess } from "../../shared/access/roles.ts";
-import { commaList } from "../../shared/api/issues.ts";
+import { commaList } from "../../shared/api/comma-list.ts";
 import type { Actor } from "../../shared/auth/actor.ts";
 import { DomainError } from "../../shared/errors.ts";
 import { bytes, redirect } from "../../shared/http/responses.ts";

@@ -4,12 +4,6 @@ import { sequence, timestamp, uuid } from "./wire.ts";
 /** Issues, their comments and what mentions them (docs/issues.md). */
 
 /** Labels or assignees typed as `a, b` (the CLI's flags, the web's fields) as `["a", "b"]`. */
-export const commaList = (s: string): string[] =>
-  s
-    .split(",")
-    .map((x) => x.trim())
-    .filter((x) => x !== "");
-
 export const issueResponse = z.object({
   id: uuid,
   repo: z.string(),

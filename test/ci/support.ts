@@ -10,7 +10,7 @@ import { ManualClock } from "../../shared/clock.ts";
 import { api } from "../support/api.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { type Client, client, type Res } from "../support/client.ts";
-import { freePort } from "../support/ports.ts";
+import { onFreePort } from "../support/ports.ts";
 
 /** The static worker token of the test apps (local mode's SVC_CI_WORKER_TOKEN). */
 export const WORKER_TOKEN = "worker-token-for-the-tests-0123456789";
@@ -30,22 +30,22 @@ export interface CiApp extends TestApp {
  * the reaper and cron passes themselves).
  */
 export async function startCiApp(env: Record<string, string> = {}): Promise<CiApp> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const logDir = await mkdtemp(path.join(tmpdir(), "quire-ci-logs-"));
   const clock = new ManualClock(new Date());
-  const app = await startTestApp(
-    {
-      PORT: String(port),
-      RUNNER_URL: url,
-      SVC_CI_WORKER_TOKEN: WORKER_TOKEN,
-      SVC_CI_LOG_DIR: logDir,
-      SVC_CI_TIMERS: "false",
-      SVC_WEBHOOK_ALLOW_PRIVATE: "false",
-      LOG_LEVEL: process.env["QUIRE_TEST_LOG_LEVEL"] ?? "error",
-      ...env,
-    },
-    { context: { clock } },
+  const app = await onFreePort((port) =>
+    startTestApp(
+      {
+        PORT: String(port),
+        RUNNER_URL: `http://127.0.0.1:${port}`,
+        SVC_CI_WORKER_TOKEN: WORKER_TOKEN,
+        SVC_CI_LOG_DIR: logDir,
+        SVC_CI_TIMERS: "false",
+        SVC_WEBHOOK_ALLOW_PRIVATE: "false",
+        LOG_LEVEL: process.env["QUIRE_TEST_LOG_LEVEL"] ?? "error",
+        ...env,
+      },
+      { context: { clock } },
+    ),
   );
   const close = app.close;
   return {

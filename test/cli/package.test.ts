@@ -47,9 +47,10 @@ describe("shipping quire", { timeout: 120_000 }, () => {
     // the rules of paths that may be written (the working copy never writes others), and the web
     // interface's link builders (`quire open` names the pages the server serves), and the marking of
     // the folders a run makes, so the next run removes what a killed one left (`ci run --local`), and
-    // the rules of secret names and sizes (the CI configuration names secrets; `secrets set`).
+    // the rules of secret names and sizes (the CI configuration names secrets; `secrets set`), and
+    // the reading of comma lists (`issues open --labels a,b`).
     const onPurpose =
-      /^(functions\/web\/urls\.ts|shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/repo-secrets\/rules\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/|worker\/owned-directory\.ts$)/;
+      /^(functions\/web\/urls\.ts|shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/repo-secrets\/rules\.ts|shared\/api\/comma-list\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/|worker\/owned-directory\.ts$)/;
     const outside = inputs.filter((f) => !f.startsWith("cli/") && !f.includes("node_modules/"));
     expect(outside.filter((f) => !onPurpose.test(f))).toEqual([]);
     const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));

@@ -138,12 +138,14 @@ describe("the worker's protocol", () => {
         });
       });
     const work = workOneJob(workerConfig(app), runner);
-    // Wait until both checks are pending (so the worker is in its run phase), then reap.
-    for (let i = 0; i < 400; i++) {
-      const runs = await checkRunsAt(app, fx.repo, "feature-3", head);
-      if (Object.keys(runs).length === 2) break;
-      await new Promise((r) => setTimeout(r, 25));
+    // Wait until both checks are pending (so the worker is in its run phase), then reap. A busy
+    // machine can take many seconds to get there; reaping earlier would test something else.
+    let pending = 0;
+    for (const deadline = Date.now() + 60_000; pending < 2 && Date.now() < deadline; ) {
+      pending = Object.keys(await checkRunsAt(app, fx.repo, "feature-3", head)).length;
+      if (pending < 2) await new Promise((r) => setTimeout(r, 25));
     }
+    expect(pending).toBe(2);
     app.clock.advance(STALE_AFTER_MS + 1000);
     const reaped = await reapOnce(app.server.ctx);
     expect(reaped.requeued).toHaveLength(1);
@@ -156,7 +158,7 @@ describe("the worker's protocol", () => {
     // Take it out of the queue for the next test.
     const again = await workOneJob(workerConfig(app), scriptedRunner([]));
     expect(again.status).toBe("failed");
-  });
+  }, 90_000);
 });
 
 describe("stopping the worker", () => {
