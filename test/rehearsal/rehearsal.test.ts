@@ -63,6 +63,7 @@ const ADMIN = "admin@quire-rehearsal.example.com";
 const INVOKER = "invoker@quire-rehearsal.iam.gserviceaccount.com";
 const CLIENT_ID = "quire-rehearsal";
 const KMS_KEY = "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/jobs";
+const SECRETS_KMS_KEY = "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/secrets";
 const CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBdummyCAfortherehearsal\n-----END CERTIFICATE-----\n";
 
 let work: string;
@@ -174,6 +175,7 @@ async function standUpTheCloud(): Promise<void> {
       "google_pubsub_topic.events.name": "quire-events",
       "google_cloud_tasks_queue.webhooks.id": tasks.queue,
       "google_kms_crypto_key.jobs.id": KMS_KEY,
+      "google_kms_crypto_key.secrets.id": SECRETS_KMS_KEY,
     },
     // Secret Manager's values (storage.tf, database.tf).
     secrets: {
@@ -191,6 +193,7 @@ async function standUpTheCloud(): Promise<void> {
     CLOUD_TASKS_EMULATOR_HOST: tasks.host,
     STORAGE_EMULATOR_HOST: gcs.url,
     SVC_JOB_KMS_ENDPOINT: kms.endpoint,
+    SVC_SECRETS_KMS_ENDPOINT: kms.endpoint,
     SVC_INTERNAL_ISSUER: idp.issuer, // Google's issuer, for the invoker tokens
     SVC_WEBHOOK_ALLOW_PRIVATE: "true", // the receiver listens on loopback
     LOG_LEVEL: "warn",
