@@ -111,7 +111,7 @@ table.lines:not([data-selecting]) tr:target, table.lines tr.selected { backgroun
 .comments ol { list-style: none; padding: 0; margin: .5rem 0; }
 .comments li.comment { border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: .25rem .75rem; margin: .5rem 0; }
 .comments ol.replies { margin-left: 1rem; }
-.comment-meta { margin: .25rem 0; color: var(--muted); }
+.comment-meta { margin: .25rem 0; color: var(--muted); overflow-wrap: anywhere; }
 .comment-meta .comment-author { color: var(--fg); }
 .comment-body { white-space: pre-wrap; overflow-wrap: anywhere; }
 details.reply summary { cursor: pointer; color: var(--accent); }
