@@ -47,6 +47,13 @@ const member_upsert_from_invite = `
 
 // Enough to keep the org from going while a membership is made from an invitation.
 const org_lock_key_share = "SELECT 1 FROM orgs WHERE name = $1 FOR KEY SHARE";
+/**
+ * A fresh invitation token. The prefix keeps it from ever starting with `-` (a bare base64url
+ * value does one time in 64, and a command line then reads it as an option) and lets secret
+ * scanners recognise a leaked one.
+ */
+const newInviteToken = () => `qi_${randomBytes(32).toString("base64url")}`;
+
 const tokenHash = (token: string) => createHash("sha256").update(token).digest();
 
 /** Invites `email` (owner or global admin). The token is returned here once and stored only as a hash. */
@@ -60,7 +67,7 @@ export async function createInvite(
   return withTx(pool, async (tx) => {
     // Locked, as every org write does first: a delete of the org waits, or has happened (404).
     await requireOrg(tx, org, actor, { manage: true, lock: true });
-    const token = randomBytes(32).toString("base64url");
+    const token = newInviteToken();
     const { rows } = await tx.query(invite_insert, [
       randomUUID(),
       org,

@@ -32,7 +32,7 @@ describe("creating an invitation", () => {
       created_at: expect.any(String),
       created_by: alice,
       expires_at: expect.any(String),
-      token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      token: expect.stringMatching(/^qi_[A-Za-z0-9_-]{43}$/),
     });
     const lifetime = Date.parse(res.body.expires_at) - Date.now();
     expect(lifetime).toBeGreaterThan(7 * DAY - 60_000);
