@@ -1,28 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { cliBin, expectExit, quireAs, tempHome } from "./support.ts";
+import { describe, expect, it } from "vitest";
+import { expectExit, useCliRepo } from "./support.ts";
 
 /** `quire issues` as a child process over real HTTP (docs/issues.md). */
 
 const OWNER = "cli-issues@example.com";
 const REPO = "cliissues/docs";
 
-let app: TestApp;
-let home: Awaited<ReturnType<typeof tempHome>>;
-let owner: ReturnType<typeof quireAs>;
-
-beforeAll(async () => {
-  await cliBin();
-  app = await startTestApp();
-  home = await tempHome();
-  owner = quireAs(app, home.dir, OWNER);
-  expectExit(await owner(["orgs", "create", "cliissues"]), 0);
-  expectExit(await owner(["repos", "create", REPO]), 0);
-});
-afterAll(async () => {
-  await app?.close();
-  await home?.remove();
-});
+const { quire: owner } = useCliRepo(OWNER, REPO);
 
 describe("quire issues", { timeout: 60_000 }, () => {
   it("opens, lists, edits, comments, closes, reopens and views by #n", async () => {

@@ -1,9 +1,8 @@
 import { closeSync, openSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app.ts";
-import { cliBin, expectExit, quireAs, tempHome } from "./support.ts";
+import { describe, expect, it } from "vitest";
+import { expectExit, useCliRepo } from "./support.ts";
 
 /** `quire secrets` as a child process over real HTTP: the value from standard input only. */
 
@@ -11,26 +10,11 @@ const OWNER = "cli-secrets@example.com";
 const REPO = "clisecrets/docs";
 const VALUE = "line one\nline two ünïcode";
 
-let app: TestApp;
-let home: Awaited<ReturnType<typeof tempHome>>;
-let owner: ReturnType<typeof quireAs>;
-
-beforeAll(async () => {
-  await cliBin();
-  app = await startTestApp();
-  home = await tempHome();
-  owner = quireAs(app, home.dir, OWNER);
-  expectExit(await owner(["orgs", "create", "clisecrets"]), 0);
-  expectExit(await owner(["repos", "create", REPO]), 0);
-});
-afterAll(async () => {
-  await app?.close();
-  await home?.remove();
-});
+const { quire: owner, homeDir } = useCliRepo(OWNER, REPO);
 
 /** `quire secrets set` with `input` as its standard input. */
 async function setFrom(input: string, args: string[]) {
-  const file = path.join(home.dir, "value.txt");
+  const file = path.join(homeDir(), "value.txt");
   await writeFile(file, input);
   const fd = openSync(file, "r");
   try {

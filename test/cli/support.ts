@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { buildCli } from "../../scripts/build-cli.ts";
-import type { TestApp } from "../support/app.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
 import { stdioWith } from "../support/child.ts";
 
 let built: Promise<string> | undefined;
@@ -131,6 +132,33 @@ export function quireAs(app: TestApp, home: string, email: string) {
       ...o,
       env: { QUIRE_SERVER: app.url, QUIRE_TOKEN: await app.idp.token(email), ...o.env },
     });
+}
+
+/**
+ * For a test file: the CLI bundle, a test app, a fresh HOME and `email` owning `repo` (`org/name`,
+ * made through the CLI itself), all ready in `beforeAll` and gone after the file. `quire` runs the
+ * CLI as that owner.
+ */
+export function useCliRepo(email: string, repo: string) {
+  const setup = {} as { app: TestApp; home: Awaited<ReturnType<typeof tempHome>> };
+  let owner: ReturnType<typeof quireAs> | undefined;
+  beforeAll(async () => {
+    await cliBin();
+    setup.app = await startTestApp();
+    setup.home = await tempHome();
+    owner = quireAs(setup.app, setup.home.dir, email);
+    expectExit(await owner(["orgs", "create", repo.split("/")[0] ?? repo]), 0);
+    expectExit(await owner(["repos", "create", repo]), 0);
+  });
+  afterAll(async () => {
+    await setup.app?.close();
+    await setup.home?.remove();
+  });
+  const quire = (args: string[], o?: RunOptions) => {
+    if (owner === undefined) throw new Error("useCliRepo: quire called before beforeAll ran");
+    return owner(args, o);
+  };
+  return { quire, homeDir: () => setup.home.dir };
 }
 
 /** Fails with the run's output when it did not exit with `code`. */
