@@ -121,13 +121,10 @@ const kindOf = (v: unknown): Kind =>
 function walk(out: Collector, at: Segment[], before: unknown, after: unknown): void {
   if (out.truncated) return;
   const kind = kindOf(before);
-  if (kind !== kindOf(after)) return emit(out, at, "changed", before, after);
-  if (kind === "scalar") {
-    if (!Object.is(before, after)) emit(out, at, "changed", before, after);
-    return;
-  }
-  if (kind === "object") return walkObject(out, at, before as object, after as object);
-  return walkArray(out, at, before as unknown[], after as unknown[]);
+  if (kind !== kindOf(after)) emit(out, at, "changed", before, after);
+  else if (kind === "object") walkObject(out, at, before as object, after as object);
+  else if (kind === "array") walkArray(out, at, before as unknown[], after as unknown[]);
+  else if (!Object.is(before, after)) emit(out, at, "changed", before, after);
 }
 
 function walkObject(out: Collector, at: Segment[], before: object, after: object) {
@@ -143,7 +140,10 @@ function walkObject(out: Collector, at: Segment[], before: object, after: object
 
 function walkArray(out: Collector, at: Segment[], before: unknown[], after: unknown[]) {
   const field = identityField(before, after);
-  if (field !== null) return walkByIdentity(out, at, field, before, after);
+  if (field !== null) {
+    walkByIdentity(out, at, field, before, after);
+    return;
+  }
   const common = Math.min(before.length, after.length);
   for (let i = 0; i < common; i++) walk(out, [...at, i], before[i], after[i]);
   for (let i = common; i < before.length; i++) emit(out, [...at, i], "removed", before[i], undefined);
@@ -186,7 +186,10 @@ function walkByIdentity(out: Collector, at: Segment[], field: string, before: un
   const beforeIds = new Set(before.map(key));
   const keptBefore = before.map(key).filter((k) => afterById.has(k));
   const keptAfter = after.map(key).filter((k) => beforeIds.has(k));
-  if (keptBefore.some((k, i) => k !== keptAfter[i])) return emit(out, at, "changed", before, after);
+  if (keptBefore.some((k, i) => k !== keptAfter[i])) {
+    emit(out, at, "changed", before, after);
+    return;
+  }
   const segment = (e: unknown): IdentitySegment => ({
     field,
     value: identityOf(e, field) as string | number,
