@@ -5,7 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 import { type ChangeStatus, statusOf } from "./changes.ts";
-import { unifiedDiff } from "./diff.ts";
+import { type FileDiff, fileDiff } from "./diff.ts";
 import type { HistoryEntry } from "./history.ts";
 import { type FileVersion, filesInView, resolveView, type View } from "./view.ts";
 
@@ -101,12 +101,10 @@ async function commitsIn(db: Queryable, repoId: number, segments: Segment[]) {
   return { commits: rows.map(({ total: _t, ...c }) => c), total: rows[0]?.total ?? 0 };
 }
 
-export interface ComparedFile {
+export interface ComparedFile extends FileDiff {
   path: string;
   status: ChangeStatus;
   binary: boolean;
-  /** A unified diff; "" for binary content and changes too large to diff. */
-  diff: string;
 }
 
 /**
@@ -179,6 +177,6 @@ async function comparedFile(
     path,
     status,
     binary: change.branchBinary || change.mainBinary,
-    diff: await unifiedDiff(ctx, repoId, change),
+    ...(await fileDiff(ctx, repoId, change)),
   };
 }

@@ -1,4 +1,4 @@
-import YAML from "yaml";
+import YAML, { isScalar, type YAMLMap } from "yaml";
 import { formatPath, type PathSegment } from "./path.ts";
 
 /**
@@ -42,7 +42,7 @@ export const MAX_VALUE_CHARS = 512;
 /** Fields that identify an element of an array of objects, tried in this order. */
 const IDENTITY_FIELDS = ["id", "name", "key"] as const;
 
-export type DocumentFormat = DocumentDiff["format"];
+type DocumentFormat = DocumentDiff["format"];
 
 /** `json` for `.json`, `yaml` for `.yaml` and `.yml` (any case); null for other files. */
 export function documentFormat(filePath: string): DocumentFormat | null {
@@ -53,14 +53,47 @@ export function documentFormat(filePath: string): DocumentFormat | null {
 }
 
 /**
- * A text's documents (one for JSON; a YAML stream may hold any number, an empty one is one null
- * document); null when it does not parse. YAML aliases expand up to 100, as the file page does.
+ * Texts longer than this get no structured diff (only the text diff): the yaml package parses
+ * about 1 MB per second of CPU here (200 ms for 228 KB), and a diff of two sides must not hold
+ * the event loop for long. Configuration files are far smaller.
  */
-export function parseDocuments(format: DocumentFormat, text: string): unknown[] | null {
+export const MAX_DOCUMENT_CHARS = 131_072;
+
+/**
+ * Whether every mapping in a YAML document has distinct keys. The yaml package's own check
+ * (`uniqueKeys`) compares each key with every earlier one, which took 7 s for a map of 20,000
+ * keys; this is one set per map. Scalar keys compare as the strings `toJS` makes of them.
+ */
+function keysUnique(doc: YAML.Document): boolean {
+  let unique = true;
+  YAML.visit(doc, {
+    Map(_, map: YAMLMap) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : JSON.stringify(pair.key);
+        if (seen.has(key)) {
+          unique = false;
+          return YAML.visit.BREAK;
+        }
+        seen.add(key);
+      }
+      return undefined;
+    },
+  });
+  return unique;
+}
+
+/**
+ * A text's documents (one for JSON; a YAML stream may hold any number, an empty one is one null
+ * document); null when it does not parse, repeats a key, or is above MAX_DOCUMENT_CHARS. YAML
+ * aliases expand up to 100, as the file page does.
+ */
+function parseDocuments(format: DocumentFormat, text: string): unknown[] | null {
+  if (text.length > MAX_DOCUMENT_CHARS) return null;
   try {
     if (format === "json") return [JSON.parse(text.replace(/^\uFEFF/, ""))];
-    const docs = YAML.parseAllDocuments(text);
-    if (docs.some((d) => d.errors.length > 0)) return null;
+    const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
+    if (docs.some((d) => d.errors.length > 0 || !keysUnique(d))) return null;
     const values = docs.map((d) => d.toJS({ maxAliasCount: 100 }) as unknown);
     return values.length === 0 ? [null] : values;
   } catch {

@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { diffDocuments, MAX_PATHS, MAX_VALUE_CHARS } from "../../shared/documents/changes.ts";
+import {
+  diffDocuments,
+  MAX_DOCUMENT_CHARS,
+  MAX_PATHS,
+  MAX_VALUE_CHARS,
+} from "../../shared/documents/changes.ts";
 
 /** The paths of a diff as `op path`, the shortest way to say what it found. */
 const ops = (d: ReturnType<typeof diffDocuments>) => d?.paths.map((p) => `${p.op} ${p.path}`);
@@ -20,6 +25,19 @@ describe("diffDocuments: which files", () => {
     expect(diffDocuments("a.yaml", "a: [", "a: 1")).toBeNull();
     expect(diffDocuments("a.yaml", "a: 1\na: 2\n", "a: 1")).toBeNull();
     expect(diffDocuments("a.json", null, "nope")).toBeNull();
+  });
+
+  it("gives nothing for a YAML mapping that repeats a key, as the string toJS makes of it", () => {
+    expect(diffDocuments("a.yaml", "a: 1\n", "a: 1\nb: {c: 1, c: 2}\n")).toBeNull();
+    expect(diffDocuments("a.yaml", "a: 1\n", "1: x\n'1': y\n")).toBeNull();
+  });
+
+  it(`gives nothing for a side longer than ${MAX_DOCUMENT_CHARS} characters`, () => {
+    const big = JSON.stringify({ a: "x".repeat(MAX_DOCUMENT_CHARS) });
+    expect(diffDocuments("a.json", "{}", big)).toBeNull();
+    expect(
+      diffDocuments("a.json", "{}", JSON.stringify({ a: "x".repeat(MAX_DOCUMENT_CHARS - 20) })),
+    ).not.toBeNull();
   });
 
   it("names the root for an added or deleted file", () => {
