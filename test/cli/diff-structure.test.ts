@@ -17,7 +17,11 @@ describe("quire diff of JSON and YAML files", () => {
   it("shows each file's changed places after its text diff, locally and for a branch", async () => {
     const w = await copyWorld(app);
     try {
-      await w.repo.commit("main", { "config.yaml": CONFIG, "package.json": PACKAGE, "notes.md": "n\n" }, "start");
+      await w.repo.commit(
+        "main",
+        { "config.yaml": CONFIG, "package.json": PACKAGE, "notes.md": "n\n" },
+        "start",
+      );
       await w.json(["clone", w.repo.repo, "c"]);
       await w.json(["branch", "bump"], "c");
       await w.write("c/config.yaml", `${CONFIG.replace("10", "20")}  - name: cy\n`);
