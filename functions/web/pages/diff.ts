@@ -1,6 +1,8 @@
 import { parsePatch, structuredPatch } from "diff";
 import { z } from "zod";
+import { type DocumentDiff, diffDocuments } from "../../../shared/documents/changes.ts";
 import { type Html, html } from "../html.ts";
+import { changedPathsTable } from "./changed-paths.ts";
 import { highlightLines, type Language, languageOf } from "./highlight.ts";
 
 /**
@@ -38,6 +40,11 @@ export interface FileChange {
   patch?: string;
   /** With `patch`: whether either side is binary. */
   binary?: boolean;
+  /**
+   * A JSON or YAML file's changed places, shown as a "changed paths" table above the text diff;
+   * with `patch` as `GET diff` gives them, with texts found from the texts when not given.
+   */
+  structure?: DocumentDiff | undefined;
   /** The file's content type, to pick its highlighting when its name does not say. */
   contentType?: string;
   /** The file's page at the new side (none for a deleted file), its text (raw view), its diff alone. */
@@ -75,6 +82,7 @@ type Row =
 
 interface Prepared {
   change: FileChange;
+  structure: DocumentDiff | null;
   hunks: Hunk[] | null;
   added: number;
   removed: number;
@@ -147,6 +155,12 @@ function textSides(before: string, after: string, hunks: Hunk[], language: Langu
   };
 }
 
+/** The changed places of a change given by its texts (none for a patch, or a side not read). */
+function structureOfTexts({ path, patch, before, after }: FileChange): DocumentDiff | null {
+  if (patch !== undefined || !isText(before) || !isText(after)) return null;
+  return diffDocuments(path, before ?? null, after ?? null);
+}
+
 function prepare(change: FileChange): Prepared {
   const language = languageOf(change.path, change.contentType);
   const empty = () => html``;
@@ -172,7 +186,8 @@ function prepare(change: FileChange): Prepared {
   }
   const count = (sign: string) =>
     hunks?.reduce((n, h) => n + h.lines.filter((l) => l[0] === sign).length, 0) ?? 0;
-  return { change, hunks, added: count("+"), removed: count("-"), binary, ...lines };
+  const structure = change.structure ?? structureOfTexts(change);
+  return { change, structure, hunks, added: count("+"), removed: count("-"), binary, ...lines };
 }
 
 /** A hunk's lines as rows with their numbers on each side ("\ No newline" notes are left out). */
@@ -284,7 +299,7 @@ function fileSection(p: Prepared, index: number, options: DiffOptions, budget: {
   }
   return html`<section class="file-diff" id="file-${index + 1}" aria-label="${path}">
 <h3>${statusLabels(p)} ${links?.file ? html`<a href="${links.file}">${path}</a>` : path} ${counts(p)}</h3>
-${body}${p.change.below ?? ""}</section>`;
+${p.structure ? changedPathsTable(p.structure) : ""}${body}${p.change.below ?? ""}</section>`;
 }
 
 function fileList(prepared: Prepared[]): Html {
