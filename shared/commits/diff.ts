@@ -3,7 +3,7 @@ import { createTwoFilesPatch } from "diff";
 import type { RepoAccess } from "../access/roles.ts";
 import { MAIN, requireBranch } from "../branches/branches.ts";
 import type { AppContext } from "../context.ts";
-import { type DocumentDiff, diffDocuments } from "../documents/changes.ts";
+import { type DocumentDiff, structureBudget } from "../documents/changes.ts";
 import { fail } from "../errors.ts";
 import { conflictsWithMain, type NetChange, netChanges } from "./changes.ts";
 import { loadBodyUpTo } from "./content.ts";
@@ -30,6 +30,18 @@ async function textOf(
   return data === null ? undefined : data.toString("utf8");
 }
 
+/**
+ * Characters of JSON and YAML text one diff or comparison reads for its structured changes (about
+ * 1.5 s of CPU for YAML at worst); files past it get none (docs/api.md, "Structured changes").
+ */
+export const MAX_STRUCTURED_CHARS_PER_DIFF = 524_288;
+
+/** A structured diff under one answer's allowance (structureBudget). */
+export type StructureOf = ReturnType<typeof structureBudget>;
+
+/** A fresh allowance for one diff or comparison. */
+export const diffStructureBudget = (): StructureOf => structureBudget(MAX_STRUCTURED_CHARS_PER_DIFF);
+
 /** What the diff says of one changed file besides its path and status. */
 export interface FileDiff {
   /** A unified diff; "" for binary content, files above MAX_TEXT_DIFF_BYTES and too many edits. */
@@ -42,7 +54,12 @@ export interface FileDiff {
  * A text change as a unified diff, and for JSON and YAML its changed places (docs/api.md,
  * "Structured changes"), which a change too large for a unified diff still has.
  */
-export async function fileDiff(ctx: AppContext, repoId: number, c: NetChange): Promise<FileDiff> {
+export async function fileDiff(
+  ctx: AppContext,
+  repoId: number,
+  c: NetChange,
+  structureOf: StructureOf,
+): Promise<FileDiff> {
   if (c.branchBinary || (c.mainSha && c.mainBinary)) return { diff: "" };
   const [before, after] = await Promise.all([
     textOf(ctx, repoId, c.mainSha),
@@ -53,18 +70,24 @@ export async function fileDiff(ctx: AppContext, repoId: number, c: NetChange): P
     context: 3,
     maxEditLength: MAX_DIFF_EDITS,
   });
-  const structure = diffDocuments(c.path, before, after);
+  const structure = structureOf(c.path, before, after);
   return structure ? { diff: patch ?? "", structure } : { diff: patch ?? "" };
 }
 
 /** A unified diff of each of a branch's net changes (see diffBranch). */
 async function fileDiffs(ctx: AppContext, access: RepoAccess, net: NetChange[]) {
   const changes = [];
+  const structureOf = diffStructureBudget();
   for (const c of net) {
     // Each diff runs synchronously; other requests get their turn between files.
     await yieldToEventLoop();
     const binary = c.branchBinary || (c.mainSha !== null && c.mainBinary);
-    changes.push({ path: c.path, status: c.status, binary, ...(await fileDiff(ctx, access.repo.id, c)) });
+    changes.push({
+      path: c.path,
+      status: c.status,
+      binary,
+      ...(await fileDiff(ctx, access.repo.id, c, structureOf)),
+    });
   }
   return changes;
 }

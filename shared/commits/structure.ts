@@ -2,20 +2,22 @@ import type { BlobStore } from "../blobs/store.ts";
 import type { Queryable } from "../db/pool.ts";
 import {
   type DocumentDiff,
-  diffDocuments,
   documentFormat,
   MAX_DOCUMENT_CHARS,
+  structureBudget,
 } from "../documents/changes.ts";
 import type { NetChange } from "./changes.ts";
 import { loadBodyUpTo } from "./content.ts";
 
 /**
- * Most JSON and YAML files whose changed places the policy input carries. Each costs a read of
- * both sides inside the merge transaction (and a parse, up to about 0.1 s for the largest YAML),
- * so a merge of many documents stays bounded; a policy sees the files past the cap as it sees
- * any file without `structure` (docs/policies.md).
+ * Most JSON and YAML files whose changed places the policy input carries, and most characters of
+ * their texts in all. Each costs a read of both sides inside the merge transaction and a parse
+ * (YAML: about 380 ms of CPU for 250 KB), so a merge of many documents holds its locks no more
+ * than about that; a policy sees a file past the caps as it sees any file without `structure`
+ * (docs/policies.md).
  */
 export const MAX_STRUCTURED_FILES = 50;
+const MAX_STRUCTURED_CHARS = 262_144;
 
 /** A UTF-8 character is at most 4 bytes: a text past this many bytes is too long to diff by structure. */
 const MAX_DOCUMENT_BYTES = 4 * MAX_DOCUMENT_CHARS;
@@ -46,12 +48,13 @@ export async function structureOfChanges(
   changes: NetChange[],
 ): Promise<Record<string, DocumentDiff>> {
   const out: Record<string, DocumentDiff> = {};
+  const structureOf = structureBudget(MAX_STRUCTURED_CHARS);
   const documents = changes.filter((c) => documentFormat(c.path) !== null).slice(0, MAX_STRUCTURED_FILES);
   for (const c of documents) {
     const before = await sideText(db, blobs, repoId, c.mainSha, c.mainBinary);
     const after = await sideText(db, blobs, repoId, c.branchSha, c.branchBinary);
     if (before === undefined || after === undefined) continue;
-    const structure = diffDocuments(c.path, before, after);
+    const structure = structureOf(c.path, before, after);
     if (structure) out[c.path] = structure;
   }
   return out;

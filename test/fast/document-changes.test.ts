@@ -5,6 +5,7 @@ import {
   MAX_DOCUMENT_CHARS,
   MAX_PATHS,
   MAX_VALUE_CHARS,
+  structureBudget,
 } from "../../shared/documents/changes.ts";
 
 /** The paths of a diff as `op path`, the shortest way to say what it found. */
@@ -235,3 +236,14 @@ function sorted(v: unknown): unknown {
     );
   return v;
 }
+
+describe("structureBudget", () => {
+  it("diffs files while their texts fit the allowance, then gives nothing", () => {
+    const structureOf = structureBudget(20);
+    expect(structureOf("a.md", "0123456789", "0123456789")).toBeNull();
+    // A file that is not JSON or YAML spends nothing.
+    expect(structureOf("a.json", '{"a":1}', '{"a":2}')?.paths).toHaveLength(1);
+    expect(structureOf("b.json", '{"a":1}', '{"a":2}')).toBeNull();
+    expect(structureOf("c.json", null, "{}")?.paths).toHaveLength(1);
+  });
+});

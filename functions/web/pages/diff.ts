@@ -1,6 +1,6 @@
 import { parsePatch, structuredPatch } from "diff";
 import { z } from "zod";
-import { type DocumentDiff, diffDocuments } from "../../../shared/documents/changes.ts";
+import { type DocumentDiff, structureBudget } from "../../../shared/documents/changes.ts";
 import { type Html, html } from "../html.ts";
 import { changedPathsTable } from "./changed-paths.ts";
 import { highlightLines, type Language, languageOf } from "./highlight.ts";
@@ -155,13 +155,19 @@ function textSides(before: string, after: string, hunks: Hunk[], language: Langu
   };
 }
 
+/** Characters of JSON and YAML text a page reads for changed paths, as `GET diff` does. */
+const MAX_STRUCTURED_CHARS_PER_PAGE = 524_288;
+
+type StructureOf = ReturnType<typeof structureBudget>;
+
 /** The changed places of a change given by its texts (none for a patch, or a side not read). */
-function structureOfTexts({ path, patch, before, after }: FileChange): DocumentDiff | null {
+function structureOfTexts(change: FileChange, structureOf: StructureOf): DocumentDiff | null {
+  const { path, patch, before, after } = change;
   if (patch !== undefined || !isText(before) || !isText(after)) return null;
-  return diffDocuments(path, before ?? null, after ?? null);
+  return structureOf(path, before ?? null, after ?? null);
 }
 
-function prepare(change: FileChange): Prepared {
+function prepare(change: FileChange, structureOf: StructureOf): Prepared {
   const language = languageOf(change.path, change.contentType);
   const empty = () => html``;
   const none: Sides = { oldLine: empty, newLine: empty };
@@ -186,7 +192,7 @@ function prepare(change: FileChange): Prepared {
   }
   const count = (sign: string) =>
     hunks?.reduce((n, h) => n + h.lines.filter((l) => l[0] === sign).length, 0) ?? 0;
-  const structure = change.structure ?? structureOfTexts(change);
+  const structure = change.structure ?? structureOfTexts(change, structureOf);
   return { change, structure, hunks, added: count("+"), removed: count("-"), binary, ...lines };
 }
 
@@ -323,7 +329,8 @@ function layoutToggle(options: DiffOptions): Html {
  */
 export function renderChanges(changes: FileChange[], options: DiffOptions): Html {
   if (changes.length === 0) return html`<p class="muted">No changes.</p>`;
-  const prepared = changes.map(prepare);
+  const structureOf = structureBudget(MAX_STRUCTURED_CHARS_PER_PAGE);
+  const prepared = changes.map((c) => prepare(c, structureOf));
   const added = prepared.reduce((n, p) => n + p.added, 0);
   const removed = prepared.reduce((n, p) => n + p.removed, 0);
   const budget = { rows: 0 };
