@@ -58,6 +58,7 @@ const INPUT: PolicyInput = {
     sequence: 42,
   })),
   owners: { "": ["a@example.com"], "docs/": ["b@example.com"] },
+  structure: {},
   head_sequence: 42,
   base_sequence: 30,
   proposal: { id: "p1", branch: "feature/bench", base_branch: "main", title: "Bench", state: "open" },

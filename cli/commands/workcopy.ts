@@ -9,7 +9,14 @@ import { log, show, verify } from "../workcopy/history.ts";
 import { CopyError } from "../workcopy/meta.ts";
 import { switchMerging } from "../workcopy/pull.ts";
 import { clientRemote, type Remote } from "../workcopy/remote.ts";
-import { colourPatch, conflictTable, policyTable, type Style, statusLines } from "../workcopy/render.ts";
+import {
+  colourPatch,
+  conflictTable,
+  policyTable,
+  type Style,
+  statusLines,
+  structureTable,
+} from "../workcopy/render.ts";
 import { branchDiff, localDiff, merge, patchOf, rebase, resolve } from "../workcopy/review.ts";
 import { movedLine, registerSync, resolvePulled, showMerge } from "./workcopy-sync.ts";
 
@@ -165,8 +172,10 @@ export function register(program: Command, env: CliEnv): void {
           const name = o.branch === true ? copy.config.branch : o.branch;
           const d = await branchDiff(copy.config.repo, remote, name);
           if (out().json) return out().writeJson(d);
-          for (const c of d.changes)
+          for (const c of d.changes) {
             out().line(colourPatch(c.patch || `${c.status} ${c.path}\n`, style()).trimEnd());
+            if (c.structure) out().line(structureTable(c.path, c.structure, style()));
+          }
           if (d.conflicts.length > 0) {
             out().line(`conflicts with main (${d.conflicts.length}):`);
             out().line(conflictTable(d.conflicts, style()));
@@ -176,7 +185,10 @@ export function register(program: Command, env: CliEnv): void {
         const entries = await localDiff(copy, remote, paths);
         if (out().json) return out().writeJson(entries);
         if (entries.length === 0) return out().note("no local changes");
-        for (const e of entries) out().line(colourPatch(e.patch, style()).trimEnd());
+        for (const e of entries) {
+          out().line(colourPatch(e.patch, style()).trimEnd());
+          if (e.structure) out().line(structureTable(e.path, e.structure, style()));
+        }
       }),
     );
 

@@ -1,4 +1,5 @@
 import pc from "picocolors";
+import type { DocumentDiff, PathChange } from "../../shared/documents/changes.ts";
 import { borderless } from "../output.ts";
 import type { ConflictRow, PolicyRow } from "./review.ts";
 import type { LocalChange } from "./scan.ts";
@@ -59,4 +60,37 @@ export function conflictTable(conflicts: ConflictRow[], style: Style): string {
     conflicts.map((k) => [k.path, short(k.main_version_id), short(k.branch_version_id)]),
     style,
   );
+}
+
+/** Longest value shown in a cell of the structure table; the JSON output has it whole. */
+const MAX_CELL = 40;
+
+/** A value as compact JSON; "(long)" for one the service left out, "" for a side the change has not. */
+function cell(change: PathChange, side: "old" | "new"): string {
+  if (Object.hasOwn(change, side)) {
+    const text = JSON.stringify(change[side]) ?? "null";
+    return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
+  }
+  const hasSide = side === "old" ? change.op !== "added" : change.op !== "removed";
+  return hasSide && change.values_omitted ? "(long)" : "";
+}
+
+/**
+ * A JSON or YAML file's changed places under its text diff: a line naming the file, then a table
+ * of place, change, old and new values (compact JSON, cut at MAX_CELL characters).
+ */
+export function structureTable(path: string, s: DocumentDiff, style: Style): string {
+  const c = paint(style);
+  const tint = { added: c.green, removed: c.red, changed: c.yellow } as const;
+  const count = `${s.paths.length}${s.truncated ? "+" : ""} ${s.paths.length === 1 && !s.truncated ? "place" : "places"}`;
+  const title = c.bold(`structure of ${path} (${s.format}): ${count} changed`);
+  if (s.paths.length === 0) return `${title}\n  (formatting, comments or key order only)`;
+  const rows = s.paths.map((p) => [
+    p.path === "" ? "(document)" : p.path,
+    tint[p.op](p.op),
+    cell(p, "old"),
+    cell(p, "new"),
+  ]);
+  const more = s.truncated ? "\n  … more places changed than are listed" : "";
+  return `${title}\n${table(["place", "change", "old", "new"], rows, style).replace(/^/gm, "  ")}${more}`;
 }

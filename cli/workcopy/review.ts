@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createTwoFilesPatch } from "diff";
 import type { MergeResponse } from "../../shared/api/review.ts";
+import { type DocumentDiff, diffDocuments } from "../../shared/documents/changes.ts";
 import { type Copy, type MoveResult, moveTo } from "./copy.ts";
 import { CopyError } from "./meta.ts";
 import { type Remote, RemoteError } from "./remote.ts";
@@ -58,6 +59,14 @@ export interface DiffEntry {
   path: string;
   status: "added" | "modified" | "deleted";
   patch: string;
+  /** A JSON or YAML file's changed places, as `GET diff` gives them (docs/api.md). */
+  structure?: DocumentDiff;
+}
+
+/** The changed places of a JSON or YAML file whose sides are text and parse, as the server finds them. */
+function structureOf(file: string, before: Buffer | null, after: Buffer | null): DocumentDiff | null {
+  if ((before && !isUtf8(before)) || (after && !isUtf8(after))) return null;
+  return diffDocuments(file, before?.toString("utf8") ?? null, after?.toString("utf8") ?? null);
 }
 
 /** The copy's local changes as patches against the files at the copy's sequence. */
@@ -74,7 +83,9 @@ export async function localDiff(copy: Copy, remote: Remote, paths: string[]): Pr
     wanted.map(async (c) => {
       const before = c.status === "added" ? null : await remote.file(repo, c.path, branch, sequence);
       const after = c.status === "deleted" ? null : await readFile(path.join(copy.root, c.path));
-      return { path: c.path, status: c.status, patch: patchOf(c.path, before, after) };
+      const structure = structureOf(c.path, before, after);
+      const entry = { path: c.path, status: c.status, patch: patchOf(c.path, before, after) };
+      return structure ? { ...entry, structure } : entry;
     }),
   );
 }
@@ -85,11 +96,18 @@ export async function branchDiff(repo: string, remote: Remote, branch: string) {
     throw new CopyError("main has nothing to diff against", "give a branch: quire diff --branch <name>");
   const d = await remote.diff(repo, branch);
   return {
-    changes: d.changes.map((c) => ({
-      path: c.path,
-      status: c.status,
-      patch: c.diff ? gitStyle(c.diff, c.status, c.path) : c.binary ? `Binary file ${c.path} differs\n` : "",
-    })),
+    changes: d.changes.map(
+      (c): DiffEntry => ({
+        path: c.path,
+        status: c.status,
+        patch: c.diff
+          ? gitStyle(c.diff, c.status, c.path)
+          : c.binary
+            ? `Binary file ${c.path} differs\n`
+            : "",
+        ...(c.structure ? { structure: c.structure } : {}),
+      }),
+    ),
     conflicts: d.conflicts as ConflictRow[],
   };
 }

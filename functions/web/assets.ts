@@ -107,6 +107,9 @@ table.lines:not([data-selecting]) tr:target, table.lines tr.selected { backgroun
 .diff.split td.empty { background: color-mix(in srgb, var(--line) 30%, transparent); }
 .diff.split td.code, .diff.split td.empty { width: 49%; }
 .not-shown { border: 1px dashed var(--line); padding: .5rem 1rem; }
+table.changed-paths { margin: .25rem 0 .75rem; font-size: .875rem; }
+table.changed-paths caption { text-align: left; font-weight: 600; }
+table.changed-paths td code { overflow-wrap: anywhere; }
 /* Proposals, comments with replies, releases (functions/web/pages/discussion.ts, directory.ts) */
 .comments ol { list-style: none; padding: 0; margin: .5rem 0; }
 .comments li.comment { border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: .25rem .75rem; margin: .5rem 0; }

@@ -52,6 +52,25 @@ export const conflict = z.object({
   main_version_id: z.string().nullable(),
   branch_version_id: z.string().nullable(),
 });
+/**
+ * The changed places of a JSON or YAML file (shared/documents/changes.ts, docs/api.md "Structured
+ * changes"): `old` and `new` are the values there, left out (with `values_omitted`) when long.
+ */
+export const documentDiff = z.object({
+  format: z.enum(["json", "yaml"]),
+  multi_document: z.boolean(),
+  paths: z.array(
+    z.object({
+      path: z.string(),
+      op: z.enum(["added", "removed", "changed"]),
+      old: z.unknown().optional(),
+      new: z.unknown().optional(),
+      values_omitted: z.literal(true).optional(),
+    }),
+  ),
+  truncated: z.boolean(),
+});
+
 export const diffResponse = z.object({
   changes: z.array(
     z.object({
@@ -59,6 +78,8 @@ export const diffResponse = z.object({
       status: z.enum(["added", "modified", "deleted"]),
       binary: z.boolean(),
       diff: z.string(),
+      /** Only for a JSON or YAML file whose existing sides parse. */
+      structure: documentDiff.optional(),
     }),
   ),
   conflicts: z.array(conflict),

@@ -5,7 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 import { type ChangeStatus, statusOf } from "./changes.ts";
-import { unifiedDiff } from "./diff.ts";
+import { diffStructureBudget, type FileDiff, fileDiff, type StructureOf } from "./diff.ts";
 import type { HistoryEntry } from "./history.ts";
 import { type FileVersion, filesInView, resolveView, type View } from "./view.ts";
 
@@ -101,12 +101,10 @@ async function commitsIn(db: Queryable, repoId: number, segments: Segment[]) {
   return { commits: rows.map(({ total: _t, ...c }) => c), total: rows[0]?.total ?? 0 };
 }
 
-export interface ComparedFile {
+export interface ComparedFile extends FileDiff {
   path: string;
   status: ChangeStatus;
   binary: boolean;
-  /** A unified diff; "" for binary content and changes too large to diff. */
-  diff: string;
 }
 
 /**
@@ -135,10 +133,19 @@ export async function compareSides(ctx: AppContext, access: RepoAccess, q: { fro
     statusOf(before.get(p)?.content_sha256 ?? null, after.get(p)?.content_sha256 ?? null),
   );
   const files: ComparedFile[] = [];
+  const structureOf = diffStructureBudget();
   for (const path of changed.slice(0, MAX_COMPARED_FILES)) {
     // Each diff runs synchronously; other requests get their turn between files.
     await yieldToEventLoop();
-    files.push(await comparedFile(ctx, access.repo.id, path, before.get(path), after.get(path)));
+    files.push(
+      await comparedFile(
+        ctx,
+        { repoId: access.repo.id, structureOf },
+        path,
+        before.get(path),
+        after.get(path),
+      ),
+    );
   }
   const [ahead, behind] = await Promise.all([
     commitsIn(ctx.pool, access.repo.id, onlyTo),
@@ -158,7 +165,7 @@ export async function compareSides(ctx: AppContext, access: RepoAccess, q: { fro
 
 async function comparedFile(
   ctx: AppContext,
-  repoId: number,
+  on: { repoId: number; structureOf: StructureOf },
   path: string,
   before: FileVersion | undefined,
   after: FileVersion | undefined,
@@ -179,6 +186,6 @@ async function comparedFile(
     path,
     status,
     binary: change.branchBinary || change.mainBinary,
-    diff: await unifiedDiff(ctx, repoId, change),
+    ...(await fileDiff(ctx, on.repoId, change, on.structureOf)),
   };
 }

@@ -3,6 +3,7 @@ import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import type { NetChange } from "../commits/changes.ts";
 import type { Queryable } from "../db/pool.ts";
+import type { DocumentDiff } from "../documents/changes.ts";
 import type { PolicyInput } from "../policy/engine.ts";
 
 // Only what is attached to the exact head being merged counts. A reviewer's latest review wins.
@@ -22,7 +23,7 @@ export const rolesHeld = (access: RepoAccess): string[] => roles.filter((r) => a
 
 /**
  * The policy input of DESIGN.md for merging `branch` at its current head: who asks, what the
- * branch changes, the reviews and check runs attached to exactly that head, and its open proposal.
+ * branch changes (with the changed places of its JSON and YAML files), the reviews and check runs attached to exactly that head, and its open proposal.
  */
 export async function policyInput(
   db: Queryable,
@@ -30,7 +31,7 @@ export async function policyInput(
   access: RepoAccess,
   branch: BranchRow,
   changes: NetChange[],
-  owners: Record<string, string[]>,
+  extra: { owners: Record<string, string[]>; structure: Record<string, DocumentDiff> },
 ): Promise<PolicyInput> {
   const at = [branch.id, branch.head_sequence];
   // One after another: they share the caller's transaction client, which runs one query at a time.
@@ -45,9 +46,10 @@ export async function policyInput(
     branch: branch.name,
     draft: branch.draft,
     changed_paths: changes.map((c) => c.path),
+    structure: extra.structure,
     reviews: reviews.rows,
     check_runs: checks.rows,
-    owners,
+    owners: extra.owners,
     head_sequence: branch.head_sequence,
     base_sequence: branch.base_sequence,
     proposal: proposal.rows[0] ?? null,

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import type { DocumentDiff } from "../documents/changes.ts";
 import type { Logger } from "../log.ts";
 import { type CompileFn, opaCompiler } from "./compile.ts";
 import { PolicyRunner, policyResult } from "./evaluate.ts";
@@ -15,6 +16,8 @@ export interface PolicyInput {
   changed_paths: string[];
   reviews: { reviewer: string; status: string; sequence: number }[];
   check_runs: { check_name: string; status: string; sequence: number }[];
+  /** Changed JSON and YAML file → its changed places (docs/policies.md, "the input"). */
+  structure: Record<string, DocumentDiff>;
   /** Folder prefix (`""`, `docs/`) → owner emails, for the OWNERS files above the changed paths (docs/owners.md). */
   owners: Record<string, string[]>;
   head_sequence: number;

@@ -122,6 +122,7 @@ export function input(over: Partial<PolicyInput> = {}): PolicyInput {
       { check_name: "ci/test", status: "passed", sequence: 7 },
     ],
     owners: {},
+    structure: {},
     head_sequence: 7,
     base_sequence: 3,
     proposal: { id: "p1", branch: "feature/x", base_branch: "main", title: "Add a", state: "open" },

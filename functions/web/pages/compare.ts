@@ -42,6 +42,7 @@ function changedFiles(repo: string, c: Comparison, layout: DiffLayout): Html {
       status: f.status,
       patch: f.diff,
       binary: f.binary,
+      structure: f.structure,
       links: f.status === "deleted" ? {} : { file: u.fileUrl(repo, f.path, c.to) },
     })),
     { layout, layoutHref: (view) => u.withParams(pageUrl, { view: view === "unified" ? undefined : view }) },

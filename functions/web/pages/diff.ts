@@ -1,6 +1,8 @@
 import { parsePatch, structuredPatch } from "diff";
 import { z } from "zod";
+import { type DocumentDiff, structureBudget } from "../../../shared/documents/changes.ts";
 import { type Html, html } from "../html.ts";
+import { changedPathsTable } from "./changed-paths.ts";
 import { highlightLines, type Language, languageOf } from "./highlight.ts";
 
 /**
@@ -38,6 +40,11 @@ export interface FileChange {
   patch?: string;
   /** With `patch`: whether either side is binary. */
   binary?: boolean;
+  /**
+   * A JSON or YAML file's changed places, shown as a "changed paths" table above the text diff;
+   * with `patch` as `GET diff` gives them, with texts found from the texts when not given.
+   */
+  structure?: DocumentDiff | undefined;
   /** The file's content type, to pick its highlighting when its name does not say. */
   contentType?: string;
   /** The file's page at the new side (none for a deleted file), its text (raw view), its diff alone. */
@@ -75,6 +82,7 @@ type Row =
 
 interface Prepared {
   change: FileChange;
+  structure: DocumentDiff | null;
   hunks: Hunk[] | null;
   added: number;
   removed: number;
@@ -147,7 +155,19 @@ function textSides(before: string, after: string, hunks: Hunk[], language: Langu
   };
 }
 
-function prepare(change: FileChange): Prepared {
+/** Characters of JSON and YAML text a page reads for changed paths, as `GET diff` does. */
+const MAX_STRUCTURED_CHARS_PER_PAGE = 524_288;
+
+type StructureOf = ReturnType<typeof structureBudget>;
+
+/** The changed places of a change given by its texts (none for a patch, or a side not read). */
+function structureOfTexts(change: FileChange, structureOf: StructureOf): DocumentDiff | null {
+  const { path, patch, before, after } = change;
+  if (patch !== undefined || !isText(before) || !isText(after)) return null;
+  return structureOf(path, before ?? null, after ?? null);
+}
+
+function prepare(change: FileChange, structureOf: StructureOf): Prepared {
   const language = languageOf(change.path, change.contentType);
   const empty = () => html``;
   const none: Sides = { oldLine: empty, newLine: empty };
@@ -172,7 +192,8 @@ function prepare(change: FileChange): Prepared {
   }
   const count = (sign: string) =>
     hunks?.reduce((n, h) => n + h.lines.filter((l) => l[0] === sign).length, 0) ?? 0;
-  return { change, hunks, added: count("+"), removed: count("-"), binary, ...lines };
+  const structure = change.structure ?? structureOfTexts(change, structureOf);
+  return { change, structure, hunks, added: count("+"), removed: count("-"), binary, ...lines };
 }
 
 /** A hunk's lines as rows with their numbers on each side ("\ No newline" notes are left out). */
@@ -284,7 +305,7 @@ function fileSection(p: Prepared, index: number, options: DiffOptions, budget: {
   }
   return html`<section class="file-diff" id="file-${index + 1}" aria-label="${path}">
 <h3>${statusLabels(p)} ${links?.file ? html`<a href="${links.file}">${path}</a>` : path} ${counts(p)}</h3>
-${body}${p.change.below ?? ""}</section>`;
+${p.structure ? changedPathsTable(p.structure) : ""}${body}${p.change.below ?? ""}</section>`;
 }
 
 function fileList(prepared: Prepared[]): Html {
@@ -308,7 +329,8 @@ function layoutToggle(options: DiffOptions): Html {
  */
 export function renderChanges(changes: FileChange[], options: DiffOptions): Html {
   if (changes.length === 0) return html`<p class="muted">No changes.</p>`;
-  const prepared = changes.map(prepare);
+  const structureOf = structureBudget(MAX_STRUCTURED_CHARS_PER_PAGE);
+  const prepared = changes.map((c) => prepare(c, structureOf));
   const added = prepared.reduce((n, p) => n + p.added, 0);
   const removed = prepared.reduce((n, p) => n + p.removed, 0);
   const budget = { rows: 0 };

@@ -13,6 +13,7 @@ import type { CommentRecord } from "../../../shared/comments/comments.ts";
 import { listComments } from "../../../shared/comments/comments.ts";
 import { diffAgainstBase, diffBranch } from "../../../shared/commits/diff.ts";
 import type { AppContext } from "../../../shared/context.ts";
+import type { DocumentDiff } from "../../../shared/documents/changes.ts";
 import { type BranchStatusReport, branchStatus } from "../../../shared/merge/status.ts";
 import type { PolicyResult } from "../../../shared/policy/engine.ts";
 import { getProposal, listProposals, type ProposalRecord } from "../../../shared/proposals/proposals.ts";
@@ -147,7 +148,7 @@ function byPath(comments: CommentRecord[], shownPaths: string[]) {
 function branchChange(
   repo: string,
   branch: BranchRecord,
-  c: { path: string; status: FileChange["status"]; binary: boolean; diff: string },
+  c: { path: string; status: FileChange["status"]; binary: boolean; diff: string; structure?: DocumentDiff },
   thread: Html,
 ): FileChange {
   const at = { branch: branch.name, at: branch.head_sequence };
@@ -156,6 +157,7 @@ function branchChange(
     status: c.status,
     patch: c.diff,
     binary: c.binary,
+    structure: c.structure,
     links:
       c.status === "deleted" ? {} : { file: u.fileUrl(repo, c.path, at), raw: u.plainUrl(repo, c.path, at) },
     below: thread,
