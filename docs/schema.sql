@@ -282,6 +282,22 @@ CREATE TABLE public.issue_comments (
   CONSTRAINT issue_comments_issue_id_fkey FOREIGN KEY (issue_id) REFERENCES issues(id) ON DELETE CASCADE
 );
 
+CREATE TABLE public.issue_refs (
+  id uuid NOT NULL,
+  repo_id bigint NOT NULL,
+  issue_id uuid NOT NULL,
+  commit_sequence bigint,
+  proposal_id uuid,
+  created_by text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  CONSTRAINT issue_refs_check CHECK (((commit_sequence IS NULL) <> (proposal_id IS NULL))),
+  CONSTRAINT issue_refs_pkey PRIMARY KEY (id),
+  CONSTRAINT issue_refs_issue_id_fkey FOREIGN KEY (issue_id) REFERENCES issues(id) ON DELETE CASCADE,
+  CONSTRAINT issue_refs_proposal_id_fkey FOREIGN KEY (proposal_id) REFERENCES proposals(id) ON DELETE CASCADE,
+  CONSTRAINT issue_refs_repo_id_commit_sequence_fkey FOREIGN KEY (repo_id, commit_sequence) REFERENCES commits(repo_id, sequence) ON DELETE CASCADE,
+  CONSTRAINT issue_refs_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.issues (
   id uuid NOT NULL,
   repo_id bigint NOT NULL,
@@ -572,6 +588,12 @@ CREATE INDEX file_changes_by_content ON public.file_changes USING btree (repo_id
 CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
 
 CREATE INDEX issue_comments_issue ON public.issue_comments USING btree (issue_id, created_at, id);
+
+CREATE UNIQUE INDEX issue_refs_commit ON public.issue_refs USING btree (repo_id, commit_sequence, issue_id) WHERE (commit_sequence IS NOT NULL);
+
+CREATE INDEX issue_refs_issue ON public.issue_refs USING btree (issue_id, created_at);
+
+CREATE UNIQUE INDEX issue_refs_proposal ON public.issue_refs USING btree (proposal_id, issue_id) WHERE (proposal_id IS NOT NULL);
 
 CREATE INDEX issues_assignees ON public.issues USING gin (assignees);
 

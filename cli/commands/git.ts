@@ -2,9 +2,21 @@ import path from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { type Command, Option } from "commander";
 import type { CliEnv } from "../env.ts";
+import { usageError } from "../errors.ts";
 import { exportGit } from "../git/export.ts";
-import { type ImportMode, importGit } from "../git/import.ts";
+import { DEFAULT_PART_BYTES, type ImportMode, importGit } from "../git/import.ts";
 import { clientRemote, type Remote } from "../workcopy/remote.ts";
+
+/** `--part-size`: bytes, or KiB and MiB with `K` or `M` (`512K`, `4M`), from 1 KiB. */
+function partSize(value: string): number {
+  const m = /^(\d{1,9})([KkMm])?(?:i?B)?$/.exec(value.trim());
+  const bytes = m
+    ? Number(m[1]) * (m[2] ? (m[2].toUpperCase() === "K" ? 1024 : 1024 * 1024) : 1)
+    : Number.NaN;
+  if (!(bytes >= 1024))
+    throw usageError(`--part-size must be a size of at least 1K, like 512K or 8M; got '${value}'`);
+  return bytes;
+}
 
 /** `quire import-git` and `quire export-git` (docs/git.md): a git history into Quire, and back. */
 export function register(program: Command, env: CliEnv): void {
@@ -50,12 +62,23 @@ export function register(program: Command, env: CliEnv): void {
     )
     .option("--from <rev>", "the git branch (or revision) to read", "HEAD")
     .option("--into-main", "import into a main that already has commits of its own")
+    .option(
+      "--part-size <size>",
+      `file content per commit request before a git commit is cut into parts (default ${DEFAULT_PART_BYTES >> 20}M; cut smaller when the server answers 413)`,
+    )
     .option("-v, --verbose", "a line per commit made")
     .action(
       async (
         gitDir: string,
         repo: string,
-        o: { branch: string; mode: ImportMode; from: string; intoMain?: boolean; verbose?: boolean },
+        o: {
+          branch: string;
+          mode: ImportMode;
+          from: string;
+          intoMain?: boolean;
+          partSize?: string;
+          verbose?: boolean;
+        },
       ) => {
         const bar = progressBar(o.verbose ?? false);
         const result = await importGit(await connect(), {
@@ -65,6 +88,7 @@ export function register(program: Command, env: CliEnv): void {
           branch: o.branch,
           mode: o.mode,
           intoMain: o.intoMain ?? false,
+          ...(o.partSize === undefined ? {} : { partBytes: partSize(o.partSize) }),
           note,
           verbose: o.verbose ?? false,
           ...(bar.tick ? { progress: bar.tick } : {}),

@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import { commaList } from "../../shared/api/comma-list.ts";
 import type { IssueResponse } from "../../shared/api/issues.ts";
+import { ISSUE_PAGE } from "../../shared/issues/api.ts";
 import type { CliEnv } from "../env.ts";
+import { usageError } from "../errors.ts";
 import type { Column } from "../output.ts";
 import { resource } from "./resource.ts";
 
@@ -61,11 +63,14 @@ export function register(program: Command, env: CliEnv): void {
           { flags: "--limit <n>", description: "at most this many (default 50)" },
         ],
         run: async ({ client, out, args: [repo = ""], opts }) => {
+          // The API answers every issue without a limit (as the origin system does); a terminal
+          // wants a page.
           const query = Object.fromEntries(
             ["state", "label", "assignee", "author", "limit"].flatMap((k) =>
               opts[k] === undefined ? [] : [[k, String(opts[k])]],
             ),
           );
+          query.limit ??= String(ISSUE_PAGE);
           const res = await (await client()).get("/repos/:repo*/-/issues", { params: { repo }, query });
           out.table(res.issues, ISSUE);
         },
@@ -151,6 +156,30 @@ export function register(program: Command, env: CliEnv): void {
             body: { reason },
           });
           out.done(`closed issue #${i.number} (${reason})`, i);
+        },
+      },
+      {
+        name: "link [repo] <number>",
+        summary: "link an issue by hand to a commit or a proposal (one that does not write #n)",
+        fromCopy: ["repo"],
+        options: [
+          { flags: "--commit <sequence>", description: "the commit, by its sequence" },
+          { flags: "--proposal <id>", description: "the proposal, by its id" },
+        ],
+        run: async ({ client, out, args: [repo = "", number = ""], opts }) => {
+          const commit = opts["commit"] as string | undefined;
+          const proposal = opts["proposal"] as string | undefined;
+          if ((commit === undefined) === (proposal === undefined))
+            throw usageError("name one target: --commit <sequence> or --proposal <id>");
+          const body =
+            commit !== undefined
+              ? { ref_type: "commit" as const, ref_id: commit }
+              : { ref_type: "proposal" as const, ref_id: proposal ?? "" };
+          const ref = await (await client()).post("/repos/:repo*/-/issues/:number/refs", {
+            params: { repo, number },
+            body,
+          });
+          out.done(`linked issue #${number} to ${ref.ref_type} ${ref.ref_id}`, ref);
         },
       },
       {

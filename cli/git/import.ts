@@ -17,11 +17,12 @@ import { trailer, withTrailers } from "./trailers.ts";
  */
 
 /**
- * Raw bytes of file content per request. A part is cut before it passes this (16 MiB, 21 MiB as
- * base64) so a request stays inside the server's default 32 MiB body (docs/names.md); a file
- * larger than this goes alone in its part.
+ * Raw bytes of file content per request, unless `--part-size` says otherwise. A part is cut
+ * before it passes this (16 MiB, 21 MiB as base64) so a request stays inside the server's default
+ * 32 MiB body (docs/names.md); a file larger than this goes alone in its part. A server with a
+ * lower limit answers 413 and the import cuts smaller (`sendPart`).
  */
-const PART_BYTES = 16 << 20;
+export const DEFAULT_PART_BYTES = 16 << 20;
 /** The largest file one request can carry at the default body limit: base64 of 23 MiB, plus JSON. */
 const MAX_IMPORT_FILE_BYTES = 23 << 20;
 const MAX_MESSAGE_CHARS = 60_000;
@@ -39,6 +40,8 @@ export interface ImportOptions {
   mode: ImportMode;
   /** Import into a `main` that already has commits of its own. */
   intoMain: boolean;
+  /** Raw bytes of file content per commit request at first (DEFAULT_PART_BYTES unless given). */
+  partBytes?: number;
   /** A note for each path left out, each commit made, and where the import resumed. */
   note(line: string): void;
   verbose: boolean;
@@ -78,19 +81,29 @@ type Action = { path: string; blob: string | null; size: number };
 const isFile = (mode: string) => mode.startsWith("100");
 const short = (sha: string) => sha.slice(0, 10);
 
-/** Where the branch head says an earlier run stopped: after part `part` of `parts` of `sha`. */
+/**
+ * Where the branch head says an earlier run stopped: after part `part` of `sha`, which had
+ * written the commit's first `files` of `total` file changes (`Git-Files`). A head from before
+ * `Git-Files` says only `Git-Part: i/n`: its parts were cut at DEFAULT_PART_BYTES.
+ */
 interface Landed {
   sha: string;
   part: number;
   parts: number;
+  files?: { done: number; total: number };
 }
 
 function landedIn(message: string): Landed | undefined {
   const sha = trailer(message, "Git-Commit");
   if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) return undefined;
   const [part = 1, parts = 1] = (trailer(message, "Git-Part") ?? "1/1").split("/").map(Number);
-  return { sha, part, parts };
+  const [done, total] = (trailer(message, "Git-Files") ?? "").split("/").map(Number);
+  const files = done !== undefined && total !== undefined && done <= total ? { done, total } : undefined;
+  return { sha, part, parts, ...(files ? { files } : {}) };
 }
+
+/** Whether the commit `landed` names is fully written. */
+const landedWhole = (l: Landed) => (l.files ? l.files.done >= l.files.total : l.part >= l.parts);
 
 /**
  * The branch's head and what it says of an earlier import. A missing branch is created from
@@ -178,13 +191,19 @@ async function classify(c: TreeChange, blobs: BlobReader, out: Classified): Prom
   if (oldStored) out.actions.push({ path: shown, blob: null, size: 0 });
 }
 
-/** The actions cut into parts of at most MAX_COMMIT_FILES changes and about PART_BYTES of content. */
-function partsOf(actions: Action[]): Action[][] {
+/** How big a part may be: file changes, and raw bytes of content. */
+interface PartSize {
+  files: number;
+  bytes: number;
+}
+
+/** The actions cut into parts of at most `size.files` changes and about `size.bytes` of content. */
+function partsOf(actions: Action[], size: PartSize): Action[][] {
   const parts: Action[][] = [];
   let bytes = 0;
   for (const a of actions) {
     const last = parts.at(-1);
-    if (!last || last.length >= MAX_COMMIT_FILES || (bytes + a.size > PART_BYTES && last.length > 0)) {
+    if (!last || last.length >= size.files || (bytes + a.size > size.bytes && last.length > 0)) {
       parts.push([a]);
       bytes = a.size;
     } else {
@@ -195,7 +214,15 @@ function partsOf(actions: Action[]): Action[][] {
   return parts;
 }
 
-function messageOf(step: Step, o: ImportOptions, part: number, parts: number): string {
+/** Where a part sits in its git commit: its number, the count planned, the file changes written after it. */
+interface PartPlace {
+  part: number;
+  parts: number;
+  done: number;
+  total: number;
+}
+
+function messageOf(step: Step, o: ImportOptions, at: PartPlace): string {
   const c = step.commit;
   const text =
     o.mode === "squash"
@@ -208,7 +235,12 @@ function messageOf(step: Step, o: ImportOptions, part: number, parts: number): s
     ["Git-Author", c.author],
     ["Git-Date", c.date],
     ...(o.mode === "squash" ? [["Git-Import", "squash"] as [string, string]] : []),
-    ...(parts > 1 ? [["Git-Part", `${part}/${parts}`] as [string, string]] : []),
+    ...(at.parts > 1
+      ? [
+          ["Git-Part", `${at.part}/${at.parts}`] as [string, string],
+          ["Git-Files", `${at.done}/${at.total}`] as [string, string],
+        ]
+      : []),
   ]);
 }
 
@@ -237,10 +269,6 @@ async function sendCommit(
         throw new CliError(`'${body.branch}' moved while importing ${what}: someone else committed to it`, {
           hint: "nothing of that commit was written; rerun to resume if the new commits are the import's own, else import into a new branch",
         });
-      if (e instanceof QuireApiError && e.status === 413)
-        throw new CliError(`${what} is over the server's request limit (SVC_MAX_BODY_BYTES)`, {
-          hint: "the import cuts commits at 16 MiB of content; a server with a lower limit needs it raised",
-        });
       throw e;
     }
   }
@@ -255,18 +283,27 @@ function resumePoint(
   steps: Step[],
   landed: Landed | undefined,
   o: ImportOptions,
-): { first: number; firstPart: number; after: Landed | undefined } {
-  if (!landed) return { first: 0, firstPart: 1, after: undefined };
+): { first: number; partial: Landed | undefined; after: Landed | undefined } {
+  if (!landed) return { first: 0, partial: undefined, after: undefined };
   const at = steps.findIndex((s) => s.commit.sha === landed.sha);
-  if (at === -1 && o.intoMain) return { first: 0, firstPart: 1, after: undefined };
+  if (at === -1 && o.intoMain) return { first: 0, partial: undefined, after: undefined };
   if (at === -1)
     throw new CliError(
       `'${o.branch}' holds an import of git commit ${short(landed.sha)}, which is not one this import makes from '${o.from}'`,
       { hint: "import into a new branch: --branch <name>" },
     );
-  const [first, firstPart] = landed.part < landed.parts ? [at, landed.part + 1] : [at + 1, 1];
+  const whole = landedWhole(landed);
+  const first = whole ? at + 1 : at;
   o.note(`resuming after git commit ${short(landed.sha)} (${first} of ${steps.length} done)`);
-  return { first, firstPart, after: landed };
+  return { first, partial: whole ? undefined : landed, after: landed };
+}
+
+/** How far into its commit's file changes a partly written commit got: `Git-Files`, else by its old cut. */
+function resumeIn(actions: Action[], partial: Landed | undefined): { done: number; part: number } {
+  if (!partial) return { done: 0, part: 0 };
+  if (partial.files) return { done: partial.files.done, part: partial.part };
+  const old = partsOf(actions, { files: MAX_COMMIT_FILES, bytes: DEFAULT_PART_BYTES });
+  return { done: old.slice(0, partial.part).flat().length, part: partial.part };
 }
 
 /** One run's state: the head it expects, what it made, what it reported. */
@@ -276,6 +313,8 @@ interface Run {
   blobs: BlobReader;
   /** Makes Idempotency-Keys of one repo and branch differ from another's. */
   scope: string;
+  /** The part size now: smaller after a 413, and kept so for the rest of the run. */
+  size: PartSize;
   head: number;
   made: number;
   unchanged: number;
@@ -294,27 +333,61 @@ function report(run: Run, sha: string, found: Classified["leftOut"]): void {
   }
 }
 
-/** Makes the Quire commits of one step, from part `firstPart` on; false when none changed anything. */
-async function commitStep(run: Run, step: Step, actions: Action[], firstPart: number): Promise<boolean> {
+const contentBytes = (part: Action[]) => part.reduce((n, a) => n + a.size, 0);
+
+/**
+ * After a 413 for `part`: a size that cuts it in two (half its changes, half its content), or
+ * null when it is one file, which no cut can shrink.
+ */
+function smallerThan(part: Action[]): PartSize | null {
+  if (part.length <= 1) return null;
+  return { files: Math.ceil(part.length / 2), bytes: Math.max(1, Math.floor(contentBytes(part) / 2)) };
+}
+
+/**
+ * Makes the Quire commits of one step, after the first `resume.done` of its file changes; false
+ * when none changed anything. The parts are cut at the run's size. A 413 writes nothing, so the
+ * same changes are cut smaller and sent again, and the smaller size stays for the rest of the run;
+ * each part's `Git-Files` says how many changes are written, so a resume does not depend on sizes.
+ */
+async function commitStep(
+  run: Run,
+  step: Step,
+  actions: Action[],
+  resume: { done: number; part: number },
+): Promise<boolean> {
   const { o } = run;
   const sha = step.commit.sha;
-  const parts = partsOf(actions);
+  let { done, part } = resume;
   let changedAny = false;
-  for (const [p, part] of parts.entries()) {
-    if (p + 1 < firstPart) continue;
-    const what = `git commit ${short(sha)}${parts.length > 1 ? ` (part ${p + 1} of ${parts.length})` : ""}`;
-    const files = await Promise.all(
-      part.map(async (a) => ({
-        path: a.path,
-        content: a.blob === null ? null : (await run.blobs.read(a.blob)).toString("base64"),
-      })),
-    );
-    const body = { branch: o.branch, message: messageOf(step, o, p + 1, parts.length), files };
-    const headers = {
-      "idempotency-key": `git-import:${sha}:${p + 1}/${parts.length}:${run.head}:${run.scope}`,
-      "if-match": `"${run.head}"`,
+  while (done < actions.length) {
+    const planned = partsOf(actions.slice(done), run.size);
+    const next = planned[0] ?? [];
+    const at = {
+      part: part + 1,
+      parts: part + planned.length,
+      done: done + next.length,
+      total: actions.length,
     };
-    const sequence = await sendCommit(run.remote, o.repo, body, headers, what);
+    const what = `git commit ${short(sha)}${at.parts > 1 ? ` (part ${at.part} of ${at.parts})` : ""}`;
+    let sequence: number | null;
+    try {
+      sequence = await sendPart(run, step, next, at, what);
+    } catch (e) {
+      const smaller = e instanceof QuireApiError && e.status === 413 ? smallerThan(next) : undefined;
+      if (smaller === undefined) throw e;
+      if (smaller === null)
+        throw new CliError(`${what} is over the server's request limit (SVC_MAX_BODY_BYTES)`, {
+          hint: `one file of ${contentBytes(next)} bytes cannot be cut; the server's limit needs raising`,
+        });
+      run.size = smaller;
+      o.note(
+        `${what} is over the server's request limit; cutting parts at ${smaller.files} files and ${smaller.bytes} bytes`,
+      );
+      continue;
+    }
+    done = at.done;
+    part = at.part;
     if (sequence === null) continue;
     run.head = sequence;
     run.made++;
@@ -324,6 +397,23 @@ async function commitStep(run: Run, step: Step, actions: Action[], firstPart: nu
   return changedAny;
 }
 
+/** Sends one part as one commit request; the new head, or null when it changed nothing. */
+async function sendPart(run: Run, step: Step, part: Action[], at: PartPlace, what: string) {
+  const { o } = run;
+  const files = await Promise.all(
+    part.map(async (a) => ({
+      path: a.path,
+      content: a.blob === null ? null : (await run.blobs.read(a.blob)).toString("base64"),
+    })),
+  );
+  const body = { branch: o.branch, message: messageOf(step, o, at), files };
+  const headers = {
+    "idempotency-key": `git-import:${step.commit.sha}:${at.done}/${at.total}:${run.head}:${run.scope}`,
+    "if-match": `"${run.head}"`,
+  };
+  return sendCommit(run.remote, o.repo, body, headers, what);
+}
+
 /** Imports `o.from` of the git repository at `o.gitDir` into `o.repo`'s `o.branch`. */
 export async function importGit(remote: Remote, o: ImportOptions): Promise<ImportResult> {
   const commits = await listCommits(o.gitDir, o.from);
@@ -331,7 +421,7 @@ export async function importGit(remote: Remote, o: ImportOptions): Promise<Impor
   if (!gitHead) throw new CliError(`'${o.from}' has no commits`);
   const steps = stepsOf(commits, o.mode, await emptyTree(o.gitDir));
   const start = await startingPoint(remote, o);
-  const { first, firstPart, after } = resumePoint(steps, start.landed, o);
+  const { first, partial, after } = resumePoint(steps, start.landed, o);
   const todo = steps.slice(first);
   const diffs = await diffTrees(
     o.gitDir,
@@ -342,6 +432,7 @@ export async function importGit(remote: Remote, o: ImportOptions): Promise<Impor
     o,
     blobs: new BlobReader(o.gitDir),
     scope: createHash("sha256").update(`${o.repo}\0${o.branch}`).digest("hex").slice(0, 16),
+    size: { files: MAX_COMMIT_FILES, bytes: o.partBytes ?? DEFAULT_PART_BYTES },
     head: start.head,
     made: 0,
     unchanged: 0,
@@ -353,7 +444,8 @@ export async function importGit(remote: Remote, o: ImportOptions): Promise<Impor
       const found: Classified = { actions: [], leftOut: [] };
       for (const change of diffs[i] ?? []) await classify(change, run.blobs, found);
       report(run, step.commit.sha, found.leftOut);
-      if (!(await commitStep(run, step, found.actions, i === 0 ? firstPart : 1))) {
+      const resume = resumeIn(found.actions, i === 0 ? partial : undefined);
+      if (!(await commitStep(run, step, found.actions, resume))) {
         run.unchanged++;
         if (o.verbose)
           o.note(`git commit ${short(step.commit.sha)} changes nothing Quire stores; no commit made`);

@@ -57,16 +57,46 @@ UPDATE issue_comments SET body = $2, edited_at = clock_timestamp() WHERE id = $1
 -- comment_delete
 DELETE FROM issue_comments WHERE id = $1;
 
+-- shared/issues/links.ts
+
+-- commit_lock
+SELECT sequence FROM commits WHERE repo_id = $1 AND sequence = $2 FOR KEY SHARE;
+
+-- proposal_lock
+SELECT id FROM proposals WHERE repo_id = $1 AND id = $2 FOR KEY SHARE;
+
+-- link_insert
+INSERT INTO issue_refs (id, repo_id, issue_id, commit_sequence, proposal_id, created_by, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, now())
+ON CONFLICT DO NOTHING
+RETURNING created_at;
+
+-- links_of_issue
+SELECT r.id::text, r.issue_id::text, CASE WHEN r.commit_sequence IS NULL THEN 'proposal' ELSE 'commit' END
+AS ref_type, coalesce(r.commit_sequence::text, r.proposal_id::text) AS ref_id, r.created_at FROM issue_refs r WHERE r.issue_id = $1 ORDER BY r.created_at, r.id;
+
+-- issues_linked_to_commit
+SELECT i.number FROM issue_refs r JOIN issues i ON i.id = r.issue_id
+WHERE r.repo_id = $1 AND r.commit_sequence = $2;
+
+-- issues_linked_to_proposal
+SELECT i.number FROM issue_refs r JOIN issues i ON i.id = r.issue_id
+WHERE r.repo_id = $1 AND r.proposal_id = $2;
+
 -- shared/issues/mentions.ts
 
 -- mentioning_commits
 SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at
 FROM commits c JOIN branches b ON b.id = c.branch_id
-WHERE c.repo_id = $1 AND c.message ~ $2 ORDER BY c.sequence;
+WHERE c.repo_id = $1 AND (c.message ~ $2 OR c.sequence IN (
+  SELECT commit_sequence FROM issue_refs WHERE issue_id = $3 AND commit_sequence IS NOT NULL))
+ORDER BY c.sequence;
 
 -- mentioning_proposals
 SELECT id::text, number, title, state, created_at FROM proposals
-WHERE repo_id = $1 AND (title ~ $2 OR description ~ $2) ORDER BY number;
+WHERE repo_id = $1 AND (title ~ $2 OR description ~ $2 OR id IN (
+  SELECT proposal_id FROM issue_refs WHERE issue_id = $3 AND proposal_id IS NOT NULL))
+ORDER BY number;
 
 -- mentioning_issues
 SELECT i.number, i.title, i.state FROM issues i

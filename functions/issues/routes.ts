@@ -3,6 +3,7 @@ import {
   issueCommentListResponse,
   issueCommentResponse,
   issueListResponse,
+  issueRefResponse,
   issueResponse,
   mentionsResponse,
 } from "../../shared/api/issues.ts";
@@ -14,6 +15,7 @@ import { created, noContent, ok, route } from "../../shared/http/route.ts";
 import {
   closeIssueRequest,
   issueCommentRequest,
+  issueLinkRequest,
   issueListQuery,
   issueNumber,
   openIssueRequest,
@@ -31,6 +33,7 @@ import {
   patchIssue,
   reopenIssue,
 } from "../../shared/issues/issues.ts";
+import { linkIssue } from "../../shared/issues/links.ts";
 import { issuesMentionedBy, mentionsOf } from "../../shared/issues/mentions.ts";
 import { proposalId } from "../../shared/proposals/api.ts";
 import { getProposal } from "../../shared/proposals/proposals.ts";
@@ -156,6 +159,17 @@ export const issueRoutes = [
       return ok(await mentionsOf(ctx.pool, repo, issue));
     },
   }),
+  route({
+    method: "POST",
+    path: "/repos/:repo*/-/issues/:number/refs",
+    access: { repo: "writer" },
+    summary: "Link an issue by hand to a commit (its sequence) or a proposal (its id) of the repo",
+    params: issueParams,
+    body: issueLinkRequest,
+    responses: { 201: issueRefResponse },
+    handler: async ({ ctx, actor, repo, params, body }) =>
+      created(await linkIssue(ctx.pool, actor, repo, params.number, body)),
+  }),
   // The other direction, on the origin system's paths: the issues a commit or a proposal refers to.
   route({
     method: "GET",
@@ -166,7 +180,9 @@ export const issueRoutes = [
     responses: { 200: issueListResponse },
     handler: async ({ ctx, repo, params }) => {
       const commit = await readCommit(ctx.pool, repo, params.sequence);
-      return ok({ issues: await issuesMentionedBy(ctx.pool, repo, [commit.message]) });
+      return ok({
+        issues: await issuesMentionedBy(ctx.pool, repo, [commit.message], { sequence: commit.sequence }),
+      });
     },
   }),
   route({
@@ -178,7 +194,9 @@ export const issueRoutes = [
     responses: { 200: issueListResponse },
     handler: async ({ ctx, repo, params }) => {
       const p = await getProposal(ctx.pool, repo, params.id);
-      return ok({ issues: await issuesMentionedBy(ctx.pool, repo, [p.title, p.description]) });
+      return ok({
+        issues: await issuesMentionedBy(ctx.pool, repo, [p.title, p.description], { proposal: p.id }),
+      });
     },
   }),
 ];

@@ -8,8 +8,8 @@ import { type Call, route } from "../../shared/http/route.ts";
 import {
   closeIssueRequest,
   issueCommentRequest,
-  issueListQuery,
   issueNumber,
+  issuePageQuery,
   openIssueRequest,
 } from "../../shared/issues/api.ts";
 import { addIssueComment, closeIssue, openIssue, reopenIssue } from "../../shared/issues/issues.ts";
@@ -44,7 +44,7 @@ const listQuery = z.preprocess(
     typeof q === "object" && q !== null
       ? Object.fromEntries(Object.entries(q).map(([k, v]) => [k, emptyIsAbsent(v)]))
       : q,
-  issueListQuery,
+  issuePageQuery,
 );
 const openFields = z.strictObject({
   ...csrfToken,

@@ -38,22 +38,27 @@ export const issueCommentResponse = z.object({
 export type IssueCommentResponse = z.output<typeof issueCommentResponse>;
 export const issueCommentListResponse = z.object({ comments: z.array(issueCommentResponse) });
 
+/**
+ * A reference from an issue in the origin system's shape: `ref_type` `commit` (`ref_id` its
+ * sequence) or `proposal` (`ref_id` its id). A link made by hand has its own `id` (a UUID); one
+ * found as `#n` in a text is named after its target (`commit:12`) and dated by it.
+ */
+export const issueRefResponse = z.object({
+  id: z.string(),
+  issue_id: uuid,
+  repo: z.string(),
+  ref_type: z.enum(["commit", "proposal"]),
+  ref_id: z.string(),
+  created_at: timestamp,
+});
+
 /** Where `#n` is written: commits (any branch), proposals' descriptions, other issues and comments. */
 export const mentionsResponse = z.object({
   commits: z.array(z.object({ sequence, branch: z.string(), message: z.string(), author: z.string() })),
   proposals: z.array(z.object({ number: z.int().positive(), title: z.string(), state: z.string() })),
   issues: z.array(z.object({ number: z.int().positive(), title: z.string(), state: z.string() })),
-  /** The commits and proposals again, as the origin system's `GET …/issues/{n}/refs` answers them. */
-  refs: z.array(
-    z.object({
-      id: z.string(),
-      issue_id: uuid,
-      repo: z.string(),
-      ref_type: z.enum(["commit", "proposal"]),
-      ref_id: z.string(),
-      created_at: timestamp,
-    }),
-  ),
+  /** The commits and proposals again (found or linked), as the origin's `GET …/issues/{n}/refs` answers them. */
+  refs: z.array(issueRefResponse),
 });
 /** With dates as Date until JSON renders them. */
 export type MentionsResponse = Omit<z.output<typeof mentionsResponse>, "refs"> & {

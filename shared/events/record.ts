@@ -81,6 +81,14 @@ export interface EventPayloads {
     reason: string;
   };
   "com.svc.issue.reopened": { repo: string; issue_id: string; number: number; reopened_by: string };
+  "com.svc.issue.linked": {
+    repo: string;
+    issue_id: string;
+    number: number;
+    ref_type: "commit" | "proposal";
+    ref_id: string;
+    linked_by: string;
+  };
   "com.svc.issue_comment.created": IssueCommentEvent;
   "com.svc.issue_comment.edited": IssueCommentEvent;
   "com.svc.issue_comment.deleted": IssueCommentEvent & { deleted_by: string };

@@ -20,6 +20,7 @@ export const eventTypes = [
   "com.svc.issue.edited",
   "com.svc.issue.closed",
   "com.svc.issue.reopened",
+  "com.svc.issue.linked",
   "com.svc.issue_comment.created",
   "com.svc.issue_comment.edited",
   "com.svc.issue_comment.deleted",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { identity, limitParam } from "../api/names.ts";
-import { proposalTitle } from "../proposals/api.ts";
+import { proposalId, proposalTitle } from "../proposals/api.ts";
 
 /** Limits of an issue's fields (docs/issues.md). */
 export const MAX_ISSUE_BODY = 65_536;
@@ -60,17 +60,33 @@ export const closeIssueRequest = z.strictObject({
   reason: z.enum(closeReasons, "must be completed, not_planned or duplicate").default("completed"),
 });
 
+/** The most issues one page holds when a `limit` is sent; the web's page holds 50. */
+export const MAX_ISSUE_PAGE = 200;
+export const ISSUE_PAGE = 50;
+
+/**
+ * The API's list. Without `limit` it answers every issue that matches, as the origin system's
+ * list does (its clients send `state` and `author`, never a page size, and read one answer as
+ * the whole list); with `limit` it answers a page, the next one asked for with `before`.
+ */
 export const issueListQuery = z.strictObject({
   /** `open` (the default, as in the origin system), `closed` or `all`. */
   state: z.enum([...issueStates, "all"], "must be open, closed or all").default("open"),
   label: label.optional(),
   assignee: identity.optional(),
   author: identity.optional(),
-  limit: limitParam(50, 200),
+  limit: z
+    .string()
+    .regex(/^\d{1,6}$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= MAX_ISSUE_PAGE, `must be between 1 and ${MAX_ISSUE_PAGE}`)
+    .optional(),
   /** The next page: issues numbered below this (the last number of a full page). */
   before: issueNumber.optional(),
 });
 export type IssueListQuery = z.output<typeof issueListQuery>;
+/** The web's list: always a page, of 50 unless `limit` says otherwise. */
+export const issuePageQuery = issueListQuery.extend({ limit: limitParam(ISSUE_PAGE, MAX_ISSUE_PAGE) });
 
 export const issueCommentRequest = z.strictObject({
   body: z
@@ -79,3 +95,22 @@ export const issueCommentRequest = z.strictObject({
     .refine((s) => s.trim() !== "", "must not be blank"),
 });
 export type IssueCommentRequest = z.output<typeof issueCommentRequest>;
+
+/**
+ * A link made by hand (the origin system's `POST …/issues/{n}/refs`): a commit by its sequence or a
+ * proposal by its id, both as strings, as the origin's clients send them.
+ */
+export const issueLinkRequest = z
+  .discriminatedUnion(
+    "ref_type",
+    [
+      z.strictObject({
+        ref_type: z.literal("commit"),
+        ref_id: z.string().regex(/^[1-9]\d{0,14}$/, "must be a commit's sequence, a whole number from 1"),
+      }),
+      z.strictObject({ ref_type: z.literal("proposal"), ref_id: proposalId }),
+    ],
+    { error: "ref_type must be commit or proposal" },
+  )
+  .transform((l) => (l.ref_type === "commit" ? { ...l, sequence: Number(l.ref_id) } : l));
+export type IssueLinkRequest = z.output<typeof issueLinkRequest>;

@@ -99,7 +99,10 @@ export async function openIssue(
   });
 }
 
-/** A page of the repo's issues, newest number first; the next page is `before` its last number. */
+/**
+ * The repo's issues, newest number first: a page of `limit` (the next is `before` its last
+ * number), or every one that matches without it.
+ */
 export async function listIssues(
   db: Queryable,
   access: RepoAccess,
@@ -112,7 +115,7 @@ export async function listIssues(
     q.assignee ?? null,
     q.author ?? null,
     q.before ?? null,
-    q.limit,
+    q.limit ?? null, // LIMIT NULL: every issue, as the origin system lists them
   ]);
   return rows;
 }

@@ -2,6 +2,7 @@ import type { RepoAccess } from "../access/roles.ts";
 import type { MentionsResponse } from "../api/issues.ts";
 import type { Queryable } from "../db/pool.ts";
 import { type IssueRecord, issuesNumbered } from "./issues.ts";
+import { issueNumbersLinkedTo, linksOf } from "./links.ts";
 
 /**
  * `#12` as a reference: not glued to a word, an `&` (an HTML entity like `&#12;`), a `/` (a URL's
@@ -17,14 +18,17 @@ export const mentionedNumbers = (text: string): number[] => [
 
 /**
  * The other direction: the issues that `texts` (a commit's message, a proposal's title and
- * description) refer to. Numbers that are proposals or nothing are left out.
+ * description) refer to, and those linked by hand to `target`, by number. Numbers that are
+ * proposals or nothing are left out.
  */
 export async function issuesMentionedBy(
   db: Queryable,
   access: RepoAccess,
   texts: string[],
+  target: { sequence: number } | { proposal: string },
 ): Promise<IssueRecord[]> {
-  const numbers = mentionedNumbers(texts.join("\n"));
+  const linked = await issueNumbersLinkedTo(db, access, target);
+  const numbers = [...new Set([...mentionedNumbers(texts.join("\n")), ...linked])];
   return numbers.length === 0 ? [] : issuesNumbered(db, access, numbers);
 }
 
@@ -37,10 +41,14 @@ const sqlPattern = (number: number) => `(^|[^[:alnum:]_&/#])#${number}($|[^[:aln
 const mentioning_commits = `
   SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at
   FROM commits c JOIN branches b ON b.id = c.branch_id
-  WHERE c.repo_id = $1 AND c.message ~ $2 ORDER BY c.sequence`;
+  WHERE c.repo_id = $1 AND (c.message ~ $2 OR c.sequence IN (
+    SELECT commit_sequence FROM issue_refs WHERE issue_id = $3 AND commit_sequence IS NOT NULL))
+  ORDER BY c.sequence`;
 const mentioning_proposals = `
   SELECT id::text, number, title, state, created_at FROM proposals
-  WHERE repo_id = $1 AND (title ~ $2 OR description ~ $2) ORDER BY number`;
+  WHERE repo_id = $1 AND (title ~ $2 OR description ~ $2 OR id IN (
+    SELECT proposal_id FROM issue_refs WHERE issue_id = $3 AND proposal_id IS NOT NULL))
+  ORDER BY number`;
 const mentioning_issues = `
   SELECT i.number, i.title, i.state FROM issues i
   WHERE i.repo_id = $1 AND i.number <> $3 AND (i.title ~ $2 OR i.body ~ $2
@@ -71,22 +79,26 @@ interface ProposalRow {
 export async function mentionsOf(
   db: Queryable,
   access: RepoAccess,
-  issue: { id: string; number: number },
+  issue: IssueRecord,
 ): Promise<MentionsResponse> {
-  const args = [access.repo.id, sqlPattern(issue.number)];
-  const [commits, proposals, issues] = await Promise.all([
+  const args = [access.repo.id, sqlPattern(issue.number), issue.id];
+  const [commits, proposals, issues, links] = await Promise.all([
     db.query<CommitRow>(mentioning_commits, args),
     db.query<ProposalRow>(mentioning_proposals, args),
-    db.query(mentioning_issues, [...args, issue.number]),
+    db.query(mentioning_issues, [access.repo.id, sqlPattern(issue.number), issue.number]),
+    linksOf(db, access, issue),
   ]);
-  const ref = (ref_type: "commit" | "proposal", ref_id: string, created_at: Date) => ({
-    id: `${ref_type}:${ref_id}`,
-    issue_id: issue.id,
-    repo: access.repo.name,
-    ref_type,
-    ref_id,
-    created_at,
-  });
+  // A target both written as `#n` and linked by hand is listed once, as its link (a real row).
+  const linked = new Map(links.map((l) => [`${l.ref_type}:${l.ref_id}`, l]));
+  const ref = (ref_type: "commit" | "proposal", ref_id: string, created_at: Date) =>
+    linked.get(`${ref_type}:${ref_id}`) ?? {
+      id: `${ref_type}:${ref_id}`,
+      issue_id: issue.id,
+      repo: access.repo.name,
+      ref_type,
+      ref_id,
+      created_at,
+    };
   return {
     commits: commits.rows.map(({ sequence, branch, message, author }) => ({
       sequence,

@@ -161,6 +161,10 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/commit/:sequence/issues": {},
   "GET /repos/:repo*/-/proposals/:id/issues": { params: (w) => ({ id: w.proposal }) },
   "GET /repos/:repo*/-/issues/:number/refs": { params: () => ({ number: "1" }) },
+  "POST /repos/:repo*/-/issues/:number/refs": {
+    params: () => ({ number: "1" }),
+    body: (w) => ({ ref_type: "commit", ref_id: String(w.sequence) }),
+  },
   "POST /repos/:repo*/-/releases": { body: (w) => ({ name: w.unique("probe-rel"), sequence: w.sequence }) },
   "GET /repos/:repo*/-/releases": {},
   "GET /repos/:repo*/-/releases/:release_name": {},

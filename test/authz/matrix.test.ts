@@ -143,6 +143,7 @@ const matrix: Record<string, Statuses> = {
   "GET /repos/:repo*/-/commit/:sequence/issues":          s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/proposals/:id/issues":             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/issues/:number/refs":              s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/issues/:number/refs":             s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
 
   "POST /repos/:repo*/-/releases":                        s(401,       404,      403,    403,    201,        201,   201,      403,       201,         403, 403),
   "GET /repos/:repo*/-/releases":                         s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -630,6 +631,11 @@ const requests: Record<string, Request> = {
   "GET /repos/:repo*/-/issues/:number/refs": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/refs`,
+  })),
+  "POST /repos/:repo*/-/issues/:number/refs": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/issues/${await w.freshIssue(w.colleague)}/refs`,
+    body: { ref_type: "commit", ref_id: String(w.sequence) },
   })),
 
   "POST /repos/:repo*/-/releases": repoRoute(async (w) => ({

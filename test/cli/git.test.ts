@@ -21,6 +21,8 @@ import { expectExit, quireAs, runQuireOnTty, tempHome } from "./support.ts";
  */
 
 const app = useFixture(startTestApp);
+/** A server whose body limit (64 KiB) is far below what the import's parts are cut at (16 MiB). */
+const smallApp = useFixture(() => startTestApp({ SVC_MAX_BODY_BYTES: String(64 * 1024) }));
 const GIT_ENV = {
   ...process.env,
   GIT_CONFIG_GLOBAL: "/dev/null",
@@ -309,6 +311,78 @@ describe("quire import-git and export-git", () => {
     expect(commits.map((c) => c.files.length)).toEqual([1000, 1]);
     const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: wide }).toString().trim();
     expect(await quireTree(repo, "main", commits[1]?.sequence ?? 0)).toEqual(await gitTree(wide, head));
+  });
+
+  /** A git repository of one commit of 8 files of 16,000 bytes of text each, then a small edit. */
+  function heavyRepo(name: string): { dir: string; first: string; head: string } {
+    const heavy = path.join(dir, name);
+    execFileSync("mkdir", ["-p", heavy]);
+    execFileSync(
+      "bash",
+      [
+        "-c",
+        'git init -q -b main && for i in $(seq 1 8); do head -c 12000 /dev/urandom | base64 -w0 > "f$i.txt"; done && git add -A && git commit -q -m "Heavy" && echo edited > f1.txt && git commit -qam "Edit"',
+      ],
+      { cwd: heavy, env: GIT_ENV },
+    );
+    const rev = (r: string) => execFileSync("git", ["rev-parse", r], { cwd: heavy }).toString().trim();
+    return { dir: heavy, first: rev("HEAD~1"), head: rev("HEAD") };
+  }
+
+  it("cuts smaller when the server answers 413, and keeps the smaller size for the run", async () => {
+    const heavy = heavyRepo("heavy");
+    const repo = await world(smallApp).repo();
+    const r = expectExit(
+      await quireAs(smallApp, home.dir, repo.owner)(["--json", "import-git", heavy.dir, repo.repo]),
+      0,
+    );
+    // 128,000 bytes (171 KiB as base64) is refused, then 64,000; parts of 2 files fit in 64 KiB.
+    expect(r.stderr).toMatch(/over the server's request limit; cutting parts at 4 files/);
+    expect(r.stderr).toMatch(/over the server's request limit; cutting parts at 2 files/);
+    expect(r.json()).toMatchObject({ commits: 5 });
+    const commits = await mainCommits(repo);
+    expect(commits.map((c) => [trailer(c.message, "Git-Part"), trailer(c.message, "Git-Files")])).toEqual([
+      ["1/4", "2/8"],
+      ["2/4", "4/8"],
+      ["3/4", "6/8"],
+      ["4/4", "8/8"],
+      [undefined, undefined],
+    ]);
+    expect(commits.map((c) => c.files.length)).toEqual([2, 2, 2, 2, 1]);
+    expect(await quireTree(repo, "main", commits[3]?.sequence ?? 0)).toEqual(
+      await gitTree(heavy.dir, heavy.first),
+    );
+    expect(await quireTree(repo, "main", commits[4]?.sequence ?? 0)).toEqual(
+      await gitTree(heavy.dir, heavy.head),
+    );
+  });
+
+  it("resumes a commit cut into parts after the file changes written, whatever the part size", async () => {
+    const heavy = heavyRepo("heavy-resume");
+    const repo = await world(app).repo();
+    // What a run with --part-size 32K left after its first part: 2 of the 8 files, and trailers.
+    const show = (p: string) => execFileSync("git", ["show", `${heavy.first}:${p}`], { cwd: heavy.dir });
+    const message = `Heavy\n\nGit-Commit: ${heavy.first}\nGit-Author: Ada Writer <ada@example.com>\nGit-Date: 2024-03-01T10:00:00+02:00\nGit-Part: 1/4\nGit-Files: 2/8`;
+    await repo.commit("main", { "f1.txt": show("f1.txt"), "f2.txt": show("f2.txt") }, message);
+    const sizes = expectExit(
+      await quire(repo)(["import-git", "--verbose", "--part-size", "16M", heavy.dir, repo.repo]),
+      0,
+    );
+    expect(sizes.stderr).toMatch(/resuming after git commit [0-9a-f]{10} \(0 of 2 done\)/);
+    const commits = await mainCommits(repo);
+    expect(commits.map((c) => [trailer(c.message, "Git-Files"), c.files.length])).toEqual([
+      ["2/8", 2],
+      ["8/8", 6],
+      [undefined, 1],
+    ]);
+    expect(await quireTree(repo, "main", commits[1]?.sequence ?? 0)).toEqual(
+      await gitTree(heavy.dir, heavy.first),
+    );
+    expect(await quireTree(repo, "main", commits[2]?.sequence ?? 0)).toEqual(
+      await gitTree(heavy.dir, heavy.head),
+    );
+    // A size that is no size is a usage error.
+    expectExit(await quire(repo)(["import-git", "--part-size", "12", heavy.dir, repo.repo]), 2);
   });
 
   it("resumes after being killed mid-way without duplicating commits", async () => {

@@ -158,7 +158,7 @@ export function useCliRepo(email: string, repo: string) {
     if (owner === undefined) throw new Error("useCliRepo: quire called before beforeAll ran");
     return owner(args, o);
   };
-  return { quire, homeDir: () => setup.home.dir };
+  return { quire, app: () => setup.app, homeDir: () => setup.home.dir };
 }
 
 /** Fails with the run's output when it did not exit with `code`. */

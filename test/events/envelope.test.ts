@@ -120,6 +120,14 @@ const payloads: Record<string, Record<string, "string" | "number" | "boolean" | 
     reason: "string",
   },
   "com.svc.issue.reopened": { repo: "string", issue_id: "string", number: "number", reopened_by: "string" },
+  "com.svc.issue.linked": {
+    repo: "string",
+    issue_id: "string",
+    number: "number",
+    ref_type: "string",
+    ref_id: "string",
+    linked_by: "string",
+  },
   "com.svc.issue_comment.created": issueComment,
   "com.svc.issue_comment.edited": issueComment,
   "com.svc.issue_comment.deleted": { ...issueComment, deleted_by: "string" },
@@ -292,6 +300,16 @@ describe("every mutation emits its event", () => {
     await expectEvent("com.svc.issue.closed", { number: issue.number, reason: "duplicate" });
     expect((await fx.client.post(`${at}/reopen`, {})).status).toBe(200);
     await expectEvent("com.svc.issue.reopened", { number: issue.number, reopened_by: fx.owner });
+    const linked = await commit(fx, "main", { "linked.md": "tied to the issue by hand" });
+    expect((await fx.client.post(`${at}/refs`, { ref_type: "commit", ref_id: String(linked) })).status).toBe(
+      201,
+    );
+    await expectEvent("com.svc.issue.linked", {
+      number: issue.number,
+      ref_type: "commit",
+      ref_id: String(linked),
+      linked_by: fx.owner,
+    });
     const comment = await fx.client.post(`${at}/comments`, { body: "seen" });
     const commentId = (comment.body as { id: string }).id;
     await expectEvent("com.svc.issue_comment.created", { comment_id: commentId, author: fx.owner });

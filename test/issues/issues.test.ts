@@ -378,4 +378,45 @@ describe("issues", () => {
       ["proposal", proposal.id, target.id],
     ]);
   });
+
+  it("links by hand only to a commit or proposal of the same repo, once, and lists a written one once", async () => {
+    const issue = await openIssue({ title: "Linked by hand" });
+    const link = (body: unknown, client: Client = app.as(writer)) =>
+      unchecked(client).post("/repos/:repo*/-/issues/:number/refs", { params: params(issue.number), body });
+    const elsewhere = await repoWithOwner(app);
+    await createBranch(elsewhere, "foreign");
+    const foreign = expectStatus(
+      await api(elsewhere.client).post("/repos/:repo*/-/proposals", {
+        params: { repo: elsewhere.repo },
+        body: { branch: "foreign", title: "Elsewhere" },
+      }),
+      201,
+    );
+    // A proposal of another repo, a sequence this repo has not reached, bad bodies, a reader: refused, nothing written.
+    const ownSeq = await commit(fx, "main", { "own.md": `fixes #${issue.number}` }, `fixes #${issue.number}`);
+    expectError(await link({ ref_type: "commit", ref_id: String(ownSeq + 1000) }), 404, "COMMIT_NOT_FOUND");
+    expectError(await link({ ref_type: "proposal", ref_id: foreign.id }), 404, "PROPOSAL_NOT_FOUND");
+    expectError(await link({ ref_type: "commit", ref_id: 12 }), 400, "VALIDATION_FAILED");
+    expectError(await link({ ref_type: "commit", ref_id: "012" }), 400, "VALIDATION_FAILED");
+    expectError(await link({ ref_type: "proposal", ref_id: "not-a-uuid" }), 400, "VALIDATION_FAILED");
+    expectError(await link({ ref_type: "commit", ref_id: "1", note: "x" }), 400, "VALIDATION_FAILED");
+    expectError(await link({ ref_type: "commit", ref_id: String(ownSeq) }, app.as(reader)), 403, "FORBIDDEN");
+    expect(await app.sql("SELECT 1 FROM issue_refs WHERE issue_id = $1", [issue.id])).toEqual([]);
+
+    // A commit that already writes #n, linked too: one ref, the link's.
+    const made = expectStatus(await link({ ref_type: "commit", ref_id: String(ownSeq) }), 201) as {
+      id: string;
+    };
+    expectError(await link({ ref_type: "commit", ref_id: String(ownSeq) }), 409, "ISSUE_REF_EXISTS");
+    const refs = expectStatus(
+      await as(reader).get("/repos/:repo*/-/issues/:number/refs", { params: params(issue.number) }),
+      200,
+    );
+    expect(refs.commits.map((c) => c.sequence)).toEqual([ownSeq]);
+    expect(refs.refs.map((r) => [r.id, r.ref_type, r.ref_id])).toEqual([[made.id, "commit", String(ownSeq)]]);
+    const linkedEvents = await events("com.svc.issue.linked", issue.number);
+    expect(linkedEvents.map((e) => e.data)).toEqual([
+      expect.objectContaining({ ref_type: "commit", ref_id: String(ownSeq), linked_by: writer }),
+    ]);
+  });
 });

@@ -101,6 +101,7 @@ const validBodies: Record<string, (fx: { org: string }) => Record<string, unknow
   "POST /repos/:repo*/-/issues/:number/close": () => ({}),
   "POST /repos/:repo*/-/issues/:number/reopen": () => ({}),
   "POST /repos/:repo*/-/issues/:number/comments": () => ({ body: "b" }),
+  "POST /repos/:repo*/-/issues/:number/refs": () => ({ ref_type: "commit", ref_id: "1" }),
   "PATCH /repos/:repo*/-/issues/:number/comments/:comment": () => ({ body: "b" }),
   "POST /repos/:repo*/-/releases": () => ({ name: "v1", sequence: 1, notes: "" }),
   "POST /repos/:repo*/-/merge": () => ({ branch: "feature", dry_run: true }),

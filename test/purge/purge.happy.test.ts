@@ -142,4 +142,24 @@ describe("purge", () => {
     await purge(fx, { older_than: "1d" });
     await expect(app.server.ctx.blobs.get(row!.blob_key)).rejects.toThrow();
   });
+
+  it("takes an issue's link to a purged commit with it (docs/issues.md)", async () => {
+    const fx = await repoWithOwner(app);
+    const issue = (await fx.client.post(`${fx.base}/issues`, { title: "Tracked" })).body as {
+      number: number;
+    };
+    await createBranch(fx, "gone");
+    const sequence = await commit(fx, "gone", { "g.md": "gone soon" });
+    const linked = await fx.client.post(`${fx.base}/issues/${issue.number}/refs`, {
+      ref_type: "commit",
+      ref_id: String(sequence),
+    });
+    expect(linked.status).toBe(201);
+    await closeBranch(fx, "gone", "abandoned", 40);
+    await purge(fx, { older_than: "30d" });
+    expect(await app.sql("SELECT 1 FROM issue_refs WHERE repo_id = $1", [fx.repoId])).toEqual([]);
+    const refs = await fx.client.get(`${fx.base}/issues/${issue.number}/refs`);
+    expect(refs.status).toBe(200);
+    expect((refs.body as { refs: unknown[] }).refs).toEqual([]);
+  });
 });
