@@ -157,6 +157,40 @@ describe("auto-merge in the deployed form", () => {
     expect(await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).toEqual([]);
   });
 
+  it("retries an attempt that fails unexpectedly after the backoff, and gives it up after 3 tries, still enabled", async () => {
+    const repo = await gatedRepo();
+    await repo.branch("flaky", { files: { "f.md": "one" } });
+    // A failure no rule of Quire's expects, inside the merge's transaction (as a lost database
+    // connection would be): the merge of this one branch raises.
+    await top.app.sql(`
+      CREATE FUNCTION refuse_flaky_merge() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;
+      CREATE TRIGGER refuse_flaky BEFORE UPDATE OF status ON branches FOR EACH ROW
+        WHEN (NEW.name = 'flaky' AND NEW.status = 'merged') EXECUTE FUNCTION refuse_flaky_merge();`);
+    try {
+      expect((await enable(repo, "maint", "flaky")).status).toBe(204);
+      expect((await approve(repo, "flaky")).status).toBe(201);
+      // Tried at once, after 1 s and after 2 s (the tasks wait for their schedule), then given up.
+      const row = await vi.waitFor(
+        async () => {
+          const r = await autoMergeRow(repo, "com.svc.review.submitted");
+          expect(r?.delivered).toBe(true);
+          return r as AutoMergeRow;
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      expect(row.attempts).toBe(3);
+      expect(await branchOf(repo, "flaky")).toMatchObject({ status: "active", auto_merge: true });
+      expect(await eventsOf(repo, "com.svc.branch.auto_merge.disabled")).toEqual([]);
+      const [sub] = await top.app.sql<{ suspended: boolean }>(
+        "SELECT suspended_at IS NOT NULL AS suspended FROM subscriptions WHERE system_name = 'auto-merge'",
+      );
+      expect(sub).toEqual({ suspended: false });
+    } finally {
+      await top.app.sql("DROP TRIGGER refuse_flaky ON branches; DROP FUNCTION refuse_flaky_merge()");
+    }
+  });
+
   it("turns auto-merge off with an event when the merge is refused (the enabler is not a maintainer)", async () => {
     const repo = await gatedRepo();
     await repo.branch("wip", { files: { "w.md": "one" } });
