@@ -1,6 +1,7 @@
 import type { AnyRoute } from "../shared/http/route.ts";
 import { archiveRoutes } from "./archives/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { autoMergeRoutes } from "./auto-merge/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
 import { checkRoutes } from "./checks/routes.ts";
 import { ciRoutes } from "./ci/routes.ts";
@@ -102,6 +103,8 @@ export const internalFunctions = {
   webhookDelivery: webhookDeliveryRoutes,
   ciCron: ciCronRoutes,
   ciReaper: ciReaperRoutes,
+  /** Cloud Tasks: the auto-merge subscription's events (docs/auto-merge.md). */
+  autoMerge: autoMergeRoutes,
 } satisfies Record<string, AnyRoute[]>;
 
 /**
@@ -117,11 +120,14 @@ export const cloudFunctions: Record<string, readonly AnyRoute[]> = {
 };
 
 /**
- * The functions that compile Rego (the merge route, in `repos`; docs/policies.md): their bundles
- * carry the `opa` binary. Typed by the group names, so a regrouping that renames the group fails
- * the type check instead of shipping a bundle without opa.
+ * The functions that compile Rego (the merge route, in `repos`; auto-merge's attempts, in
+ * `autoMerge`; docs/policies.md): their bundles carry the `opa` binary. Typed by the function
+ * names, so a regrouping that renames one fails the type check instead of shipping a bundle
+ * without opa.
  */
-export const policyFunctions: ReadonlySet<string> = new Set<keyof typeof groups>(["repos"]);
+export const policyFunctions: ReadonlySet<string> = new Set<
+  keyof typeof groups | keyof typeof internalFunctions
+>(["repos", "autoMerge"]);
 
 /** Whether a function of the table is internal (no load balancer route, no public invoker). */
 export const isInternalFunction = (name: string): boolean => Object.hasOwn(internalFunctions, name);

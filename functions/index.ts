@@ -9,6 +9,7 @@ import { DomainError } from "../shared/errors.ts";
 import { refusalOutsideRoutes } from "../shared/http/dispatch.ts";
 import { nodeHandler, writeReply } from "../shared/http/node.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
+import { registerAutoMergeSubscription } from "../shared/merge/auto-merge-tasks.ts";
 import { cloudFunctions } from "./groups.ts";
 
 /**
@@ -51,6 +52,7 @@ function appContext(log: Logger): Promise<AppContext> {
       const pending = await pendingMigrations(ctx.pool);
       if (pending.length > 0) throw new SchemaBehind(pending);
       await registerRunnerSubscription(ctx);
+      await registerAutoMergeSubscription(ctx);
     } catch (err) {
       await ctx.pool.end().catch(() => {});
       db.close();

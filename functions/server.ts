@@ -11,6 +11,7 @@ import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
 import { type AutoMergeRelay, createAutoMergeRelay } from "../shared/merge/auto-merge-relay.ts";
+import { registerAutoMergeSubscription } from "../shared/merge/auto-merge-tasks.ts";
 import { checkEmbeddedPostgresFree, httpPortTaken, portInUse } from "../shared/startup.ts";
 import { allRoutes } from "./groups.ts";
 
@@ -89,6 +90,7 @@ export async function startServer(
   await ctx.events.start();
   await ctx.webhooks.start();
   await registerRunnerSubscription(ctx);
+  await registerAutoMergeSubscription(ctx);
   const autoMerge = createAutoMergeRelay(ctx, databaseUrl);
   await autoMerge.start();
   const stopCiTimers = config.SVC_CI_TIMERS ? startCiTimers(ctx) : () => {};

@@ -297,6 +297,12 @@ export const envSchema = z
       message: "must be an http(s) URL",
     }),
     SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT: optionalText,
+    // The autoMerge function's internal route (docs/auto-merge.md): set, auto-merge runs through
+    // the outbox and Cloud Tasks there.
+    SVC_AUTO_MERGE_TASKS_TARGET_URL: optionalText.refine(
+      (v) => v === undefined || /^https?:\/\/[^/]/.test(v),
+      { message: "must be an http(s) URL" },
+    ),
     CLOUD_TASKS_EMULATOR_HOST: optionalText,
     SVC_OIDC_ISSUER_URL: jobIssuerUrl,
     SVC_JOB_SIGNER: z.enum(["local", "kms"]).default("local"),
@@ -418,6 +424,14 @@ export const envSchema = z
         code: "custom",
         path: ["SVC_JOB_KMS_KEY_VERSION"],
         message: "is required when SVC_JOB_SIGNER=kms",
+      });
+    }
+    if (env.SVC_AUTO_MERGE_TASKS_TARGET_URL && env.SVC_WEBHOOK_DELIVERY !== "cloudtasks") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SVC_AUTO_MERGE_TASKS_TARGET_URL"],
+        message:
+          "needs SVC_WEBHOOK_DELIVERY=cloudtasks: its events reach the autoMerge function as Cloud Tasks tasks (without it, the server's own relay attempts auto-merges)",
       });
     }
     for (const key of ["SVC_WEBHOOK_TASKS_QUEUE", "SVC_WEBHOOK_TASKS_TARGET_URL"] as const) {

@@ -39,8 +39,9 @@ resource "google_kms_crypto_key" "secrets" {
 }
 
 # One task per webhook delivery attempt (docs/events.md): the task calls webhookDelivery's
-# /webhook-delivery with an OIDC token of the invoker account. Quire schedules its own retries, so
-# the queue retries only what never reached the function.
+# /webhook-delivery with an OIDC token of the invoker account, or, for the auto-merge subscription,
+# autoMerge's /auto-merge-delivery (docs/auto-merge.md). Quire schedules its own retries, so the
+# queue retries only what never reached the function.
 resource "google_cloud_tasks_queue" "webhooks" {
   name     = "quire-webhooks"
   location = var.region

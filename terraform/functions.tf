@@ -59,6 +59,8 @@ locals {
     RUNNER_URL                        = local.runner_url
     # Cloud Scheduler drives the cron and the reaper (ci.tf); no timers in the instances.
     SVC_CI_TIMERS = "false"
+    # The auto-merge subscription's tasks go straight to the autoMerge function (docs/auto-merge.md).
+    SVC_AUTO_MERGE_TASKS_TARGET_URL = "${local.function_url["autoMerge"]}/auto-merge-delivery"
   }
 
   # Secret Manager secrets, mounted as environment variables (storage.tf creates them).

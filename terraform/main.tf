@@ -44,6 +44,7 @@ locals {
     webhookDelivery = { service = "quire-webhook-delivery", public = false }
     ciCron          = { service = "quire-ci-cron", public = false }
     ciReaper        = { service = "quire-ci-reaper", public = false }
+    autoMerge       = { service = "quire-auto-merge", public = false }
   }
   public_functions = { for name, f in local.functions : name => f if f.public }
   # Requests one instance serves at once: 20, except where a request may hold a 32 MiB body, whose

@@ -123,6 +123,7 @@ variable "function_settings" {
     webhookDelivery = { max_instances = 2, memory = "256Mi", timeout_seconds = 60 }
     ciCron          = { max_instances = 1, memory = "256Mi", timeout_seconds = 60 }
     ciReaper        = { max_instances = 1, memory = "256Mi", timeout_seconds = 60 }
+    autoMerge       = { max_instances = 1, memory = "512Mi", timeout_seconds = 60 }
   }
 }
 

@@ -25,11 +25,12 @@ const TIMEOUT_MS = 20_000;
 export async function measureCloudWebhooks(serverDatabaseUrl: string): Promise<string> {
   const databaseUrl = await freshDatabaseBeside(serverDatabaseUrl);
   const receiver = await startReceiver();
-  progress("cloud-webhooks: npm run build and start repos, orgs, webhookDelivery");
+  progress("cloud-webhooks: npm run build and start repos, orgs, webhookDelivery, autoMerge");
   const top = await startTopology({
     databaseUrl,
     vars: { runner_url: receiver.url },
-    targets: ["repos", "orgs", "webhookDelivery"],
+    // autoMerge too: each commit also makes the auto-merge subscription's task, as deployed.
+    targets: ["repos", "orgs", "webhookDelivery", "autoMerge"],
   });
   try {
     const token = await top.idp.token("admin@quire.test", { audience: TOPOLOGY_CLIENT_ID });

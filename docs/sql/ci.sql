@@ -213,14 +213,3 @@ SELECT r.id, r.name, r.owner, r.created_at, r.created_by,
 FROM repos r JOIN branches b ON b.repo_id = r.id AND b.name = 'main'
 WHERE b.head_sequence > 0 AND r.id > $1
 ORDER BY r.id LIMIT 200;
-
--- shared/ci/scheduler/webhook.ts
-
--- runner_subscription_upsert
-INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, secret, created_at, created_by, system_name)
-VALUES ($1, NULL, NULL, $2::text[], 'webhook', $3, $4, $5, $6, $6)
-ON CONFLICT (system_name) DO UPDATE
-  SET event_types = EXCLUDED.event_types, url = EXCLUDED.url, secret = EXCLUDED.secret
-  WHERE (subscriptions.event_types, subscriptions.url, subscriptions.secret)
-    IS DISTINCT FROM (EXCLUDED.event_types, EXCLUDED.url, EXCLUDED.secret)
-RETURNING id::text;

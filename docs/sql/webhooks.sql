@@ -77,7 +77,7 @@ WHERE id IN (
 
 -- outbox_reserve_for_tasks
 WITH candidate AS (
-  SELECT o.id
+  SELECT o.id, s.system_name, s.url
   FROM webhook_outbox o
   JOIN subscriptions s ON s.id = o.subscription_id
   WHERE o.delivered_at IS NULL
@@ -92,13 +92,16 @@ SET lease_seq = o.lease_seq + 1,
     leased_until = greatest(o.next_attempt_at, $1::timestamptz) + make_interval(secs => $4::double precision)
 FROM candidate
 WHERE o.id = candidate.id
-RETURNING o.id, o.lease_seq, greatest(o.next_attempt_at, $1::timestamptz) AS schedule_at;
+RETURNING o.id, o.lease_seq, greatest(o.next_attempt_at, $1::timestamptz) AS schedule_at,
+  candidate.system_name, candidate.url;
 
 -- outbox_claim_for_task
 WITH target AS (
   SELECT o.id, ${creator_may_read("$5")} AS allowed
   FROM webhook_outbox o JOIN subscriptions s ON s.id = o.subscription_id
   WHERE o.id = $1 AND o.lease_seq = $2 AND o.delivered_at IS NULL AND s.suspended_at IS NULL
+    AND CASE WHEN $6::text IS NULL THEN coalesce(s.system_name <> ALL ($7::text[]), true)
+             ELSE s.system_name = $6::text END
   FOR UPDATE OF o),
 dropped AS (
   DELETE FROM webhook_outbox d USING target t WHERE d.id = t.id AND NOT t.allowed)
@@ -143,3 +146,15 @@ released AS (
   FROM resumed WHERE o.subscription_id = resumed.id AND o.delivered_at IS NULL
   RETURNING o.id)
 SELECT target.suspended, (SELECT count(*) FROM released)::int AS released FROM target;
+
+-- system_subscription_upsert
+INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, secret, created_at, created_by, system_name)
+VALUES ($1, NULL, NULL, $2::text[], 'webhook', $3, $4, $5, $6, $6)
+ON CONFLICT (system_name) DO UPDATE
+  SET event_types = EXCLUDED.event_types, url = EXCLUDED.url, secret = EXCLUDED.secret
+  WHERE (subscriptions.event_types, subscriptions.url, subscriptions.secret)
+    IS DISTINCT FROM (EXCLUDED.event_types, EXCLUDED.url, EXCLUDED.secret)
+RETURNING id::text;
+
+-- system_subscription_delete
+DELETE FROM subscriptions WHERE system_name = $1;

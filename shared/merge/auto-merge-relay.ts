@@ -16,7 +16,7 @@ import { attemptAutoMerge } from "./auto-merge.ts";
  * change, a proposal, and enabling itself. Never the events an attempt records (merge.blocked,
  * auto_merge.disabled), so an attempt cannot wake itself.
  */
-const TRIGGERS: ReadonlySet<string> = new Set<EventType>([
+export const AUTO_MERGE_TRIGGERS: readonly EventType[] = [
   "com.svc.branch.auto_merge.enabled",
   "com.svc.review.submitted",
   "com.svc.check.reported",
@@ -25,7 +25,8 @@ const TRIGGERS: ReadonlySet<string> = new Set<EventType>([
   "com.svc.branch.rebased",
   "com.svc.role.changed",
   "com.svc.proposal.opened",
-]);
+];
+const TRIGGERS: ReadonlySet<string> = new Set(AUTO_MERGE_TRIGGERS);
 
 const RELAY = "auto-merge";
 const cursor_select = `SELECT cursor FROM event_relay_cursors WHERE relay = $1`;
@@ -46,21 +47,30 @@ async function loadCursor(db: Queryable): Promise<Cursor | undefined> {
 
 const saveCursor = (db: Queryable, cursor: Cursor) => db.query(cursor_upsert, [RELAY, formatCursor(cursor)]);
 
+/**
+ * The branches of `repo` one event may have made mergeable (none for an event that is not a
+ * trigger). An event on another branch changes only that branch; anything that moves main, changes
+ * roles or merges a branch can change every enabled branch of the repo.
+ */
+export async function branchesToAttempt(
+  db: Queryable,
+  event: { repo: string | null; type: string; data: Record<string, unknown> },
+): Promise<string[]> {
+  if (event.repo === null || !TRIGGERS.has(event.type)) return [];
+  const branch = event.data["branch"];
+  if (typeof branch === "string" && branch !== MAIN && event.type !== "com.svc.branch.merged")
+    return [branch];
+  const { rows } = await db.query<{ name: string }>(enabled_in_repo, [event.repo]);
+  return rows.map((r) => r.name);
+}
+
 /** The branches a batch may have made mergeable, as [repo, branch], each once, in first-seen order. */
 async function candidates(db: Queryable, events: LoggedEvent[]): Promise<[string, string][]> {
   const found = new Map<string, [string, string]>();
-  const add = (repo: string, branch: string) => found.set(`${repo}\0${branch}`, [repo, branch]);
-  for (const event of events) {
-    if (event.repo === null || !TRIGGERS.has(event.type)) continue;
-    const branch = event.envelope.data["branch"];
-    // An event on another branch changes only that branch; anything that moves main, changes
-    // roles or merges a branch can change every enabled branch of the repo.
-    if (typeof branch === "string" && branch !== MAIN && event.type !== "com.svc.branch.merged") {
-      add(event.repo, branch);
-      continue;
-    }
-    const { rows } = await db.query<{ name: string }>(enabled_in_repo, [event.repo]);
-    for (const { name } of rows) add(event.repo, name);
+  for (const { repo, type, envelope } of events) {
+    if (repo === null) continue;
+    for (const branch of await branchesToAttempt(db, { repo, type, data: envelope.data }))
+      found.set(`${repo}\0${branch}`, [repo, branch]);
   }
   return [...found.values()];
 }

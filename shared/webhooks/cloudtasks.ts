@@ -4,15 +4,18 @@ import type pg from "pg";
 import type { DatabaseTarget } from "../db/target.ts";
 import { WakeLoop } from "../events/wake.ts";
 import { retryingOnce } from "../lazy.ts";
-import { type AttemptDeps, attemptRow } from "./attempt.ts";
+import { type AttemptDeps, attemptRow, recordRow } from "./attempt.ts";
 import {
   claimForTask,
   cleanupEvery,
   deleteDelivered,
+  type LeasedRow,
   type Reservation,
   reserveForTasks,
   unreserve,
 } from "./outbox.ts";
+import type { AttemptOutcome } from "./send.ts";
+import { TASK_HANDLED_SYSTEMS } from "./system.ts";
 
 /** One task: call the delivery function with `body` at `scheduleAt`. */
 export interface TaskRequest {
@@ -20,6 +23,8 @@ export interface TaskRequest {
   id: string;
   scheduleAt: Date;
   body: Buffer;
+  /** Where the task goes, when not to the delivery function (a system subscription's own). */
+  targetUrl?: string | undefined;
 }
 
 /** The part of a task queue that webhook delivery uses. */
@@ -74,6 +79,7 @@ export function cloudTasksQueue(settings: CloudTasksSettings, given?: CloudTasks
   return {
     async enqueue(task) {
       const ms = task.scheduleAt.getTime();
+      const url = task.targetUrl ?? settings.targetUrl;
       try {
         await (await client()).createTask({
           parent: settings.queue,
@@ -84,13 +90,11 @@ export function cloudTasksQueue(settings: CloudTasksSettings, given?: CloudTasks
             dispatchDeadline: { seconds: 60 },
             httpRequest: {
               httpMethod: "POST",
-              url: settings.targetUrl,
+              url,
               headers: { "content-type": "application/json" },
               body: task.body,
               ...(settings.serviceAccount
-                ? {
-                    oidcToken: { serviceAccountEmail: settings.serviceAccount, audience: settings.targetUrl },
-                  }
+                ? { oidcToken: { serviceAccountEmail: settings.serviceAccount, audience: url } }
                 : {}),
             },
           },
@@ -114,6 +118,24 @@ export function cloudTasksQueue(settings: CloudTasksSettings, given?: CloudTasks
 export function taskId(r: { id: number; lease: number }): string {
   const hash = createHash("sha256").update(`${r.id}:${r.lease}`).digest("hex").slice(0, 8);
   return `w${hash}-${r.id}-${r.lease}`;
+}
+
+/** A system subscription's rows handled in the function a task reaches, instead of sent. */
+export interface TaskHandler {
+  /** The system subscription (one of TASK_HANDLED_SYSTEMS). */
+  system: string;
+  /** How long a claimed row is the handler's before another task may take it over. */
+  leaseSeconds: number;
+  /** The function's own pool, on which the row is claimed and recorded. */
+  pool: pg.Pool;
+  /** Handles one row's event; a failure is retried after the backoff, as a failed send is. */
+  handle(row: LeasedRow): Promise<AttemptOutcome>;
+}
+
+/** One claimed row handled in process and its outcome recorded under its lease. */
+async function handledRow(deps: AttemptDeps, row: LeasedRow, handler: TaskHandler) {
+  const outcome = await handler.handle(row);
+  return { outcome, recorded: await recordRow(deps, row, outcome) };
 }
 
 /** How long a reserved row waits for its task, past the scheduled time, before a new task is made. */
@@ -170,8 +192,10 @@ export class CloudTasksWebhookDelivery {
     await Promise.all(
       reservations.map(async (r) => {
         const body = Buffer.from(JSON.stringify({ outbox_id: r.id, lease: r.lease }));
+        // A system subscription handled by a function of its own: the task goes straight there.
+        const targetUrl = r.system !== null && TASK_HANDLED_SYSTEMS.has(r.system) ? r.url : undefined;
         try {
-          await this.tasks.enqueue({ id: taskId(r), scheduleAt: r.scheduleAt, body });
+          await this.tasks.enqueue({ id: taskId(r), scheduleAt: r.scheduleAt, body, targetUrl });
           created++;
         } catch (err) {
           this.deps.log.warn(
@@ -209,26 +233,37 @@ export class CloudTasksWebhookDelivery {
   /**
    * The delivery function's work for one task: claim the attempt under the task's lease, make it,
    * and after a failure schedule the next attempt's task. A stale or duplicate task does nothing.
+   * With `handler`, the task is one of a system subscription handled in this function
+   * (TASK_HANDLED_SYSTEMS): its rows are claimed the same way, then handled instead of sent; a row
+   * of any other subscription is stale here, as a handled row is to the webhook sender.
    */
-  async deliver(task: { outbox_id: number; lease: number }): Promise<"delivered" | "failed" | "stale"> {
-    const row = await claimForTask(this.deps.pool, {
+  async deliver(
+    task: { outbox_id: number; lease: number },
+    handler?: TaskHandler,
+  ): Promise<"delivered" | "failed" | "stale"> {
+    // A handler's rows are claimed and recorded on its function's own pool: the deliverers' pool
+    // is opened only by webhookDelivery (the connection budget, docs/deploy.md).
+    const deps = handler ? { ...this.deps, pool: handler.pool } : this.deps;
+    const row = await claimForTask(deps.pool, {
       id: task.outbox_id,
       lease: task.lease,
       now: this.deps.clock.now(),
-      leaseSeconds: this.deps.send.timeoutMs / 1000 + 5,
+      leaseSeconds: handler ? handler.leaseSeconds : this.deps.send.timeoutMs / 1000 + 5,
       admins: this.deps.admins,
+      handles: handler?.system ?? null,
+      handledElsewhere: [...TASK_HANDLED_SYSTEMS],
     });
     if (!row) return "stale";
-    const result = await attemptRow(this.deps, row);
+    const result = handler ? await handledRow(deps, row, handler) : await attemptRow(deps, row);
     if (result.outcome.ok) return "delivered";
     if (result.recorded.recorded && !result.recorded.suspended) {
-      const next = await reserveForTasks(this.deps.pool, {
+      const next = await reserveForTasks(deps.pool, {
         now: this.deps.clock.now(),
         batch: 1,
         graceSeconds: RESERVATION_GRACE_SECONDS,
         only: row.id,
       });
-      await this.enqueue(next);
+      await this.enqueue(next, deps.pool);
     }
     return "failed";
   }

@@ -8,7 +8,13 @@ import { fail } from "../errors.ts";
 import { EVENTS_CHANNEL, onEventsCommitted } from "../events/notify.ts";
 import type { Logger } from "../log.ts";
 import type { AttemptDeps } from "./attempt.ts";
-import { CloudTasksWebhookDelivery, cloudTasksQueue, TASK_BATCH, type TaskQueue } from "./cloudtasks.ts";
+import {
+  CloudTasksWebhookDelivery,
+  cloudTasksQueue,
+  TASK_BATCH,
+  type TaskHandler,
+  type TaskQueue,
+} from "./cloudtasks.ts";
 import { parseWebhookUrl, type Resolver, systemResolver, vetTarget, WebhookUrlError } from "./guard.ts";
 import { ATTEMPT_TIMEOUT_MS } from "./send.ts";
 import { defaultTuning, PostgresWebhookWorker, type WorkerTuning } from "./worker.ts";
@@ -49,8 +55,14 @@ export interface WebhookDelivery {
    * sent the platform may take the instance's CPU away, and the tasks would wait for the sweep.
    */
   settle(): Promise<void>;
-  /** Cloud Tasks mode: the delivery function's work for one task. */
-  deliverTask(task: { outbox_id: number; lease: number }): Promise<"delivered" | "failed" | "stale">;
+  /**
+   * Cloud Tasks mode: the delivery function's work for one task; with `handler`, the work of the
+   * function that handles a system subscription's rows itself (docs/events.md, "Cloud delivery").
+   */
+  deliverTask(
+    task: { outbox_id: number; lease: number },
+    handler?: TaskHandler,
+  ): Promise<"delivered" | "failed" | "stale">;
   close(): Promise<void>;
 }
 
@@ -147,9 +159,9 @@ export function createWebhookDelivery(deps: Deps, opts: WebhookOptions = {}): We
     runOnce: () => deliverer.runOnce(),
     drain: () => deliverer.drain(),
     cleanup: () => deliverer.cleanup(),
-    async deliverTask(task) {
+    async deliverTask(task, handler) {
       if (!cloud) fail("NOT_FOUND", "webhooks are delivered in-process here (SVC_WEBHOOK_DELIVERY=postgres)");
-      return cloud.deliver(task);
+      return cloud.deliver(task, handler);
     },
     async close() {
       unlisten?.();

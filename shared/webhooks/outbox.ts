@@ -192,6 +192,9 @@ export interface Reservation {
   id: number;
   lease: number;
   scheduleAt: Date;
+  /** The subscription's system name (null for a person's) and URL. */
+  system: string | null;
+  url: string;
 }
 
 /** Cloud Tasks mode: reserves rows without a task (or one row, `only`) for one task each. */
@@ -206,14 +209,32 @@ export async function reserveForTasks(
     input.graceSeconds,
   ]);
   return rows
-    .map((r) => ({ id: Number(r.id), lease: Number(r.lease_seq), scheduleAt: r.schedule_at as Date }))
+    .map((r) => ({
+      id: Number(r.id),
+      lease: Number(r.lease_seq),
+      scheduleAt: r.schedule_at as Date,
+      system: (r.system_name as string | null) ?? null,
+      url: r.url as string,
+    }))
     .sort((a, b) => a.id - b.id);
 }
 
-/** Cloud Tasks mode: the task for `lease` of row `id` claims its attempt, or finds it stale (null). */
+/**
+ * Cloud Tasks mode: the task for `lease` of row `id` claims its attempt, or finds it stale (null).
+ * `handles`: the system subscription whose rows the caller handles itself; null, a webhook sender,
+ * which never claims a row of `handledElsewhere`.
+ */
 export async function claimForTask(
   db: Queryable,
-  input: { id: number; lease: number; now: Date; leaseSeconds: number; admins: string[] },
+  input: {
+    id: number;
+    lease: number;
+    now: Date;
+    leaseSeconds: number;
+    admins: string[];
+    handles: string | null;
+    handledElsewhere: readonly string[];
+  },
 ): Promise<LeasedRow | null> {
   const { rows } = await db.query(outbox_claim_for_task, [
     input.id,
@@ -221,6 +242,8 @@ export async function claimForTask(
     input.now,
     input.leaseSeconds,
     input.admins,
+    input.handles,
+    input.handledElsewhere,
   ]);
   return rows[0] ? toLeased(rows[0]) : null;
 }

@@ -140,11 +140,12 @@ export const outbox_delete_delivered = `
  * Cloud Tasks mode: reserves rows that have no task yet (or whose task never came), oldest first,
  * for one task each, scheduled at the row's next_attempt_at (or now). The reservation lasts until
  * $4 seconds after that time; a task that has not claimed the row by then is given up for a new
- * one. $1 now, $2 batch size, $3 one row id or NULL for any.
+ * one. $1 now, $2 batch size, $3 one row id or NULL for any. Each row comes with its subscription's
+ * system name and URL: a system subscription handled in a function of its own gets its task there.
  */
 export const outbox_reserve_for_tasks = `
   WITH candidate AS (
-    SELECT o.id
+    SELECT o.id, s.system_name, s.url
     FROM webhook_outbox o
     JOIN subscriptions s ON s.id = o.subscription_id
     WHERE o.delivered_at IS NULL
@@ -159,19 +160,25 @@ export const outbox_reserve_for_tasks = `
       leased_until = greatest(o.next_attempt_at, $1::timestamptz) + make_interval(secs => $4::double precision)
   FROM candidate
   WHERE o.id = candidate.id
-  RETURNING o.id, o.lease_seq, greatest(o.next_attempt_at, $1::timestamptz) AS schedule_at`;
+  RETURNING o.id, o.lease_seq, greatest(o.next_attempt_at, $1::timestamptz) AS schedule_at,
+    candidate.system_name, candidate.url`;
 
 /**
  * Cloud Tasks mode: the task for lease $2 of row $1 starts its attempt. Only that task, once (the
  * claim takes the next lease, so a duplicate execution of the same task finds nothing), and never
  * for a suspended subscription. $3 now, $4 lease seconds, $5 the global admins. A row whose
  * subscription's creator may no longer read what it covers is deleted instead (see the lease).
+ * $6 the system subscription whose rows the caller handles itself, or NULL for a webhook sender,
+ * which claims no row of the systems $7 (those handled elsewhere): a task that reaches the wrong
+ * function is stale there, so an event is never sent to a URL meant for a task.
  */
 export const outbox_claim_for_task = `
   WITH target AS (
     SELECT o.id, ${creator_may_read("$5")} AS allowed
     FROM webhook_outbox o JOIN subscriptions s ON s.id = o.subscription_id
     WHERE o.id = $1 AND o.lease_seq = $2 AND o.delivered_at IS NULL AND s.suspended_at IS NULL
+      AND CASE WHEN $6::text IS NULL THEN coalesce(s.system_name <> ALL ($7::text[]), true)
+               ELSE s.system_name = $6::text END
     FOR UPDATE OF o),
   dropped AS (
     DELETE FROM webhook_outbox d USING target t WHERE d.id = t.id AND NOT t.allowed)
@@ -225,3 +232,20 @@ export const subscription_update_resumed = `
     FROM resumed WHERE o.subscription_id = resumed.id AND o.delivered_at IS NULL
     RETURNING o.id)
   SELECT target.suspended, (SELECT count(*) FROM released)::int AS released FROM target`;
+
+/**
+ * A system subscription (registered from the server's own configuration, `system_name` $6): one
+ * row per name, so a second start, or a second instance, updates the one row, and only when its
+ * types, URL or secret changed. $1 a new id, $2 event types, $3 URL, $4 secret, $5 now.
+ */
+export const system_subscription_upsert = `
+  INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, secret, created_at, created_by, system_name)
+  VALUES ($1, NULL, NULL, $2::text[], 'webhook', $3, $4, $5, $6, $6)
+  ON CONFLICT (system_name) DO UPDATE
+    SET event_types = EXCLUDED.event_types, url = EXCLUDED.url, secret = EXCLUDED.secret
+    WHERE (subscriptions.event_types, subscriptions.url, subscriptions.secret)
+      IS DISTINCT FROM (EXCLUDED.event_types, EXCLUDED.url, EXCLUDED.secret)
+  RETURNING id::text`;
+
+/** Removes the system subscription $1 (its undelivered rows go with it). */
+export const system_subscription_delete = `DELETE FROM subscriptions WHERE system_name = $1`;

@@ -85,10 +85,11 @@ describe("the deployed topology", () => {
     });
     expect(job["request_token"]).toEqual(expect.any(String));
     // One task for the attempt: one reservation (lease 1) and its claim (lease 2), delivered once.
+    // (The event's other row is the auto-merge subscription's, for autoMerge, not started here.)
     const rows = await top.app.sql<{ attempts: number; lease_seq: number; delivered: boolean }>(
       `SELECT o.attempts, o.lease_seq::int AS lease_seq, o.delivered_at IS NOT NULL AS delivered
-         FROM webhook_outbox o JOIN events e ON e.id = o.event_id
-        WHERE e.repo = $1 AND e.type = 'com.svc.commit.created'`,
+         FROM webhook_outbox o JOIN events e ON e.id = o.event_id JOIN subscriptions s ON s.id = o.subscription_id
+        WHERE e.repo = $1 AND e.type = 'com.svc.commit.created' AND s.system_name = 'ci-scheduler'`,
       [fx.repo],
     );
     expect(rows).toEqual([{ attempts: 1, lease_seq: 2, delivered: true }]);
@@ -116,8 +117,8 @@ describe("the deployed topology", () => {
     })();
     await Promise.all(branches.map((b) => commit(fx, b, { [`${b}.md`]: b }, `on ${b}`)));
     const sql = `SELECT o.attempts, o.lease_seq::int AS lease_seq, o.delivered_at IS NOT NULL AS delivered
-                   FROM webhook_outbox o JOIN events e ON e.id = o.event_id
-                  WHERE e.repo = $1 AND e.type = 'com.svc.commit.created'`;
+                   FROM webhook_outbox o JOIN events e ON e.id = o.event_id JOIN subscriptions s ON s.id = o.subscription_id
+                  WHERE e.repo = $1 AND e.type = 'com.svc.commit.created' AND s.system_name = 'ci-scheduler'`;
     const deadline = Date.now() + 10_000;
     let rows: { attempts: number; lease_seq: number; delivered: boolean }[] = [];
     do {

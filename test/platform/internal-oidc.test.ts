@@ -33,13 +33,21 @@ afterAll(async () => {
 });
 
 async function sweep(authorization?: string) {
-  const server = getTestServer("webhookDelivery");
+  return callInternal("webhookDelivery", "/webhook-sweep", authorization);
+}
+
+async function callInternal(target: string, path: string, authorization?: string, body?: unknown) {
+  const server = getTestServer(target);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   try {
     const { port } = server.address() as { port: number };
-    const res = await fetch(`http://127.0.0.1:${port}/webhook-sweep`, {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
       method: "POST",
-      headers: authorization ? { authorization } : {},
+      headers: {
+        ...(authorization ? { authorization } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   } finally {
@@ -85,6 +93,23 @@ describe("internal routes verify Google-signed OIDC tokens", () => {
       code: "FORBIDDEN",
       error: expect.stringContaining("SVC_INTERNAL_INVOKERS"),
     });
+  });
+});
+
+describe("the autoMerge function (docs/auto-merge.md)", () => {
+  const task = { outbox_id: 1, lease: 1 };
+  const deliver = (authorization?: string) =>
+    callInternal("autoMerge", "/auto-merge-delivery", authorization, task);
+
+  it("refuses a task without a token (401) or with another account's (403) before it runs", async () => {
+    expect((await deliver()).status).toBe(401);
+    const other = await deliver(await bearer("someone@proj.iam.gserviceaccount.com"));
+    expect(other).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
+  });
+
+  it("runs a task carrying the invoker's token (here webhooks are delivered in-process: 404)", async () => {
+    const res = await deliver(await bearer(INVOKER));
+    expect(res).toMatchObject({ status: 404, body: { error: expect.stringContaining("in-process") } });
   });
 });
 

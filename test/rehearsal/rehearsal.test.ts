@@ -20,7 +20,7 @@ import {
   startBundle,
   startEntry,
 } from "../../scripts/bundle-process.ts";
-import { startFakeKms } from "../ci/identity/kms-fake.ts";
+import { type FakeKms, startFakeKms } from "../ci/identity/kms-fake.ts";
 import { ciYaml } from "../ci/support.ts";
 import { type Front, startLoadBalancer, startTokenFront } from "../deploy/fronts.ts";
 import {
@@ -72,6 +72,8 @@ let k8s: FakeKubernetes;
 let db: CloudSqlLikeDatabase;
 /** One Cloud SQL fake per IAM database user: each logs its own user in, as its token would. */
 let functionsSql: CloudSqlFake;
+/** Cloud KMS: the job-token key and the repo secrets' key-encryption key. */
+let kms: FakeKms;
 let eventsSql: CloudSqlFake;
 let settings: FunctionSettings;
 let standIns: StandIns;
@@ -139,14 +141,20 @@ async function standUpTheCloud(): Promise<void> {
     });
     expect(res.ok, await res.text()).toBe(true);
   }
-  const kms = await startFakeKms([`${KMS_KEY}/cryptoKeyVersions/1`]);
+  kms = await startFakeKms([`${KMS_KEY}/cryptoKeyVersions/1`]);
   closers.push(() => kms.close());
-  // Cloud Tasks calls the private function with the invoker's OIDC token; this front adds it.
-  const tasksFront = await startTokenFront(
-    () => backends.get("webhookDelivery") ?? "http://127.0.0.1:9",
-    (audience) => idp.token(INVOKER, { audience }),
-  );
-  closers.push(() => tasksFront.close());
+  // Cloud Tasks calls the private functions with the invoker's OIDC token; a front per function
+  // (each its own run.app URL) adds it.
+  const tokenFront = async (target: string) => {
+    const front = await startTokenFront(
+      () => backends.get(target) ?? "http://127.0.0.1:9",
+      (audience) => idp.token(INVOKER, { audience }),
+    );
+    closers.push(() => front.close());
+    return front;
+  };
+  const tasksFront = await tokenFront("webhookDelivery");
+  const autoMergeFront = await tokenFront("autoMerge");
 
   settings = await terraformSettings({
     project_id: "quire-rehearsal",
@@ -162,7 +170,7 @@ async function standUpTheCloud(): Promise<void> {
   standIns = {
     publicUrl: `https://${DOMAIN}`,
     lbUrl: lb.url,
-    functionUrls: { webhookDelivery: tasksFront.url },
+    functionUrls: { webhookDelivery: tasksFront.url, autoMerge: autoMergeFront.url },
     references: {
       "google_sql_database_instance.quire.connection_name": functionsSql.instance,
       "google_sql_database.quire.name": db.database,
@@ -457,6 +465,66 @@ describe("the deployment rehearsal", () => {
       claimed_by: "k8s:ci/ci-worker-1-abcde",
     });
     expect(k8s.requests.some((r) => r.path.endsWith("/tokenreviews"))).toBe(true);
+  });
+
+  it("auto-merges a branch through the autoMerge function, called by Cloud Tasks with the invoker's token", {
+    timeout: 60_000,
+  }, async () => {
+    const token = await idp.token(ADMIN, { audience: CLIENT_ID });
+    const repo = await newRepo(token);
+    await call(token, "POST", `/repos/${repo}/-/branch`, { name: "feat" });
+    await call(token, "POST", `/repos/${repo}/-/commit`, {
+      branch: "feat",
+      message: "on feat",
+      files: [{ path: "feat.md", content: Buffer.from("feat\n").toString("base64") }],
+    });
+    // No policy files: mergeable at once, so enabling is the event that merges it.
+    await call(token, "POST", `/repos/${repo}/-/branch/feat/auto-merge`);
+    const deadline = Date.now() + 20_000;
+    let branch: { status?: string } = {};
+    while (branch.status !== "merged" && Date.now() < deadline) {
+      branch = (await call(token, "GET", `/repos/${repo}/-/branch/feat`)) as { status?: string };
+      await sleep(50);
+    }
+    expect(branch.status, processes.get("autoMerge")?.output()).toBe("merged");
+    const merged = await sqlAs(
+      db.migrator,
+      `SELECT data->>'merged_by' AS by FROM events WHERE repo = '${repo}' AND type = 'com.svc.branch.merged'`,
+    );
+    expect(merged).toEqual([{ by: ADMIN }]);
+  });
+
+  it("sets a repo secret through the load balancer: sealed under the KMS key, never shown", {
+    timeout: 60_000,
+  }, async () => {
+    const token = await idp.token(ADMIN, { audience: CLIENT_ID });
+    const repo = await newRepo(token);
+    const value = `rehearsal-${randomBytes(16).toString("hex")}`;
+    const encrypts = () =>
+      kms.cryptoCalls.filter((c) => c.method === "Encrypt" && c.name === SECRETS_KMS_KEY);
+    const before = encrypts().length;
+    const set = await call(token, "PUT", `/repos/${repo}/-/secrets/DEPLOY_TOKEN`, {
+      value,
+      description: "rehearsal",
+    });
+    expect(routed.at(-1)?.group).toBe("repos");
+    expect(set).toMatchObject({ name: "DEPLOY_TOKEN", size_bytes: value.length });
+    const list = await call(token, "GET", `/repos/${repo}/-/secrets`);
+    expect(list).toMatchObject({ secrets: [{ name: "DEPLOY_TOKEN", description: "rehearsal" }] });
+    for (const answer of [set, list]) expect(JSON.stringify(answer)).not.toContain(value);
+    // The data key was wrapped by the KMS key (through the KMS fake), and the row holds only that.
+    expect(encrypts().length).toBe(before + 1);
+    const rows = (await sqlAs(
+      db.migrator,
+      `SELECT s.key_ref, s.ciphertext, s.wrapped_key FROM repo_secrets s JOIN repos r ON r.id = s.repo_id
+        WHERE r.name = '${repo}'`,
+    )) as { key_ref: string; ciphertext: Buffer; wrapped_key: Buffer }[];
+    expect(rows.map((r) => r.key_ref)).toEqual([SECRETS_KMS_KEY]);
+    for (const bytes of [rows[0]?.ciphertext, rows[0]?.wrapped_key])
+      expect(bytes?.includes(Buffer.from(value))).toBe(false);
+    const events = await sqlAs(db.migrator, `SELECT type, data FROM events WHERE repo = '${repo}'`);
+    expect(JSON.stringify(events)).toContain("com.svc.secret.set");
+    expect(JSON.stringify(events)).not.toContain(value);
   });
 
   it("reports each function's cold start against a hello world's", () => {

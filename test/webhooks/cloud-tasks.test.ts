@@ -7,6 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookDeliveryRoutes } from "../../functions/webhook-delivery/routes.ts";
 import { nodeHandler, readBody } from "../../shared/http/node.ts";
 import { cloudTasksQueue, type TaskRequest, taskId } from "../../shared/webhooks/cloudtasks.ts";
+import {
+  AUTO_MERGE_SYSTEM,
+  deleteSystemSubscription,
+  upsertSystemSubscription,
+} from "../../shared/webhooks/system.ts";
 import { commit, type RepoFixture, repoWithOwner, useFixture } from "../support/world.ts";
 import { startTasksEmulator } from "./cloud-tasks.ts";
 import { outboxOf, startReceiver, startWebhookApp, subscribe, type WebhookApp } from "./support.ts";
@@ -144,6 +149,38 @@ describe("Cloud Tasks delivery", () => {
     const bad = await fetch(`${fnUrl}/webhook-delivery`, { method: "POST", body: "{}" });
     expect(bad.status).toBe(400);
     expect(rx.at("/ct-stale")).toHaveLength(1);
+  });
+
+  it("sends a task-handled system subscription's tasks to its own URL; the delivery function never claims them", async () => {
+    // As registerAutoMergeSubscription does, with the receiver standing in for the autoMerge function.
+    await upsertSystemSubscription(app.server.ctx.pool, app.clock, {
+      name: AUTO_MERGE_SYSTEM,
+      eventTypes: ["com.svc.commit.created"],
+      url: rx.url("/am"),
+      secret: null,
+    });
+    try {
+      await commit(fx, "main", { "am.md": "1" }, "handled elsewhere");
+      const [task] = await rx.waitFor(1, "/am");
+      // The task itself, not an event: the handling function claims the row with it.
+      const body = task!.body as unknown as { outbox_id: number; lease: number };
+      expect(Object.keys(body).sort()).toEqual(["lease", "outbox_id"]);
+      expect(task!.headers["x-svc-signature"]).toBeUndefined();
+      const fnUrl = `http://127.0.0.1:${(fn.address() as AddressInfo).port}`;
+      const res = await fetch(`${fnUrl}/webhook-delivery`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(await res.json()).toEqual({ result: "stale" });
+      const [row] = await app.sql<{ attempts: number; delivered: boolean; lease_seq: number }>(
+        "SELECT attempts, delivered_at IS NOT NULL AS delivered, lease_seq::int AS lease_seq FROM webhook_outbox WHERE id = $1",
+        [body.outbox_id],
+      );
+      expect(row).toEqual({ attempts: 0, delivered: false, lease_seq: body.lease });
+    } finally {
+      await deleteSystemSubscription(app.server.ctx.pool, AUTO_MERGE_SYSTEM);
+    }
   });
 
   it("holds a suspended subscription's events and sends them when it is resumed", async () => {

@@ -1,9 +1,10 @@
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { fail } from "../../errors.ts";
 import { serverSecret } from "../../secrets.ts";
 import { signature } from "../../webhooks/send.ts";
+import { upsertSystemSubscription } from "../../webhooks/system.ts";
 import { runnerUrl } from "../urls.ts";
 
 /**
@@ -36,16 +37,6 @@ export async function verifyDelivery(ctx: AppContext, header: string | string[] 
     fail("UNAUTHENTICATED", "X-Svc-Signature does not match the delivery");
 }
 
-// One row per system name: a second start, or a second instance, updates the one row.
-const runner_subscription_upsert = `
-  INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, secret, created_at, created_by, system_name)
-  VALUES ($1, NULL, NULL, $2::text[], 'webhook', $3, $4, $5, $6, $6)
-  ON CONFLICT (system_name) DO UPDATE
-    SET event_types = EXCLUDED.event_types, url = EXCLUDED.url, secret = EXCLUDED.secret
-    WHERE (subscriptions.event_types, subscriptions.url, subscriptions.secret)
-      IS DISTINCT FROM (EXCLUDED.event_types, EXCLUDED.url, EXCLUDED.secret)
-  RETURNING id::text`;
-
 /**
  * With RUNNER_URL set, makes sure the scheduler's global subscription exists, once: commit.created
  * and proposal.opened to `<RUNNER_URL>/webhook`, signed with the runner secret. A changed URL or
@@ -53,15 +44,12 @@ const runner_subscription_upsert = `
  */
 export async function registerRunnerSubscription(ctx: AppContext): Promise<boolean> {
   if (!ctx.config.RUNNER_URL) return false;
-  const { rowCount } = await ctx.pool.query(runner_subscription_upsert, [
-    randomUUID(),
-    CI_EVENT_TYPES,
-    `${runnerUrl(ctx)}/webhook`,
-    await runnerWebhookSecret(ctx),
-    ctx.clock.now(),
-    RUNNER_SUBSCRIPTION,
-  ]);
-  return rowCount === 1;
+  return upsertSystemSubscription(ctx.pool, ctx.clock, {
+    name: RUNNER_SUBSCRIPTION,
+    eventTypes: CI_EVENT_TYPES,
+    url: `${runnerUrl(ctx)}/webhook`,
+    secret: await runnerWebhookSecret(ctx),
+  });
 }
 
 /** The parts of a delivered CloudEvent the scheduler reads. */

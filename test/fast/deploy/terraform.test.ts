@@ -301,12 +301,12 @@ describe("terraform/ matches the code it deploys", () => {
     const maxConnections = tf.variables["db_max_connections"]?.["default"] as number;
     // docs/deploy.md, "The connection budget", states these numbers.
     expect({ ...budget, total, maxConnections }).toEqual({
-      functionPools: 270,
+      functionPools: 280,
       webhookDeliverers: 16,
       sse: 33,
       migrationJob: 1,
       reserved: 10,
-      total: 330,
+      total: 340,
       maxConnections: 400,
     });
     expect(total, "at least 15% headroom").toBeLessThanOrEqual(Math.floor(maxConnections * 0.85));
