@@ -111,7 +111,7 @@ class NodeMerger {
   #maps(base: YAMLMap | undefined, ours: YAMLMap, theirs: YAMLMap): YAMLMap {
     const [b, o, t] = [pairsOf(base), pairsOf(ours), pairsOf(theirs)];
     const out = new YAMLMap();
-    copyLook(ours, out);
+    copyLook(lookOf(base, ours, theirs), out);
     for (const key of mergeOrder([...b.keys()], [...o.keys()], [...t.keys()])) {
       const [bp, op, tp] = [b.get(key), o.get(key), t.get(key)];
       const pair = this.#pair(bp, op, tp);
@@ -148,7 +148,7 @@ class NodeMerger {
       );
     const [b, o, t] = [byId(base, 0), byId(ours, 1), byId(theirs, 2)];
     const out = new YAMLSeq();
-    copyLook(ours, out);
+    copyLook(lookOf(base, ours, theirs), out);
     for (const id of mergeOrder([...b.keys()], [...o.keys()], [...t.keys()])) {
       const item = this.merge(b.get(id) ?? ABSENT, o.get(id) ?? ABSENT, t.get(id) ?? ABSENT);
       if (item !== ABSENT) out.items.push(item);
@@ -165,6 +165,14 @@ function pairsOf(map: YAMLMap | undefined): Map<string, Pair> {
     pairs.set(String(pair.key.value), pair as Pair);
   }
   return pairs;
+}
+
+/**
+ * The collection whose look a merged one takes: the base's, else ours; an empty one is skipped, as
+ * YAML writes an empty collection in flow style (`[]`) whatever the file's style.
+ */
+function lookOf<T extends YAMLMap | YAMLSeq>(base: T | undefined, ours: T, theirs: T): T {
+  return [base, ours, theirs].find((c): c is T => c !== undefined && c.items.length > 0) ?? ours;
 }
 
 /** A merged collection is written as ours is: flow or block, its tag, anchor and comments. */
