@@ -49,7 +49,8 @@ export function mergeDocument(
   theirs: string,
   rule: MergeRule = { merge: "structured" },
 ): DocumentMergeAs {
-  if (ours === theirs) return { content: ours, merged_as: "text" };
+  if (ours === theirs || base === theirs) return { content: ours, merged_as: "text" };
+  if (base === ours) return { content: theirs, merged_as: "text" };
   if (rule.merge === "file") return { conflicts: [], merged_as: "file" };
   const kind = rule.merge === "text" ? "text" : kindOf(filePath);
   const structured =

@@ -2,6 +2,9 @@ import type { DocumentMerge } from "./result.ts";
 import { mergeText } from "./text.ts";
 import { equal, mergeValues, type ValueMergeOptions } from "./values.ts";
 
+/** Above this size the merge is not compared with the line merge for layout (see `mergeJson`). */
+export const LARGE_JSON_BYTES = 256 * 1024;
+
 /** How a JSON file is written: its indentation, line ends and whether it ends with one. */
 interface JsonStyle {
   indent: string;
@@ -49,7 +52,9 @@ export function mergeJson(
   const merged = mergeValues(b, o, t, options);
   if ("conflicts" in merged) return merged;
   const style = styleOf(base);
-  if (write(b, style) !== base) {
+  // Writing the base again to compare costs as much as writing the merge: above LARGE_JSON_BYTES
+  // the merge is written in the base's style without that check.
+  if (base.length <= LARGE_JSON_BYTES && write(b, style) !== base) {
     const lines = mergeText(base, ours, theirs);
     if ("content" in lines) {
       const reread = parse(lines.content);

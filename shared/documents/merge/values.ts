@@ -23,18 +23,29 @@ export interface ValueMergeOptions {
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Deep equality of parsed data; key order does not matter, element order does. */
+/**
+ * Deep equality of parsed data; key order does not matter, element order does. Loops rather than
+ * `every` and `Object.keys`: this walks every unchanged part of a document once per merge.
+ */
 export function equal(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i]));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!equal(a[i], b[i])) return false;
+    return true;
+  }
   if (a instanceof Date || b instanceof Date)
     return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
-  const ka = Object.keys(a);
-  const bo = b as Record<string, unknown>;
-  if (ka.length !== Object.keys(bo).length) return false;
-  return ka.every((k) => Object.hasOwn(bo, k) && equal((a as Record<string, unknown>)[k], bo[k]));
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in x) {
+    if (!Object.hasOwn(y, k) || !equal(x[k], y[k])) return false;
+    keys++;
+  }
+  for (const _ in y) keys--;
+  return keys === 0;
 }
 
 const slotOf = (o: Record<string, unknown> | typeof ABSENT, k: string): Slot =>
@@ -121,47 +132,54 @@ export function identityField(arrays: readonly unknown[][], configured?: string)
 export const identityOf = (v: unknown): string | undefined =>
   typeof v === "string" ? `s${v}` : typeof v === "number" ? `n${v}` : undefined;
 
-/** Records each conflict with its path; the merged value holds ours there. */
+/**
+ * Records each conflict with its path; the merged value holds ours there. The path is one stack,
+ * pushed and popped on the way down: a megabyte document has tens of thousands of keys, and a
+ * fresh array per key cost more than comparing them.
+ */
 class ValueMerger {
   readonly conflicts: DocumentConflict[] = [];
   readonly #options: ValueMergeOptions;
+  readonly #path: PathSegment[] = [];
 
   constructor(options: ValueMergeOptions) {
     this.#options = options;
   }
 
-  merge(base: Slot, ours: Slot, theirs: Slot, path: PathSegment[]): Slot {
+  merge(base: Slot, ours: Slot, theirs: Slot): Slot {
     if (equal(ours, theirs)) return ours;
     if (equal(base, ours)) return theirs;
     if (equal(base, theirs)) return ours;
     const b = base === ABSENT ? undefined : base;
     if (isObject(ours) && isObject(theirs) && (b === undefined || isObject(b)))
-      return this.#objects(b ?? {}, ours, theirs, path);
+      return this.#objects(b ?? {}, ours, theirs);
     if (Array.isArray(ours) && Array.isArray(theirs) && (b === undefined || Array.isArray(b))) {
       const arrays = [b ?? [], ours, theirs];
       const field = identityField(arrays, this.#options.identity);
-      if (field) return this.#byIdentity(field, b ?? [], ours, theirs, path);
+      if (field) return this.#byIdentity(field, b ?? [], ours, theirs);
     }
-    this.conflicts.push(conflictAt(path, base, ours, theirs));
+    this.conflicts.push(conflictAt(this.#path, base, ours, theirs));
     return ours;
   }
 
-  #objects(
-    base: Record<string, unknown>,
-    ours: Record<string, unknown>,
-    theirs: Record<string, unknown>,
-    path: PathSegment[],
-  ) {
+  #at(segment: PathSegment, base: Slot, ours: Slot, theirs: Slot): Slot {
+    this.#path.push(segment);
+    const merged = this.merge(base, ours, theirs);
+    this.#path.pop();
+    return merged;
+  }
+
+  #objects(base: Record<string, unknown>, ours: Record<string, unknown>, theirs: Record<string, unknown>) {
     const entries: [string, unknown][] = [];
     for (const key of mergeOrder(Object.keys(base), Object.keys(ours), Object.keys(theirs))) {
-      const merged = this.merge(slotOf(base, key), slotOf(ours, key), slotOf(theirs, key), [...path, key]);
+      const merged = this.#at(key, slotOf(base, key), slotOf(ours, key), slotOf(theirs, key));
       if (merged !== ABSENT) entries.push([key, merged]);
     }
     // fromEntries defines own properties: a `__proto__` key stays a key.
     return Object.fromEntries(entries);
   }
 
-  #byIdentity(field: string, base: unknown[], ours: unknown[], theirs: unknown[], path: PathSegment[]) {
+  #byIdentity(field: string, base: unknown[], ours: unknown[], theirs: unknown[]) {
     const index = (a: unknown[]) =>
       new Map(a.map((e) => [identityOf((e as Record<string, unknown>)[field]) as string, e]));
     const [b, o, t] = [index(base), index(ours), index(theirs)];
@@ -170,7 +188,7 @@ class ValueMerger {
     const out: unknown[] = [];
     for (const id of mergeOrder([...b.keys()], [...o.keys()], [...t.keys()])) {
       const at = oursAt.get(id) ?? theirsAt.get(id) ?? 0;
-      const merged = this.merge(b.get(id) ?? ABSENT, o.get(id) ?? ABSENT, t.get(id) ?? ABSENT, [...path, at]);
+      const merged = this.#at(at, b.get(id) ?? ABSENT, o.get(id) ?? ABSENT, t.get(id) ?? ABSENT);
       if (merged !== ABSENT) out.push(merged);
     }
     return out;
@@ -193,6 +211,6 @@ export function mergeValues(
   options: ValueMergeOptions = {},
 ): { value: unknown } | { conflicts: DocumentConflict[] } {
   const merger = new ValueMerger(options);
-  const value = merger.merge(base, ours, theirs, []);
+  const value = merger.merge(base, ours, theirs);
   return merger.conflicts.length > 0 ? { conflicts: merger.conflicts } : { value };
 }
