@@ -53,16 +53,30 @@ export function mergeDocument(
   if (base === ours) return { content: theirs, merged_as: "text" };
   if (rule.merge === "file") return { conflicts: [], merged_as: "file" };
   const kind = rule.merge === "text" ? "text" : kindOf(filePath);
-  const structured =
-    kind === "json"
-      ? mergeJson(base, ours, theirs, rule)
-      : kind === "yaml"
-        ? mergeYaml(base, ours, theirs, rule)
-        : kind === "markdown"
-          ? mergeMarkdown(base, ours, theirs, rule)
-          : null;
+  const structured = structuredMerge(kind, base, ours, theirs, rule);
   if (structured) return { ...structured, merged_as: kind };
   return { ...mergeText(base, ours, theirs), merged_as: "text" };
+}
+
+/**
+ * The merge by structure, or null to merge by lines: also when reading a side throws (a YAML
+ * file whose aliases expand past the limit, say), so no document can make a merge answer 500.
+ */
+function structuredMerge(
+  kind: Kind,
+  base: string,
+  ours: string,
+  theirs: string,
+  options: ValueMergeOptions,
+): DocumentMerge | null {
+  try {
+    if (kind === "json") return mergeJson(base, ours, theirs, options);
+    if (kind === "yaml") return mergeYaml(base, ours, theirs, options);
+    if (kind === "markdown") return mergeMarkdown(base, ours, theirs, options);
+    return null;
+  } catch {
+    return null;
+  }
 }
 
 /** Front matter: a YAML block between `---` lines at the very start of the file. */

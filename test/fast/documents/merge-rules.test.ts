@@ -113,6 +113,29 @@ describe("the JSON rules", () => {
   });
 });
 
+describe("YAML that cannot be read as data", () => {
+  it("merges by lines when aliases expand past the limit, instead of failing", () => {
+    const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 8; i++)
+      laughs.push(
+        `${"abcdefgh"[i]}: &${"abcdefgh"[i]} [${Array(10)
+          .fill(`*${"abcdefgh"[i - 1]}`)
+          .join(", ")}]`,
+      );
+    const base = `${laughs.join("\n")}\nend: 1\nmid: 0\nmore: 2\n`;
+    const merged = mergeDocument(
+      "bomb.yaml",
+      base,
+      base.replace("end: 1", "end: 10"),
+      base.replace("more: 2", "more: 20"),
+    );
+    expect(merged).toEqual({
+      content: base.replace("end: 1", "end: 10").replace("more: 2", "more: 20"),
+      merged_as: "text",
+    });
+  });
+});
+
 describe("the text and file rules", () => {
   it("merges by lines under `text`, and conflicts with the lines of each side", () => {
     const base = "a\nb\nc\n";
