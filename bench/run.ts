@@ -38,6 +38,7 @@ import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
+import { measureStructuredMerge } from "./scenarios/structured-merge.ts";
 import { measureWeb } from "./scenarios/web.ts";
 import { measureWorkcopy } from "./scenarios/workcopy.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
@@ -58,6 +59,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   workcopy: async (server) => markdownTable(await measureWorkcopy(server)),
   // quire import-git and export-git of 10,000 git commits (500 with --quick) against git's own copy.
   "git-import": async (server, quick) => markdownTable(await measureGitImport(server, quick)),
+  // 1 MB JSON and YAML changed on both sides, and 500-file merges against the whole-file rule.
+  "structured-merge": async (server) => markdownTable(await measureStructuredMerge(server)),
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */

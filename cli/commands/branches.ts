@@ -70,6 +70,8 @@ function printStatus(out: Output, branch: string, s: Status): void {
       { header: "conflict", value: (c) => c.path },
       { header: "main", value: (c) => c.main_version_id?.slice(0, 12) ?? "deleted" },
       { header: "branch", value: (c) => c.branch_version_id?.slice(0, 12) ?? "deleted" },
+      // The places inside the file both sides changed (docs/merge.md): `limits.max_files`, `line 12`.
+      { header: "where", value: (c) => (c.paths ?? []).map((p) => p.path || `line ${p.line}`).join(", ") },
     ]);
   printOwners(out, s.owners);
 }

@@ -47,10 +47,23 @@ export const fileHistoryResponse = z.object({
 });
 export type FileHistoryResponse = z.output<typeof fileHistoryResponse>;
 
+/** A place inside a file both sides changed differently (docs/merge.md); a side without it has no field. */
+export const conflictPlace = z.object({
+  path: z.string(),
+  line: z.number().int().optional(),
+  document: z.number().int().optional(),
+  base: z.unknown().optional(),
+  ours: z.unknown().optional(),
+  theirs: z.unknown().optional(),
+});
 export const conflict = z.object({
   path: z.string(),
   main_version_id: z.string().nullable(),
   branch_version_id: z.string().nullable(),
+  /** How the merge of the file was tried: by structure, by lines, or not (`file`). Merge, rebase and branch status only. */
+  merge: z.enum(["json", "yaml", "markdown", "text", "file"]).optional(),
+  /** Each place inside the file both sides changed differently. Merge, rebase and branch status only. */
+  paths: z.array(conflictPlace).optional(),
 });
 /**
  * The changed places of a JSON or YAML file (shared/documents/changes.ts, docs/api.md "Structured

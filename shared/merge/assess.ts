@@ -1,7 +1,7 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
-import { type Conflict, conflictsWithMain, type NetChange, netChanges } from "../commits/changes.ts";
+import { conflictsWithMain, type NetChange, netChanges } from "../commits/changes.ts";
 import { structureOfChanges } from "../commits/structure.ts";
 import { type View, viewOf } from "../commits/view.ts";
 import type { AppContext } from "../context.ts";
@@ -10,11 +10,17 @@ import type { PolicyResult } from "../policy/engine.ts";
 import { readPolicySources } from "../policy/sources.ts";
 import { policyInput } from "./input.ts";
 import { type OwnersOfChanges, type PathOwners, pathOwners, readOwners } from "./owners.ts";
+import { type FileConflict, type MergedFile, type Resolution, resolveConflicts } from "./resolve.ts";
 
 /** Everything that decides whether a branch may merge, read from one snapshot. */
 export interface Assessment {
   changes: NetChange[];
-  conflicts: Conflict[];
+  /** The paths both sides changed that do not merge by content (resolve.ts). */
+  conflicts: FileConflict[];
+  /** The paths both sides changed whose versions merged: written instead of the branch's. */
+  merged: MergedFile[];
+  /** The problems of an invalid `.svc/merge.yaml`, whose conflicts are then whole files. */
+  mergeConfigErrors: Resolution["configErrors"];
   policies: PolicyResult[];
   owners: OwnersReport;
 }
@@ -39,7 +45,10 @@ export async function preparePolicies(ctx: AppContext, repoId: number, main: Bra
   await ctx.policies.prepare(ctx.pool, await policiesOnMain(ctx.pool, ctx, repoId, view));
 }
 
-/** Conflicts with `main`'s head and the policy results for merging `branch` at its head, as `actor`. */
+/**
+ * Conflicts with `main`'s head, after merging by content each path both sides changed
+ * (resolve.ts), and the policy results for merging `branch` at its head, as `actor`.
+ */
 export async function assessMerge(
   db: Queryable,
   ctx: AppContext,
@@ -50,7 +59,16 @@ export async function assessMerge(
 ): Promise<Assessment> {
   const view = await viewOf(db, access.repo.id, branch);
   const changes = await netChanges(db, view);
-  const conflicts = await conflictsWithMain(db, view, main.head_sequence, changes);
+  const found = await conflictsWithMain(db, view, main.head_sequence, changes);
+  const resolution = await resolveConflicts(
+    db,
+    ctx.blobs,
+    access.repo.id,
+    main,
+    view.parentAt,
+    changes,
+    found,
+  );
   // Policies and OWNERS both come from main's head: the branch cannot loosen its own rules.
   const mainView = await viewOf(db, access.repo.id, main);
   const sources = await policiesOnMain(db, ctx, access.repo.id, mainView);
@@ -63,7 +81,9 @@ export async function assessMerge(
   const approvers = new Set(input.reviews.filter((r) => r.status === "approved").map((r) => r.reviewer));
   return {
     changes,
-    conflicts,
+    conflicts: resolution.conflicts,
+    merged: resolution.merged,
+    mergeConfigErrors: resolution.configErrors,
     policies,
     owners: { paths: pathOwners(owners.owners, paths, approvers), invalid_lines: owners.invalid },
   };

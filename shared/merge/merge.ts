@@ -1,13 +1,14 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import { type BranchRow, MAIN, requireActive, requireBranch } from "../branches/branches.ts";
+import { type Body, insertBodies, uploadLargeBodies } from "../commits/content.ts";
 import { writeCommit } from "../commits/write.ts";
 import type { AppContext } from "../context.ts";
 import { Rollback, type Tx, withTx } from "../db/tx.ts";
 import { DomainError, fail } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { markOpenProposalMerged } from "../proposals/proposals.ts";
-import { allPass, assessMerge, preparePolicies } from "./assess.ts";
+import { type Assessment, allPass, assessMerge, preparePolicies } from "./assess.ts";
 
 export interface MergeResult {
   /** The new head of `main` (unchanged when the branch changed nothing). */
@@ -34,6 +35,32 @@ function undoneIf<T>(dryRun: boolean, work: (tx: Tx) => Promise<T>) {
 
 const sameAutoMerge = (branch: BranchRow, seen: { by: string; at: Date }) =>
   branch.auto_merge_by === seen.by && branch.auto_merge_at?.getTime() === seen.at.getTime();
+
+/**
+ * The 409 of a merge or rebase: each path that did not merge, with the places inside it both
+ * sides changed differently, and the problems of an invalid `.svc/merge.yaml` if it is one.
+ */
+export function conflictError(
+  code: "MERGE_CONFLICT" | "REBASE_CONFLICT",
+  name: string,
+  found: Pick<Assessment, "conflicts" | "mergeConfigErrors">,
+): DomainError {
+  const details: Record<string, unknown> = { conflicts: found.conflicts };
+  if (found.mergeConfigErrors.length > 0) details["merge_config_errors"] = found.mergeConfigErrors;
+  return new DomainError(code, `'${name}' conflicts with main`, { details });
+}
+
+/**
+ * Stores the merged versions of files both sides changed. They exist only once merged, under the
+ * locks; one above the blob threshold (a file of over a megabyte both sides changed: rare) is
+ * uploaded here, which is harmless if the merge rolls back (blob keys are content hashes).
+ */
+export async function storeMerged(ctx: AppContext, tx: Tx, repoId: number, bodies: Body[]): Promise<void> {
+  if (bodies.length === 0) return;
+  const threshold = ctx.config.SVC_BLOB_THRESHOLD_BYTES;
+  await uploadLargeBodies(ctx.blobs, repoId, bodies, threshold);
+  await insertBodies(tx, repoId, bodies, threshold);
+}
 
 export function refuseMain(name: string, verb: string): void {
   if (name === MAIN)
@@ -84,13 +111,9 @@ export async function mergeBranch(
           "BRANCH_DRAFT",
           `branch '${name}' is a draft; promote it with PATCH {"draft": false} before merging`,
         );
-      const { changes, conflicts, policies } = await assessMerge(tx, ctx, actor, access, main, branch);
-      if (conflicts.length > 0)
-        return {
-          refused: new DomainError("MERGE_CONFLICT", `'${name}' conflicts with main`, {
-            details: { conflicts },
-          }),
-        };
+      const assessment = await assessMerge(tx, ctx, actor, access, main, branch);
+      const { changes, conflicts, policies } = assessment;
+      if (conflicts.length > 0) return { refused: conflictError("MERGE_CONFLICT", name, assessment) };
       if (!allPass(policies)) {
         const failing = policies.filter((p) => !p.pass).map((p) => p.name);
         await recordEvent(
@@ -105,18 +128,25 @@ export async function mergeBranch(
           }),
         };
       }
+      const merged = new Map(assessment.merged.map((m) => [m.path, m.body]));
+      await storeMerged(
+        ctx,
+        tx,
+        access.repo.id,
+        assessment.merged.map((m) => m.body),
+      );
       const sequence =
         changes.length === 0
           ? main.head_sequence
           : await writeCommit(tx, access.repo, main, {
               author: actor.identity,
               message: `Merge branch '${name}'`,
-              changes: changes.map((c) => ({
-                path: c.path,
-                sha256: c.branchSha,
-                contentType: c.contentType,
-                binary: c.branchBinary,
-              })),
+              changes: changes.map((c) => {
+                const body = merged.get(c.path);
+                return body
+                  ? { path: c.path, sha256: body.sha256, contentType: body.contentType, binary: false }
+                  : { path: c.path, sha256: c.branchSha, contentType: c.contentType, binary: c.branchBinary };
+              }),
             });
       await tx.query(branch_mark_merged, [branch.id, actor.identity, sequence]);
       const proposal = await markOpenProposalMerged(tx, access.repo, branch);

@@ -7,9 +7,9 @@ import { type WrittenChange, writeCommit } from "../commits/write.ts";
 import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import { withTx } from "../db/tx.ts";
-import { DomainError } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
-import { refuseMain } from "./merge.ts";
+import { conflictError, refuseMain, storeMerged } from "./merge.ts";
+import { mergeReplays, resolveConflicts } from "./resolve.ts";
 
 export interface RebaseResult {
   branch: string;
@@ -108,11 +108,21 @@ export async function rebaseBranch(
     }
     const view = await viewOf(tx, access.repo.id, branch);
     const changes = await netChanges(tx, view);
-    const conflicts = await conflictsWithMain(tx, view, base, changes);
-    if (conflicts.length > 0)
+    const found = await conflictsWithMain(tx, view, base, changes);
+    const resolution = await resolveConflicts(
+      tx,
+      ctx.blobs,
+      access.repo.id,
+      main,
+      view.parentAt,
+      changes,
+      found,
+    );
+    if (resolution.conflicts.length > 0)
       return {
-        refused: new DomainError("REBASE_CONFLICT", `'${name}' conflicts with main`, {
-          details: { conflicts },
+        refused: conflictError("REBASE_CONFLICT", name, {
+          conflicts: resolution.conflicts,
+          mergeConfigErrors: resolution.configErrors,
         }),
       };
 
@@ -122,6 +132,8 @@ export async function rebaseBranch(
       view.ownFrom,
       changes.map((c) => c.path),
     );
+    const bodies = await mergeReplays(tx, ctx.blobs, access.repo.id, work, resolution, changes, found);
+    await storeMerged(ctx, tx, access.repo.id, bodies);
     if (work.length === 0)
       work.push({ author: actor.identity, message: `Rebase '${name}' onto main at ${base}`, changes: [] });
     let first: number | undefined;

@@ -18,7 +18,13 @@ describe("merges that are refused", () => {
     const res = await merge(fx, "clash");
     expectError(res, 409, "MERGE_CONFLICT");
     expect(errorOf(res).conflicts).toEqual([
-      { path: "both.md", main_version_id: expect.any(String), branch_version_id: expect.any(String) },
+      {
+        path: "both.md",
+        main_version_id: expect.any(String),
+        branch_version_id: expect.any(String),
+        merge: "text",
+        paths: [{ path: "", line: 1, base: "base", ours: "main", theirs: "branch" }],
+      },
     ]);
     expect(await snapshot(app, fx)).toEqual(before);
   });

@@ -150,7 +150,13 @@ describe("rebase", () => {
     const res = await rebase(fx, "clash");
     expectError(res, 409, "REBASE_CONFLICT");
     expect(errorOf(res).conflicts).toEqual([
-      { path: "c.md", main_version_id: expect.any(String), branch_version_id: expect.any(String) },
+      {
+        path: "c.md",
+        main_version_id: expect.any(String),
+        branch_version_id: expect.any(String),
+        merge: "text",
+        paths: [{ path: "", line: 1, base: "base", ours: "main", theirs: "branch" }],
+      },
     ]);
     expect(await snapshot(app, fx)).toEqual(before);
   });
