@@ -60,9 +60,9 @@ export const conflict = z.object({
   path: z.string(),
   main_version_id: z.string().nullable(),
   branch_version_id: z.string().nullable(),
-  /** How the merge of the file was tried: by structure, by lines, or not (`file`). Merge, rebase and branch status only. */
+  /** How the merge of the file was tried: by structure, by lines, or not (`file`). Merge, rebase, branch status and diff. */
   merge: z.enum(["json", "yaml", "markdown", "text", "file"]).optional(),
-  /** Each place inside the file both sides changed differently. Merge, rebase and branch status only. */
+  /** Each place inside the file both sides changed differently. Merge, rebase, branch status and diff. */
   paths: z.array(conflictPlace).optional(),
 });
 /**

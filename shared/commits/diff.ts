@@ -5,6 +5,7 @@ import { MAIN, requireBranch } from "../branches/branches.ts";
 import type { AppContext } from "../context.ts";
 import { type DocumentDiff, structureBudget } from "../documents/changes.ts";
 import { fail } from "../errors.ts";
+import { resolveConflicts } from "../merge/resolve.ts";
 import { conflictsWithMain, type NetChange, netChanges } from "./changes.ts";
 import { loadBodyUpTo } from "./content.ts";
 import { resolveView } from "./view.ts";
@@ -95,8 +96,9 @@ async function fileDiffs(ctx: AppContext, access: RepoAccess, net: NetChange[]) 
 /**
  * The files changed on a branch relative to its base on `main` (a path changed and changed back
  * is not listed), with a unified diff for text files (and the changed places of JSON and YAML
- * files), and the conflicts: paths changed on both
- * `main` and the branch since the base, as {path, main_version_id, branch_version_id}.
+ * files), and the conflicts: the paths changed on both `main` and the branch since the base that
+ * do not merge by content, exactly as a merge would find them (docs/merge.md), so the diff never
+ * shows a conflict the merge would not refuse.
  */
 export async function diffBranch(ctx: AppContext, access: RepoAccess, branchName: string) {
   if (branchName === MAIN)
@@ -105,7 +107,17 @@ export async function diffBranch(ctx: AppContext, access: RepoAccess, branchName
   const main = await requireBranch(ctx.pool, access.repo.id, MAIN);
   const net = await netChanges(ctx.pool, view);
   const changes = await fileDiffs(ctx, access, net);
-  return { changes, conflicts: await conflictsWithMain(ctx.pool, view, main.head_sequence, net) };
+  const found = await conflictsWithMain(ctx.pool, view, main.head_sequence, net);
+  const { conflicts } = await resolveConflicts(
+    ctx.pool,
+    ctx.blobs,
+    access.repo.id,
+    main,
+    view.parentAt,
+    net,
+    found,
+  );
+  return { changes, conflicts };
 }
 
 /**

@@ -103,10 +103,38 @@ describe("a branch's diff", () => {
   it("reports paths changed on both main (after the base) and the branch as conflicts", async () => {
     const { conflicts } = await diff("feature/x");
     expect(conflicts).toEqual([
-      { path: "branch-deletes.md", main_version_id: sha256hex("main\n"), branch_version_id: null },
-      { path: "conflict.md", main_version_id: sha256hex("main\n"), branch_version_id: sha256hex("branch\n") },
-      { path: "main-deletes.md", main_version_id: null, branch_version_id: sha256hex("branch\n") },
+      {
+        path: "branch-deletes.md",
+        main_version_id: sha256hex("main\n"),
+        branch_version_id: null,
+        merge: "file",
+        paths: [],
+      },
+      {
+        path: "conflict.md",
+        main_version_id: sha256hex("main\n"),
+        branch_version_id: sha256hex("branch\n"),
+        merge: "text",
+        paths: [{ path: "", line: 1, base: "base\n", ours: "main\n", theirs: "branch\n" }],
+      },
+      {
+        path: "main-deletes.md",
+        main_version_id: null,
+        branch_version_id: sha256hex("branch\n"),
+        merge: "file",
+        paths: [],
+      },
     ]);
+  });
+
+  it("leaves out a file both sides changed that merges by content, as the merge would", async () => {
+    await commit(fx, "main", { "both.md": "one\ntwo\nthree\nfour\nfive\n" });
+    await createBranch(fx, "apart");
+    await commit(fx, "apart", { "both.md": "one\ntwo\nthree\nfour\nFIVE\n" });
+    await commit(fx, "main", { "both.md": "ONE\ntwo\nthree\nfour\nfive\n" });
+    const { changes, conflicts } = await diff("apart");
+    expect(changes.map((c) => c.path)).toEqual(["both.md"]);
+    expect(conflicts).toEqual([]);
   });
 
   it("does not report a conflict for a path the branch changed back, or added and removed again", async () => {
