@@ -2,14 +2,21 @@ import { mkdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
-import { BANNER, COMPACT, EXTERNAL, englishZodOnly, mirroredLocations, POLICY_WORKER } from "./build.ts";
+import {
+  BANNER,
+  COMPACT,
+  EXTERNAL,
+  englishZodOnly,
+  mirroredLocations,
+  POLICY_WORKER,
+} from "./bundle-options.ts";
 
 /**
  * `npm start` runs Quire from plain JavaScript bundled here rather than from the TypeScript
  * sources through a loader (docs/benchmarks.md, "Where the memory goes"): tsx's loader, or Node's
  * own type stripping (a WebAssembly compiler), costs the serving process about 20 MiB that no
  * request needs, and a bundle holds one module record instead of about 700. It is the cloud
- * build's bundle (scripts/build.ts, the same plugins and externals) of the local entry point, so
+ * build's bundle (scripts/bundle-options.ts, the same plugins and externals) of the local entry point, so
  * `npm start` runs what the functions run.
  */
 
