@@ -14,7 +14,7 @@ import { TARGET_P99_MS as SSE_TARGET_P99_MS } from "./scenarios/sse.ts";
 /** The issue's targets. */
 export const TARGETS = {
   /** Commits per second to main with 16 clients, as a share of the baseline's transactions per second. */
-  commitShareOfBaseline: 0.25,
+  commitShareOfBaseline: 0.4,
   treeP50Ms: 15,
   /** A tree page on the 20,000-commit repo against the same page on the 1,000-commit repo. */
   treeHistoryRatio: 1.5,
@@ -22,6 +22,10 @@ export const TARGETS = {
   policyWarmMs: WARM_TARGET_MS,
   /** From a commit's response to an SSE client receiving its event, over two instances. */
   sseP99Ms: SSE_TARGET_P99_MS,
+  /** The server process (as `npm start` runs it) just after it answers /healthz. */
+  startRssMiB: 80,
+  /** Its peak (VmHWM) through every phase of the run. */
+  peakRssMiB: 120,
 };
 
 export interface BenchResults {
@@ -170,15 +174,26 @@ function machineRows(res: BenchResults): Row[] {
   ];
 }
 
+/** The Node process's memory (its embedded PostgreSQL is a process of its own, not counted). */
 function memoryRows(res: BenchResults): Row[] {
   const m = res.memory;
+  // The first phase to come within 2% of the peak: later ones only carry the high-water mark on.
+  const peakPhase = res.phases.find((p) => p.peakRssMiB >= 0.98 * m.peakRssMiB);
   return [
-    { scenario: "Server RSS after startup", result: `${m.idleRssMiB.toFixed(0)} MiB`, errors: 0 },
+    {
+      scenario: "Server RSS after startup (the Node process; its PostgreSQL not counted)",
+      result: `${m.idleRssMiB.toFixed(0)} MiB`,
+      target: `<= ${TARGETS.startRssMiB} MiB`,
+      met: m.idleRssMiB <= TARGETS.startRssMiB,
+      errors: 0,
+    },
     {
       scenario: "Server peak RSS (VmHWM) over the run",
-      result: `${m.peakRssMiB.toFixed(0)} MiB`,
+      result: `${m.peakRssMiB.toFixed(0)} MiB${peakPhase ? ` (reached in phase '${peakPhase.name}')` : ""}`,
       ratio: m.peakRssMiB / m.idleRssMiB,
       ratioOf: "RSS after startup",
+      target: `<= ${TARGETS.peakRssMiB} MiB`,
+      met: m.peakRssMiB <= TARGETS.peakRssMiB,
       errors: 0,
     },
   ];

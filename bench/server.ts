@@ -4,6 +4,8 @@ import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { build } from "esbuild";
+import { buildLocal } from "../scripts/build-local.ts";
 import { freePort } from "../test/support/ports.ts";
 import { progress } from "./log.ts";
 
@@ -96,11 +98,13 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
     : sharedToken
       ? { SVC_CI_WORKER_TOKEN: sharedToken }
       : {};
-  // `node --import tsx` rather than the tsx CLI: the CLI runs the script in a second process, and
-  // the memory figures must come from the process that serves the requests.
+  // As `npm start` runs it: the local bundle on plain Node with the start script's flags, in this
+  // server's own folder. The probe is bundled too: a .ts file would make Node load its type
+  // stripper into the process whose memory is measured.
+  const main = await buildLocal(path.join(dir, "build"));
   const probeFile = opts.loopProbe ? path.join(dir, "loop-delay.json") : undefined;
-  const probe = probeFile ? ["--import", "./bench/loop-probe.ts"] : [];
-  const child = spawn(process.execPath, ["--import", "tsx", ...probe, "functions/main.ts"], {
+  const probe = probeFile ? ["--import", await bundledProbe(dir)] : [];
+  const child = spawn(process.execPath, [...(await startFlags()), ...probe, main], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -148,6 +152,28 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
     throw err;
   }
   return server;
+}
+
+/** The Node flags of `npm start` (package.json: `node <flags> dist/local/main.js`). */
+export async function startFlags(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "package.json"), "utf8"));
+  const start = /\bnode ((?:--\S+ )*)dist\/local\/main\.js/.exec(String(manifest.scripts.start));
+  if (!start) throw new Error("package.json's start script no longer runs `node [flags] dist/local/main.js`");
+  return (start[1] ?? "").trim().split(" ").filter(Boolean);
+}
+
+/** bench/loop-probe.ts as one JavaScript file in `dir`. */
+async function bundledProbe(dir: string): Promise<string> {
+  const outfile = path.join(dir, "loop-probe.mjs");
+  await build({
+    entryPoints: [path.join(REPO_ROOT, "bench/loop-probe.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    logLevel: "warning",
+  });
+  return outfile;
 }
 
 /** The server's log lines (warnings and errors at LOG_LEVEL=warn) on our stderr, marked as its own. */

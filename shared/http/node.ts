@@ -8,14 +8,25 @@ import type { AnyRoute, Reply } from "./route.ts";
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > limit) throw tooLarge(limit);
+  // With a declared length the bytes go straight into one buffer: collecting the chunks and
+  // concatenating them held a large body twice (docs/benchmarks.md, "Where the memory goes").
+  const into = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
+  let copied = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
+    if (into && chunks.length === 0 && copied + chunk.length <= into.length) {
+      chunk.copy(into, copied);
+      copied += chunk.length;
+    } else chunks.push(chunk);
   }
-  return Buffer.concat(chunks);
+  if (!into) return Buffer.concat(chunks);
+  // Node's parser holds a body to its Content-Length; should it not, nothing is lost.
+  return chunks.length === 0 && copied === into.length
+    ? into
+    : Buffer.concat([into.subarray(0, copied), ...chunks]);
 }
 
 function tooLarge(limit: number): DomainError {
