@@ -37,6 +37,7 @@ import { measureCloudWebhooks } from "./scenarios/cloud-webhooks.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
+import { measureReadPath } from "./scenarios/read-path.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { measureWeb } from "./scenarios/web.ts";
 import { measureWorkcopy } from "./scenarios/workcopy.ts";
@@ -58,6 +59,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   workcopy: async (server) => markdownTable(await measureWorkcopy(server)),
   // quire import-git and export-git of 10,000 git commits (500 with --quick) against git's own copy.
   "git-import": async (server, quick) => markdownTable(await measureGitImport(server, quick)),
+  // Tree pages, file reads and history against the HTTP floor, 1 and 16 clients (issue 22).
+  reads: measureReadPath,
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */

@@ -1,0 +1,181 @@
+import { type QuireClient, quireClient } from "../client.ts";
+import { analyze } from "../database.ts";
+import { createOrg, createRepo, editRepo, fixturePath, hotFile, writeTree } from "../fixtures.ts";
+import { type Budget, type LoadResult, runLoad } from "../load.ts";
+import { progress } from "../log.ts";
+import { phaseRunner, sentBy } from "../phases.ts";
+import { cpuTable, markdownTable, type Row } from "../report.ts";
+import type { QuireProcess } from "../server.ts";
+import { OLD_SEQUENCE, PAGE } from "./reads.ts";
+
+/**
+ * `npm run bench -- --only reads`: the read path against the HTTP floor of the same server, in the
+ * same run (issue 22). A 10,000-file repo with a history of 1-file edits (every 10th to one of 10
+ * hot files), then one client at a time for the latencies and 16 clients for the mix.
+ */
+
+/** The issue's targets, as the most a read's p50 may be over the floor's p50 (1 client). */
+export const READ_PATH_TARGETS = { tree: 2.5, file: 2, history: 2.5, mixShareOfFloor: 0.4 };
+
+const FILES = 10_000;
+const MIX_CLIENTS = 16;
+
+interface ReadPathPlan {
+  edits: number;
+  single: Budget;
+  mix: Budget;
+}
+
+const FULL_PLAN: ReadPathPlan = {
+  edits: 10_000,
+  single: { maxRequests: 2_000, maxSeconds: 6 },
+  mix: { maxRequests: 20_000, maxSeconds: 8 },
+};
+const QUICK_PLAN: ReadPathPlan = {
+  edits: 1_000,
+  single: { maxRequests: 300, maxSeconds: 2 },
+  mix: { maxRequests: 3_000, maxSeconds: 2 },
+};
+
+interface Fixture {
+  repo: string;
+  /** The sequence right after the bulk commits: every file exists, none edited yet. */
+  treeComplete: number;
+  /** A hot file: one of every 10 edits goes to one of the 10, so each has edits/100 versions. */
+  hot: string;
+}
+
+/** One kind of read, request `i` of a loop; resolves once the answer is checked. */
+type Read = (q: QuireClient, f: Fixture, i: number) => Promise<void>;
+
+const treePage =
+  (at: (f: Fixture) => number | undefined): Read =>
+  async (q, f) => {
+    const at_ = at(f);
+    const query = { limit: String(PAGE), ...(at_ === undefined ? {} : { at: String(at_) }) };
+    const body = await q.get("/repos/:repo*/-/tree", { params: { repo: f.repo }, query });
+    if (body.entries.length !== PAGE)
+      throw new Error(`tree: expected ${PAGE} entries, got ${body.entries.length}`);
+  };
+
+/** Hot and cold files in turn, so an old read sometimes walks a long chain of versions. */
+const fileAt =
+  (at: number | undefined): Read =>
+  async (q, f, i) => {
+    const path = i % 2 === 0 ? fixturePath(hotFile((i / 2) % 10, FILES)) : fixturePath((i * 37) % FILES);
+    const query = at === undefined ? {} : { at: String(at) };
+    const body = await q.get("/repos/:repo*/-/file/:path*", { params: { repo: f.repo, path }, query });
+    if (typeof body.content !== "string") throw new Error(`file ${path}: no content`);
+  };
+
+const historyPage: Read = async (q, f) => {
+  const body = await q.get("/repos/:repo*/-/file/:path*/history", { params: { repo: f.repo, path: f.hot } });
+  if (body.entries.length !== PAGE)
+    throw new Error(`history: expected ${PAGE} entries, got ${body.entries.length}`);
+};
+
+const floor: Read = async (q) => {
+  await q.getPath("/healthz");
+};
+
+const READS: { id: string; label: string; read: Read; target: keyof typeof READ_PATH_TARGETS }[] = [
+  { id: "tree-head", label: "Tree page at the head", read: treePage(() => undefined), target: "tree" },
+  {
+    id: "tree-early",
+    label: "Tree page at an early at=",
+    read: treePage((f) => f.treeComplete),
+    target: "tree",
+  },
+  { id: "file-head", label: "File read at the head", read: fileAt(undefined), target: "file" },
+  {
+    id: "file-old",
+    label: `File read at an old sequence (at=${OLD_SEQUENCE})`,
+    read: fileAt(OLD_SEQUENCE),
+    target: "file",
+  },
+  { id: "history", label: "File history page (a hot file)", read: historyPage, target: "history" },
+];
+
+/** Tree pages (head and early) and file reads (head and old) in turn. */
+const mixed: Read = (q, f, i) => {
+  const reads = [READS[0], READS[2], READS[1], READS[3]];
+  const pick = reads[i % reads.length] ?? READS[0];
+  return (pick as (typeof READS)[number]).read(q, f, Math.floor(i / reads.length));
+};
+
+async function buildFixture(q: QuireClient, plan: ReadPathPlan): Promise<Fixture> {
+  await createOrg(q);
+  const repo = await createRepo(q, "reads");
+  progress(`reads: building ${repo}: ${FILES} files, then ${plan.edits} edits`);
+  const treeComplete = await writeTree(q, repo, FILES);
+  await editRepo(q, repo, { files: FILES, edits: plan.edits, concurrency: 16, maxSeconds: 300 });
+  return { repo, treeComplete, hot: fixturePath(hotFile(1, FILES)) };
+}
+
+const loadOf = (label: string, q: QuireClient, f: Fixture, read: Read, concurrency: number, budget: Budget) =>
+  runLoad({ label, concurrency, warmup: 50, ...budget, send: (i) => read(q, f, i) });
+
+const ratioRow = (label: string, r: LoadResult, floor1: LoadResult, target: number): Row => {
+  const ratio = r.p50Ms / floor1.p50Ms;
+  return {
+    scenario: label,
+    result: `${r.perSecond.toFixed(0)}/s (n=${r.requests})`,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    ratio,
+    ratioOf: "of the floor's p50",
+    target: `at most ${target}x`,
+    met: ratio <= target,
+    errors: r.errors,
+  };
+};
+
+/** Builds the fixture on `server`, measures every read and the mix; answers the tables. */
+export async function measureReadPath(server: QuireProcess, quick: boolean): Promise<string> {
+  const plan = quick ? QUICK_PLAN : FULL_PLAN;
+  const q = quireClient(server.url);
+  const f = await buildFixture(q, plan);
+  await analyze(server.databaseUrl);
+  const phases = phaseRunner(server);
+  const run = (id: string, read: Read, concurrency: number, budget: Budget) =>
+    phases.run(id, () => loadOf(id, q, f, read, concurrency, budget), sentBy);
+  const floor1 = await run("floor, 1 client", floor, 1, plan.single);
+  const floor16 = await run(`floor, ${MIX_CLIENTS} clients`, floor, MIX_CLIENTS, plan.mix);
+  const rows: Row[] = [
+    {
+      scenario: "HTTP floor (GET /healthz), 1 client",
+      result: `${floor1.perSecond.toFixed(0)}/s`,
+      p50Ms: floor1.p50Ms,
+      p99Ms: floor1.p99Ms,
+      errors: floor1.errors,
+    },
+    {
+      scenario: `HTTP floor, ${MIX_CLIENTS} clients`,
+      result: `${floor16.perSecond.toFixed(0)}/s`,
+      p50Ms: floor16.p50Ms,
+      p99Ms: floor16.p99Ms,
+      errors: floor16.errors,
+    },
+  ];
+  for (const c of READS) {
+    const r = await run(c.id, c.read, 1, plan.single);
+    rows.push(ratioRow(c.label, r, floor1, READ_PATH_TARGETS[c.target]));
+  }
+  const mix = await run(`mix, ${MIX_CLIENTS} clients`, mixed, MIX_CLIENTS, plan.mix);
+  const share = mix.perSecond / floor16.perSecond;
+  rows.push({
+    scenario: `${MIX_CLIENTS} clients: tree pages and file reads in turn`,
+    result: `${mix.perSecond.toFixed(0)}/s (n=${mix.requests})`,
+    p50Ms: mix.p50Ms,
+    p99Ms: mix.p99Ms,
+    ratio: share,
+    ratioOf: `of the floor's requests/s at ${MIX_CLIENTS} clients`,
+    target: `at least ${READ_PATH_TARGETS.mixShareOfFloor}x`,
+    met: share >= READ_PATH_TARGETS.mixShareOfFloor,
+    errors: mix.errors,
+  });
+  const failed = rows.filter((r) => r.errors > 0);
+  if (failed.length > 0)
+    throw new Error(`reads: failed requests in ${failed.map((r) => r.scenario).join(", ")}`);
+  return `${markdownTable(rows)}\n\n${cpuTable(phases.records)}`;
+}
