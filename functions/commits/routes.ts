@@ -56,7 +56,7 @@ export const commitRoutes = [
     etag: "branch-head",
     responses: { 200: treeResponse },
     handler: async ({ ctx, repo, query }) => {
-      const { entries, head } = await readTreePage(ctx.pool, repo, query);
+      const { entries, head } = await readTreePage(ctx, repo, query);
       // The head's tag only for a read of the head: a tree `at` a sequence is not the branch now.
       return query.at === undefined ? withBranchTag(ok({ entries }), head) : ok({ entries });
     },
@@ -74,7 +74,7 @@ export const commitRoutes = [
     }),
     responses: { 200: fileHistoryResponse },
     handler: async ({ ctx, repo, params, query }) =>
-      ok({ entries: await readFileHistory(ctx.pool, repo, { ...query, path: params.path }) }),
+      ok({ entries: await readFileHistory(ctx, repo, { ...query, path: params.path }) }),
   }),
   route({
     method: "GET",

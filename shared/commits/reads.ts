@@ -5,7 +5,22 @@ import { fail } from "../errors.ts";
 import { ok, type Reply } from "../http/route.ts";
 import { loadBody, versionId } from "./content.ts";
 import { fileJsonStream, STREAM_FILE_ABOVE_BYTES } from "./file-stream.ts";
-import { type FileVersion, fileInView, resolveView, treePageArgs, type View } from "./view.ts";
+import { cached } from "./read-cache.ts";
+import { type FileVersion, fileInView, resolveAccessView, treePageArgs, type View } from "./view.ts";
+
+/** What the cached reads need of the context: the pool, and this process's read cache. */
+type ReadContext = Pick<AppContext, "pool" | "reads">;
+
+/** A view's identity: every read of the same key is the same answer forever (./read-cache.ts). */
+const viewKey = (v: View) => `${v.branch.id}:${v.ownFrom}:${v.at}:${v.parentId}:${v.parentAt}`;
+
+/** Bytes of a tree entry or history entry held in memory, roughly: its strings, twice, and the object. */
+const ENTRY_OVERHEAD = 160;
+const treeBytes = (entries: TreeEntry[]) =>
+  entries.reduce((n, e) => n + 2 * (e.path.length + e.version_id.length) + ENTRY_OVERHEAD, 0);
+
+/** Bodies up to this size are kept as their base64 in the read cache. */
+const CACHE_BODY_MAX_BYTES = 64 * 1024;
 
 export interface TreeEntry {
   path: string;
@@ -24,12 +39,14 @@ interface TreePageRow extends FileVersion {
  * sequence at the moment of the read (its ETag).
  */
 export async function readTreePage(
-  db: Queryable,
+  ctx: ReadContext,
   access: RepoAccess,
   q: { branch: string; at?: number | undefined; after?: string | undefined; limit: number },
 ): Promise<{ entries: TreeEntry[]; head: number }> {
-  const view = await resolveView(db, access.repo.id, q.branch, q.at);
-  return { entries: await readTreeInView(db, view, q), head: view.branch.head_sequence };
+  const view = await resolveAccessView(ctx.pool, access, q.branch, q.at);
+  const key = `tree:${viewKey(view)}:${q.limit}:${q.after ?? ""}`;
+  const entries = await cached(ctx.reads, key, () => readTreeInView(ctx.pool, view, q), treeBytes);
+  return { entries, head: view.branch.head_sequence };
 }
 
 /** A page of the tree in a view already resolved (a page that shows the view reads it once). */
@@ -56,13 +73,25 @@ export async function readFile(
   access: RepoAccess,
   q: { path: string; branch: string; at?: number },
 ): Promise<Reply> {
-  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
-  const version = await fileInView(ctx.pool, view, q.path);
+  const view = await resolveAccessView(ctx.pool, access, q.branch, q.at);
+  const version = await cached(
+    ctx.reads,
+    `file:${viewKey(view)}:${q.path}`,
+    () => fileInView(ctx.pool, view, q.path),
+    (v) => 2 * q.path.length + (v ? v.content_type.length * 2 + ENTRY_OVERHEAD : ENTRY_OVERHEAD),
+  );
   if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
-  const data = await loadBody(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256);
   const meta = { content_type: version.content_type, version_id: versionId(version.content_sha256) };
-  if (data.length > STREAM_FILE_ABOVE_BYTES) return fileJsonStream(q.path, data, meta);
-  return ok({ path: q.path, content: data.toString("base64"), ...meta });
+  const bodyKey = `body:${access.repo.id}:${meta.version_id}`;
+  let content = ctx.reads.get<string>(bodyKey);
+  if (content === undefined) {
+    const data = await loadBody(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256);
+    if (data.length > STREAM_FILE_ABOVE_BYTES) return fileJsonStream(q.path, data, meta);
+    content = data.toString("base64");
+    if (data.length <= CACHE_BODY_MAX_BYTES)
+      ctx.reads.set(bodyKey, content, 2 * content.length + ENTRY_OVERHEAD);
+  }
+  return ok({ path: q.path, content, ...meta });
 }
 
 // The commits that changed a path, newest first: the branch's own (all above its base), then
@@ -87,12 +116,28 @@ interface FileHistoryRow {
   created_at: Date;
 }
 
+export type FileHistoryEntry = Awaited<ReturnType<typeof historyInView>>[number];
+
+/** A page of a path's history, newest first, at the head of the branch. */
 export async function readFileHistory(
-  db: Queryable,
+  ctx: ReadContext,
   access: RepoAccess,
   q: { path: string; branch: string; after?: number; limit: number },
+): Promise<FileHistoryEntry[]> {
+  const view = await resolveAccessView(ctx.pool, access, q.branch, undefined);
+  const key = `history:${viewKey(view)}:${q.limit}:${q.after ?? ""}:${q.path}`;
+  return cached(ctx.reads, key, () => historyInView(ctx.pool, access, view, q), historyBytes);
+}
+
+const historyBytes = (entries: { message: string; author: string }[]) =>
+  entries.reduce((n, e) => n + 2 * (e.message.length + e.author.length + 80) + ENTRY_OVERHEAD, 0);
+
+async function historyInView(
+  db: Queryable,
+  access: RepoAccess,
+  view: View,
+  q: { path: string; after?: number; limit: number },
 ) {
-  const view = await resolveView(db, access.repo.id, q.branch, undefined);
   const { rows } = await db.query<FileHistoryRow>(file_history_select, [
     access.repo.id,
     q.path,
