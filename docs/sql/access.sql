@@ -9,6 +9,24 @@ LEFT JOIN repo_roles rr ON rr.repo_id = r.id AND rr.identity = $2
 LEFT JOIN org_members om ON om.org = r.owner AND om.identity = $2
 WHERE r.name = $1;
 
+-- repo_select_with_access_and_branch (prepared)
+SELECT r.id, r.name, r.owner, r.created_at, r.created_by, rr.role AS repo_role, om.role AS org_role,
+       b.id AS b_id, b.head_sequence AS b_head_sequence, b.base_sequence AS b_base_sequence,
+       b.status AS b_status, b.draft AS b_draft, b.head_hash AS b_head_hash,
+       b.created_by AS b_created_by, b.created_at AS b_created_at,
+       b.auto_merge_by AS b_auto_merge_by, b.auto_merge_at AS b_auto_merge_at,
+       m.id AS main_id, e.from_at AS e_from_at, e.base_sequence AS e_base_sequence, e.own_from AS e_own_from
+FROM repos r
+LEFT JOIN repo_roles rr ON rr.repo_id = r.id AND rr.identity = $2
+LEFT JOIN org_members om ON om.org = r.owner AND om.identity = $2
+LEFT JOIN branches b ON b.repo_id = r.id AND b.name = $3
+LEFT JOIN branches m ON m.repo_id = r.id AND m.name = 'main' AND $3 <> 'main'
+LEFT JOIN LATERAL (
+  SELECT from_at, base_sequence, own_from FROM branch_epochs
+  WHERE branch_id = b.id AND from_at <= b.head_sequence AND $3 <> 'main'
+  ORDER BY from_at DESC LIMIT 1) e ON true
+WHERE r.name = $1;
+
 -- repo_select_for_job (prepared)
 SELECT r.id, r.name, r.owner, r.created_at, r.created_by,
        EXISTS (SELECT 1 FROM ci_jobs j WHERE j.id = $2 AND j.repo_id = r.id AND j.status = 'claimed'

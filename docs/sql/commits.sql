@@ -197,18 +197,24 @@ LIMIT $9;
 
 -- shared/commits/reads.ts
 
--- tree_page_select
+-- tree_page_select (prepared)
 SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7);
 
--- file_history_select
+-- file_history_select (prepared)
 SELECT f.sequence, b.name AS branch, f.content_sha256, c.author, c.message, c.created_at
-FROM file_changes f
-JOIN commits c ON c.repo_id = $1 AND c.sequence = f.sequence
+FROM (
+  (SELECT branch_id, sequence, content_sha256 FROM file_changes
+   WHERE branch_id = $3 AND path = $2 AND sequence BETWEEN $9 AND $4 AND sequence < $7
+   ORDER BY sequence DESC LIMIT $8)
+  UNION ALL
+  (SELECT branch_id, sequence, content_sha256 FROM file_changes
+   WHERE branch_id = $5 AND path = $2 AND sequence <= $6 AND sequence < $7
+   ORDER BY sequence DESC LIMIT $8)
+  ORDER BY sequence DESC LIMIT $8) f
+CROSS JOIN LATERAL (
+  SELECT c.author, c.message, c.created_at FROM commits c WHERE c.repo_id = $1 AND c.sequence = f.sequence) c
 JOIN branches b ON b.id = f.branch_id
-WHERE f.path = $2 AND f.sequence < $7
-  AND ((f.branch_id = $3 AND f.sequence BETWEEN $9 AND $4) OR (f.branch_id = $5 AND f.sequence <= $6))
-ORDER BY f.sequence DESC
-LIMIT $8;
+ORDER BY f.sequence DESC;
 
 -- commit_select
 SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at

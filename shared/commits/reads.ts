@@ -1,6 +1,6 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { AppContext } from "../context.ts";
-import type { Queryable } from "../db/pool.ts";
+import { prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
 import { ok, type Reply } from "../http/route.ts";
 import { loadBody, versionId } from "./content.ts";
@@ -29,7 +29,10 @@ export interface TreeEntry {
   binary: boolean;
 }
 
-const tree_page_select = `SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7)`;
+const tree_page_select = prepared<TreePageRow>(
+  "tree_page_select",
+  "SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7)",
+);
 interface TreePageRow extends FileVersion {
   path: string;
 }
@@ -55,7 +58,7 @@ export async function readTreeInView(
   view: View,
   q: { after?: string | undefined; limit: number },
 ): Promise<TreeEntry[]> {
-  const { rows } = await db.query<TreePageRow>(tree_page_select, treePageArgs(view, q.after ?? "", q.limit));
+  const { rows } = await db.query(tree_page_select(treePageArgs(view, q.after ?? "", q.limit)));
   return rows.map((r) => ({
     path: r.path,
     version_id: versionId(r.content_sha256),
@@ -95,16 +98,28 @@ export async function readFile(
 }
 
 // The commits that changed a path, newest first: the branch's own (all above its base), then
-// main's up to the base. `after` is the sequence of the last entry of the previous page.
-const file_history_select = `
+// main's up to the base. `after` is the sequence of the last entry of the previous page. Each
+// layer is one index-only range of file_changes_newest, the page is cut before the commits are
+// joined, and each commit is one probe of its primary key: a page costs the page, however long
+// the repo's history (joining first hashed every commit of the repo: 13 ms on 9,000 commits).
+const file_history_select = prepared<FileHistoryRow>(
+  "file_history_select",
+  `
   SELECT f.sequence, b.name AS branch, f.content_sha256, c.author, c.message, c.created_at
-  FROM file_changes f
-  JOIN commits c ON c.repo_id = $1 AND c.sequence = f.sequence
+  FROM (
+    (SELECT branch_id, sequence, content_sha256 FROM file_changes
+     WHERE branch_id = $3 AND path = $2 AND sequence BETWEEN $9 AND $4 AND sequence < $7
+     ORDER BY sequence DESC LIMIT $8)
+    UNION ALL
+    (SELECT branch_id, sequence, content_sha256 FROM file_changes
+     WHERE branch_id = $5 AND path = $2 AND sequence <= $6 AND sequence < $7
+     ORDER BY sequence DESC LIMIT $8)
+    ORDER BY sequence DESC LIMIT $8) f
+  CROSS JOIN LATERAL (
+    SELECT c.author, c.message, c.created_at FROM commits c WHERE c.repo_id = $1 AND c.sequence = f.sequence) c
   JOIN branches b ON b.id = f.branch_id
-  WHERE f.path = $2 AND f.sequence < $7
-    AND ((f.branch_id = $3 AND f.sequence BETWEEN $9 AND $4) OR (f.branch_id = $5 AND f.sequence <= $6))
-  ORDER BY f.sequence DESC
-  LIMIT $8`;
+  ORDER BY f.sequence DESC`,
+);
 
 interface FileHistoryRow {
   sequence: number;
@@ -138,17 +153,19 @@ async function historyInView(
   view: View,
   q: { path: string; after?: number; limit: number },
 ) {
-  const { rows } = await db.query<FileHistoryRow>(file_history_select, [
-    access.repo.id,
-    q.path,
-    view.branch.id,
-    view.at,
-    view.parentId,
-    view.parentAt,
-    q.after ?? Number.MAX_SAFE_INTEGER,
-    q.limit,
-    view.ownFrom,
-  ]);
+  const { rows } = await db.query(
+    file_history_select([
+      access.repo.id,
+      q.path,
+      view.branch.id,
+      view.at,
+      view.parentId,
+      view.parentAt,
+      q.after ?? Number.MAX_SAFE_INTEGER,
+      q.limit,
+      view.ownFrom,
+    ]),
+  );
   return rows.map((r) => ({
     sequence: r.sequence,
     branch: r.branch,
