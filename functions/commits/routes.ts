@@ -12,7 +12,8 @@ import { branchName, filePath, limitParam, sequenceParam } from "../../shared/ap
 import { readChain } from "../../shared/commits/chain.ts";
 import { createCommit } from "../../shared/commits/commit.ts";
 import { diffBranch } from "../../shared/commits/diff.ts";
-import { readCommit, readFile, readFileHistory, readTreePage } from "../../shared/commits/reads.ts";
+import { readFile } from "../../shared/commits/file-read.ts";
+import { readCommit, readFileHistory, readTreePage } from "../../shared/commits/reads.ts";
 import { parseIfMatch, withBranchTag } from "../../shared/http/conditional.ts";
 import { created, ok, route } from "../../shared/http/route.ts";
 

@@ -2,25 +2,20 @@ import type { RepoAccess } from "../access/roles.ts";
 import type { AppContext } from "../context.ts";
 import { prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
-import { ok, type Reply } from "../http/route.ts";
-import { loadBody, versionId } from "./content.ts";
-import { fileJsonStream, STREAM_FILE_ABOVE_BYTES } from "./file-stream.ts";
+import { versionId } from "./content.ts";
 import { cached } from "./read-cache.ts";
-import { type FileVersion, fileInView, resolveAccessView, treePageArgs, type View } from "./view.ts";
+import { type FileVersion, resolveAccessView, treePageArgs, type View } from "./view.ts";
 
 /** What the cached reads need of the context: the pool, and this process's read cache. */
 type ReadContext = Pick<AppContext, "pool" | "reads">;
 
 /** A view's identity: every read of the same key is the same answer forever (./read-cache.ts). */
-const viewKey = (v: View) => `${v.branch.id}:${v.ownFrom}:${v.at}:${v.parentId}:${v.parentAt}`;
+export const viewKey = (v: View) => `${v.branch.id}:${v.ownFrom}:${v.at}:${v.parentId}:${v.parentAt}`;
 
 /** Bytes of a tree entry or history entry held in memory, roughly: its strings, twice, and the object. */
-const ENTRY_OVERHEAD = 160;
+export const ENTRY_OVERHEAD = 160;
 const treeBytes = (entries: TreeEntry[]) =>
   entries.reduce((n, e) => n + 2 * (e.path.length + e.version_id.length) + ENTRY_OVERHEAD, 0);
-
-/** Bodies up to this size are kept as their base64 in the read cache. */
-const CACHE_BODY_MAX_BYTES = 64 * 1024;
 
 export interface TreeEntry {
   path: string;
@@ -65,36 +60,6 @@ export async function readTreeInView(
     content_type: r.content_type,
     binary: r.is_binary,
   }));
-}
-
-/**
- * A file at (branch, at), with its content in base64; FILE_NOT_FOUND when absent there. A body
- * above STREAM_FILE_ABOVE_BYTES is sent as the same JSON, streamed (fileJsonStream).
- */
-export async function readFile(
-  ctx: AppContext,
-  access: RepoAccess,
-  q: { path: string; branch: string; at?: number },
-): Promise<Reply> {
-  const view = await resolveAccessView(ctx.pool, access, q.branch, q.at);
-  const version = await cached(
-    ctx.reads,
-    `file:${viewKey(view)}:${q.path}`,
-    () => fileInView(ctx.pool, view, q.path),
-    (v) => 2 * q.path.length + (v ? v.content_type.length * 2 + ENTRY_OVERHEAD : ENTRY_OVERHEAD),
-  );
-  if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
-  const meta = { content_type: version.content_type, version_id: versionId(version.content_sha256) };
-  const bodyKey = `body:${access.repo.id}:${meta.version_id}`;
-  let content = ctx.reads.get<string>(bodyKey);
-  if (content === undefined) {
-    const data = await loadBody(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256);
-    if (data.length > STREAM_FILE_ABOVE_BYTES) return fileJsonStream(q.path, data, meta);
-    content = data.toString("base64");
-    if (data.length <= CACHE_BODY_MAX_BYTES)
-      ctx.reads.set(bodyKey, content, 2 * content.length + ENTRY_OVERHEAD);
-  }
-  return ok({ path: q.path, content, ...meta });
 }
 
 // The commits that changed a path, newest first: the branch's own (all above its base), then
