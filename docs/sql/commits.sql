@@ -79,6 +79,21 @@ SELECT data, blob_key FROM contents WHERE repo_id = $1 AND sha256 = $2;
 SELECT size, CASE WHEN size <= $3 THEN data END AS data, CASE WHEN size <= $3 THEN blob_key END AS blob_key
 FROM contents WHERE repo_id = $1 AND sha256 = $2;
 
+-- shared/commits/file-read.ts
+
+-- file_with_body_in_view (prepared)
+SELECT v.content_sha256, v.content_type, v.is_binary, c.data, c.blob_key
+FROM (SELECT $5::text AS path) p CROSS JOIN 
+LATERAL (
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
+  UNION ALL
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
+  ORDER BY layer LIMIT 1) v
+LEFT JOIN contents c ON c.repo_id = $7 AND c.sha256 = v.content_sha256
+WHERE v.content_sha256 IS NOT NULL;
+
 -- shared/commits/folder.ts
 
 -- folder_entries_select (prepared)
