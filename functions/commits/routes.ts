@@ -81,6 +81,7 @@ export const commitRoutes = [
     method: "GET",
     path: "/repos/:repo*/-/file/:path*",
     access: { repo: "reader" },
+    prefetch: "file",
     summary: "A file at a branch and sequence",
     params: fileParams,
     query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),

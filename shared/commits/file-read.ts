@@ -33,6 +33,19 @@ const bodyKey = (repoId: number, version: string) => `body:${repoId}:${version}`
 const versionBytes = (path: string, v: FileVersion | null) =>
   2 * path.length + (v ? 2 * v.content_type.length : 0) + ENTRY_OVERHEAD;
 
+/**
+ * The file the access statement read, if it read it in this very view: at the same `at`, and on
+ * a branch with the epoch viewOf used (the one at the head applies from its `from_at` on).
+ */
+function fileOfView(access: RepoAccess, view: View, path: string): Found | undefined {
+  const known = access.branch;
+  const file = known?.file;
+  if (!known || !file || file.path !== path || file.at !== view.at || known.row?.id !== view.branch.id)
+    return undefined;
+  if (view.parentId !== null && !(known.epoch && known.epoch.from_at <= view.at)) return undefined;
+  return { version: file.version, body: file.data ?? undefined };
+}
+
 /** The version of `path` in `view` (cached: it never changes), with its body when that was read too. */
 async function findVersion(
   ctx: Pick<AppContext, "pool" | "reads" | "blobs">,
@@ -64,7 +77,8 @@ export async function readFile(
   q: { path: string; branch: string; at?: number },
 ): Promise<Reply> {
   const view = await resolveAccessView(ctx.pool, access, q.branch, q.at);
-  const { version, body } = await findVersion(ctx, view, q.path, access.repo.id);
+  const prefetched = fileOfView(access, view, q.path);
+  const { version, body } = prefetched ?? (await findVersion(ctx, view, q.path, access.repo.id));
   if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
   const meta = { content_type: version.content_type, version_id: versionId(version.content_sha256) };
   const key = bodyKey(access.repo.id, meta.version_id);

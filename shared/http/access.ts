@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { z } from "zod";
-import { type RepoAccess, type Role, requireRepoRole } from "../access/roles.ts";
+import { type ReadAhead, type RepoAccess, type Role, requireRepoRole } from "../access/roles.ts";
 import { sequenceParam } from "../api/names.ts";
 import { verifyArchiveSignature } from "../archives/presign.ts";
 import type { Actor } from "../auth/actor.ts";
@@ -115,11 +115,17 @@ const repoParam = (req: AccessRequest) => req.params["repo"] ?? "";
 /**
  * The branch a read of a repo is at (`?branch=`, else main), which the access statement then reads
  * as well: most reads resolve a view of it next, and this saves them that round trip. Only GET
- * routes; a route that reads no branch pays one more index probe in the same statement.
+ * routes; a route that reads no branch pays one more index probe in the same statement. A route
+ * with `prefetch: "file"` has its `:path` file read there too.
  */
-function branchOfRead(req: AccessRequest): string | undefined {
+function branchOfRead(req: AccessRequest): ReadAhead | undefined {
   if (req.route.method !== "GET") return undefined;
-  return req.query.get("branch") ?? "main";
+  const branch = req.query.get("branch") ?? "main";
+  const path = req.params["path"];
+  if (req.route.prefetch !== "file" || path === undefined) return { branch };
+  // The query is valid by now (grant runs after validation): `at` is a sequence when present.
+  const at = req.query.get("at");
+  return { branch, file: { path, at: at === null ? undefined : Number(at) } };
 }
 
 const unixSeconds = z

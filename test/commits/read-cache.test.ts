@@ -105,7 +105,7 @@ describe("the read cache across instances", () => {
     const fx = await world(app).repo();
     await commit(fx, "main", { "a.md": "a" });
     await createBranch(fx, "feature");
-    await commit(fx, "feature", { "f.md": "f" });
+    const before = await commit(fx, "feature", { "f.md": "f" });
     expect((await tree(fx.client, fx, "?branch=feature")).map((e) => e.path)).toEqual(["a.md", "f.md"]);
     await commit(fx, "main", { "m.md": "m" });
     expect((await tree(fx.client, fx, "?branch=feature")).map((e) => e.path)).toEqual(["a.md", "f.md"]);
@@ -117,6 +117,9 @@ describe("the read cache across instances", () => {
       "m.md",
     ]);
     expect(await fileText(fx.client, fx, "m.md", "?branch=feature")).toBe("m");
+    // Before the rebase the branch did not have it: the older epoch, not the one at the head.
+    expect((await fx.client.get(`${fx.base}/file/m.md?branch=feature&at=${before}`)).status).toBe(404);
+    expect(await fileText(fx.client, fx, "f.md", `?branch=feature&at=${before}`)).toBe("f");
   });
 
   it("a repo deleted and made again under its name through another instance reads as the new one", async () => {
