@@ -37,6 +37,7 @@ import { measureCloudWebhooks } from "./scenarios/cloud-webhooks.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
+import { measureReadPath } from "./scenarios/read-path.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { measureStructuredMerge } from "./scenarios/structured-merge.ts";
 import { measureWeb } from "./scenarios/web.ts";
@@ -61,6 +62,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   "git-import": async (server, quick) => markdownTable(await measureGitImport(server, quick)),
   // 1 MB JSON and YAML changed on both sides, and 500-file merges against the whole-file rule.
   "structured-merge": async (server) => markdownTable(await measureStructuredMerge(server)),
+  // Tree pages, file reads and history against the HTTP floor, 1 and 16 clients (issue 22).
+  reads: measureReadPath,
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */
@@ -204,7 +207,7 @@ async function runAlone(name: string, quick: boolean): Promise<number> {
     // Pauses and MB/s scale with the CPU left over: say how busy the machine was.
     const load = `load average ${loadAtStart.toFixed(1)} at start, ${oneMinuteLoad().toFixed(1)} at end, ${os.cpus().length} CPUs`;
     process.stdout.write(`\n### ${name}\n\n${load}\n\n${table}\n`);
-    return 0;
+    return process.exitCode === 1 ? 1 : 0; // a scenario that marks failed rows in its table sets it
   } finally {
     await stopEveryQuire();
   }

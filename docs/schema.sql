@@ -22,34 +22,56 @@ CREATE OR REPLACE FUNCTION public.tree_page(p_branch bigint, own_from bigint, at
  STABLE
 AS $function$
 DECLARE
-  -- "C" like the column: least() and the `after` cursor must agree with the index's byte order,
-  -- whatever the database's default collation is.
-  next_own text COLLATE "C";
-  next_parent text COLLATE "C";
+  -- "C" like the column: least() and the `after` cursor must agree with the index's byte order.
+  own_path text COLLATE "C";
+  own_sha bytea;
+  own_type text;
+  own_binary boolean;
+  parent_path text COLLATE "C";
+  parent_sha bytea;
+  parent_type text;
+  parent_binary boolean;
   current text COLLATE "C";
   emitted int := 0;
 BEGIN
-  SELECT f.path INTO next_own FROM file_changes f
-  WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at AND f.sequence + 0 >= own_from ORDER BY f.path LIMIT 1;
-  SELECT f.path INTO next_parent FROM file_changes f
-  WHERE f.branch_id = p_parent AND f.path > after_path AND f.sequence <= parent_at ORDER BY f.path LIMIT 1;
+  IF p_parent IS NULL THEN
+    RETURN QUERY
+      WITH RECURSIVE walk AS (
+        (SELECT f.path, f.content_sha256, f.content_type, f.is_binary FROM file_changes f
+         WHERE f.branch_id = p_branch AND f.path > after_path COLLATE "C" AND f.sequence <= at
+           AND f.sequence + 0 >= own_from
+         ORDER BY f.path, f.sequence DESC LIMIT 1)
+        UNION ALL
+        SELECT n.path, n.content_sha256, n.content_type, n.is_binary FROM walk w CROSS JOIN LATERAL (
+          SELECT f.path, f.content_sha256, f.content_type, f.is_binary FROM file_changes f
+          WHERE f.branch_id = p_branch AND f.path > w.path AND f.sequence <= at AND f.sequence + 0 >= own_from
+          ORDER BY f.path, f.sequence DESC LIMIT 1) n
+      )
+      SELECT w.path, w.content_sha256, w.content_type, w.is_binary FROM walk w
+      WHERE w.content_sha256 IS NOT NULL LIMIT page_size;
+    RETURN;
+  END IF;
+  SELECT f.path, f.content_sha256, f.content_type, f.is_binary INTO own_path, own_sha, own_type, own_binary
+  FROM file_changes f WHERE f.branch_id = p_branch AND f.path > after_path AND f.sequence <= at AND f.sequence + 0 >= own_from
+  ORDER BY f.path, f.sequence DESC LIMIT 1;
+  SELECT f.path, f.content_sha256, f.content_type, f.is_binary INTO parent_path, parent_sha, parent_type, parent_binary
+  FROM file_changes f WHERE f.branch_id = p_parent AND f.path > after_path AND f.sequence <= parent_at
+  ORDER BY f.path, f.sequence DESC LIMIT 1;
   WHILE emitted < page_size LOOP
-    current := least(next_own, next_parent);
+    current := least(own_path, parent_path);
     EXIT WHEN current IS NULL;
-    IF current = next_own THEN
-      SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
-      FROM file_changes f WHERE f.branch_id = p_branch AND f.path = current AND f.sequence <= at AND f.sequence + 0 >= own_from
-      ORDER BY f.sequence DESC LIMIT 1;
-      SELECT f.path INTO next_own FROM file_changes f
-      WHERE f.branch_id = p_branch AND f.path > current AND f.sequence <= at AND f.sequence + 0 >= own_from ORDER BY f.path LIMIT 1;
+    IF current = own_path THEN
+      content_sha256 := own_sha; content_type := own_type; is_binary := own_binary;
+      SELECT f.path, f.content_sha256, f.content_type, f.is_binary INTO own_path, own_sha, own_type, own_binary
+      FROM file_changes f WHERE f.branch_id = p_branch AND f.path > current AND f.sequence <= at AND f.sequence + 0 >= own_from
+      ORDER BY f.path, f.sequence DESC LIMIT 1;
     ELSE
-      SELECT f.content_sha256, f.content_type, f.is_binary INTO content_sha256, content_type, is_binary
-      FROM file_changes f WHERE f.branch_id = p_parent AND f.path = current AND f.sequence <= parent_at
-      ORDER BY f.sequence DESC LIMIT 1;
+      content_sha256 := parent_sha; content_type := parent_type; is_binary := parent_binary;
     END IF;
-    IF current = next_parent THEN
-      SELECT f.path INTO next_parent FROM file_changes f
-      WHERE f.branch_id = p_parent AND f.path > current AND f.sequence <= parent_at ORDER BY f.path LIMIT 1;
+    IF current = parent_path THEN
+      SELECT f.path, f.content_sha256, f.content_type, f.is_binary INTO parent_path, parent_sha, parent_type, parent_binary
+      FROM file_changes f WHERE f.branch_id = p_parent AND f.path > current AND f.sequence <= parent_at
+      ORDER BY f.path, f.sequence DESC LIMIT 1;
     END IF;
     IF content_sha256 IS NOT NULL THEN
       path := current;
@@ -584,6 +606,8 @@ CREATE INDEX events_in_commit_order ON public.events USING btree (txid, "positio
 CREATE INDEX file_changes_by_commit ON public.file_changes USING btree (repo_id, sequence);
 
 CREATE INDEX file_changes_by_content ON public.file_changes USING btree (repo_id, content_sha256);
+
+CREATE INDEX file_changes_newest ON public.file_changes USING btree (branch_id, path, sequence DESC) INCLUDE (content_sha256, content_type, is_binary);
 
 CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
 

@@ -10,6 +10,7 @@ import type { JobSigner } from "./ci/identity/signer.ts";
 import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { KeyedGate } from "./commits/gate.ts";
+import { createReadCache, type ReadCache } from "./commits/read-cache.ts";
 import { devIdentities, type Env, globalAdminsOf, requiredSetting } from "./config.ts";
 import { createPool } from "./db/pool.ts";
 import type { DatabaseTarget } from "./db/target.ts";
@@ -51,6 +52,8 @@ export interface AppContext {
    * `internal` routes are proved by its verifier.
    */
   access: AccessTable;
+  /** Answers of the read path that can never change, this process's own (shared/commits/read-cache.ts). */
+  reads: ReadCache;
 }
 
 /** Seams for tests and benchmarks: a manual clock, webhook timeouts and resolution. */
@@ -115,5 +118,6 @@ export function createContext(
         : localBlobStore(config.SVC_CI_LOG_DIR),
     selfUrl: `http://127.0.0.1:${config.PORT}`,
     access: createAccessTable({ verifyInternal: internalVerifierFromConfig(config) }),
+    reads: createReadCache(),
   };
 }

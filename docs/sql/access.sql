@@ -9,6 +9,58 @@ LEFT JOIN repo_roles rr ON rr.repo_id = r.id AND rr.identity = $2
 LEFT JOIN org_members om ON om.org = r.owner AND om.identity = $2
 WHERE r.name = $1;
 
+-- repo_select_with_access_and_branch (prepared)
+SELECT
+r.id, r.name, r.owner, r.created_at, r.created_by, rr.role AS repo_role, om.role AS org_role,
+b.id AS b_id, b.head_sequence AS b_head_sequence, b.base_sequence AS b_base_sequence,
+b.status AS b_status, b.draft AS b_draft, b.head_hash AS b_head_hash,
+b.created_by AS b_created_by, b.created_at AS b_created_at,
+b.auto_merge_by AS b_auto_merge_by, b.auto_merge_at AS b_auto_merge_at,
+m.id AS main_id, e.from_at AS e_from_at, e.base_sequence AS e_base_sequence, e.own_from AS e_own_from FROM 
+repos r
+LEFT JOIN repo_roles rr ON rr.repo_id = r.id AND rr.identity = $2
+LEFT JOIN org_members om ON om.org = r.owner AND om.identity = $2
+LEFT JOIN branches b ON b.repo_id = r.id AND b.name = $3
+LEFT JOIN branches m ON m.repo_id = r.id AND m.name = 'main' AND $3 <> 'main'
+LEFT JOIN LATERAL (
+  SELECT from_at, base_sequence, own_from FROM branch_epochs
+  WHERE branch_id = b.id AND from_at <= b.head_sequence AND $3 <> 'main'
+  ORDER BY from_at DESC LIMIT 1) e ON true WHERE r.name = $1;
+
+-- repo_select_with_access_and_file (prepared)
+SELECT 
+r.id, r.name, r.owner, r.created_at, r.created_by, rr.role AS repo_role, om.role AS org_role,
+b.id AS b_id, b.head_sequence AS b_head_sequence, b.base_sequence AS b_base_sequence,
+b.status AS b_status, b.draft AS b_draft, b.head_hash AS b_head_hash,
+b.created_by AS b_created_by, b.created_at AS b_created_at,
+b.auto_merge_by AS b_auto_merge_by, b.auto_merge_at AS b_auto_merge_at,
+m.id AS main_id, e.from_at AS e_from_at, e.base_sequence AS e_base_sequence, e.own_from AS e_own_from, fv.at AS f_at, fv.content_sha256 AS f_sha256,
+       fv.content_type AS f_content_type, fv.is_binary AS f_is_binary, fv.data AS f_data, fv.blob_key AS f_blob_key
+FROM 
+repos r
+LEFT JOIN repo_roles rr ON rr.repo_id = r.id AND rr.identity = $2
+LEFT JOIN org_members om ON om.org = r.owner AND om.identity = $2
+LEFT JOIN branches b ON b.repo_id = r.id AND b.name = $3
+LEFT JOIN branches m ON m.repo_id = r.id AND m.name = 'main' AND $3 <> 'main'
+LEFT JOIN LATERAL (
+  SELECT from_at, base_sequence, own_from FROM branch_epochs
+  WHERE branch_id = b.id AND from_at <= b.head_sequence AND $3 <> 'main'
+  ORDER BY from_at DESC LIMIT 1) e ON true
+LEFT JOIN LATERAL (
+  SELECT at.at, v.content_sha256, v.content_type, v.is_binary, c.data, c.blob_key
+  FROM (SELECT coalesce($5::bigint, b.head_sequence) AS at) at
+  LEFT JOIN LATERAL (
+    (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+     WHERE f.branch_id = b.id AND f.path = $4 AND f.sequence BETWEEN coalesce(e.own_from, 0) AND at.at
+     ORDER BY f.sequence DESC LIMIT 1)
+    UNION ALL
+    (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+     WHERE f.branch_id = m.id AND f.path = $4 AND f.sequence <= least(e.base_sequence, at.at)
+     ORDER BY f.sequence DESC LIMIT 1)
+    ORDER BY layer LIMIT 1) v ON true
+  LEFT JOIN contents c ON c.repo_id = r.id AND c.sha256 = v.content_sha256) fv ON b.id IS NOT NULL
+WHERE r.name = $1;
+
 -- repo_select_for_job (prepared)
 SELECT r.id, r.name, r.owner, r.created_at, r.created_by,
        EXISTS (SELECT 1 FROM ci_jobs j WHERE j.id = $2 AND j.repo_id = r.id AND j.status = 'claimed'

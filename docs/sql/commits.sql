@@ -79,6 +79,21 @@ SELECT data, blob_key FROM contents WHERE repo_id = $1 AND sha256 = $2;
 SELECT size, CASE WHEN size <= $3 THEN data END AS data, CASE WHEN size <= $3 THEN blob_key END AS blob_key
 FROM contents WHERE repo_id = $1 AND sha256 = $2;
 
+-- shared/commits/file-read.ts
+
+-- file_with_body_in_view (prepared)
+SELECT v.content_sha256, v.content_type, v.is_binary, c.data, c.blob_key
+FROM (SELECT $5::text AS path) p CROSS JOIN 
+LATERAL (
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
+   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
+  UNION ALL
+  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
+   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
+  ORDER BY layer LIMIT 1) v
+LEFT JOIN contents c ON c.repo_id = $7 AND c.sha256 = v.content_sha256
+WHERE v.content_sha256 IS NOT NULL;
+
 -- shared/commits/folder.ts
 
 -- folder_entries_select (prepared)
@@ -197,18 +212,24 @@ LIMIT $9;
 
 -- shared/commits/reads.ts
 
--- tree_page_select
+-- tree_page_select (prepared)
 SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7);
 
--- file_history_select
+-- file_history_select (prepared)
 SELECT f.sequence, b.name AS branch, f.content_sha256, c.author, c.message, c.created_at
-FROM file_changes f
-JOIN commits c ON c.repo_id = $1 AND c.sequence = f.sequence
+FROM (
+  (SELECT branch_id, sequence, content_sha256 FROM file_changes
+   WHERE branch_id = $3 AND path = $2 AND sequence BETWEEN $9 AND $4 AND sequence < $7
+   ORDER BY sequence DESC LIMIT $8)
+  UNION ALL
+  (SELECT branch_id, sequence, content_sha256 FROM file_changes
+   WHERE branch_id = $5 AND path = $2 AND sequence <= $6 AND sequence < $7
+   ORDER BY sequence DESC LIMIT $8)
+  ORDER BY sequence DESC LIMIT $8) f
+CROSS JOIN LATERAL (
+  SELECT c.author, c.message, c.created_at FROM commits c WHERE c.repo_id = $1 AND c.sequence = f.sequence) c
 JOIN branches b ON b.id = f.branch_id
-WHERE f.path = $2 AND f.sequence < $7
-  AND ((f.branch_id = $3 AND f.sequence BETWEEN $9 AND $4) OR (f.branch_id = $5 AND f.sequence <= $6))
-ORDER BY f.sequence DESC
-LIMIT $8;
+ORDER BY f.sequence DESC;
 
 -- commit_select
 SELECT c.sequence, b.name AS branch, c.message, c.author, c.created_at

@@ -12,7 +12,8 @@ import { branchName, filePath, limitParam, sequenceParam } from "../../shared/ap
 import { readChain } from "../../shared/commits/chain.ts";
 import { createCommit } from "../../shared/commits/commit.ts";
 import { diffBranch } from "../../shared/commits/diff.ts";
-import { readCommit, readFile, readFileHistory, readTreePage } from "../../shared/commits/reads.ts";
+import { readFile } from "../../shared/commits/file-read.ts";
+import { readCommit, readFileHistory, readTreePage } from "../../shared/commits/reads.ts";
 import { parseIfMatch, withBranchTag } from "../../shared/http/conditional.ts";
 import { created, ok, route } from "../../shared/http/route.ts";
 
@@ -56,7 +57,7 @@ export const commitRoutes = [
     etag: "branch-head",
     responses: { 200: treeResponse },
     handler: async ({ ctx, repo, query }) => {
-      const { entries, head } = await readTreePage(ctx.pool, repo, query);
+      const { entries, head } = await readTreePage(ctx, repo, query);
       // The head's tag only for a read of the head: a tree `at` a sequence is not the branch now.
       return query.at === undefined ? withBranchTag(ok({ entries }), head) : ok({ entries });
     },
@@ -74,12 +75,13 @@ export const commitRoutes = [
     }),
     responses: { 200: fileHistoryResponse },
     handler: async ({ ctx, repo, params, query }) =>
-      ok({ entries: await readFileHistory(ctx.pool, repo, { ...query, path: params.path }) }),
+      ok({ entries: await readFileHistory(ctx, repo, { ...query, path: params.path }) }),
   }),
   route({
     method: "GET",
     path: "/repos/:repo*/-/file/:path*",
     access: { repo: "reader" },
+    prefetch: "file",
     summary: "A file at a branch and sequence",
     params: fileParams,
     query: z.strictObject({ branch: onBranch, at: sequenceParam.optional() }),

@@ -1,11 +1,21 @@
 import type { RepoAccess } from "../access/roles.ts";
 import type { AppContext } from "../context.ts";
-import type { Queryable } from "../db/pool.ts";
+import { prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
-import { ok, type Reply } from "../http/route.ts";
-import { loadBody, versionId } from "./content.ts";
-import { fileJsonStream, STREAM_FILE_ABOVE_BYTES } from "./file-stream.ts";
-import { type FileVersion, fileInView, resolveView, treePageArgs, type View } from "./view.ts";
+import { versionId } from "./content.ts";
+import { cached } from "./read-cache.ts";
+import { type FileVersion, resolveAccessView, treePageArgs, type View } from "./view.ts";
+
+/** What the cached reads need of the context: the pool, and this process's read cache. */
+type ReadContext = Pick<AppContext, "pool" | "reads">;
+
+/** A view's identity: every read of the same key is the same answer forever (./read-cache.ts). */
+export const viewKey = (v: View) => `${v.branch.id}:${v.ownFrom}:${v.at}:${v.parentId}:${v.parentAt}`;
+
+/** Bytes of a tree entry or history entry held in memory, roughly: its strings, twice, and the object. */
+export const ENTRY_OVERHEAD = 160;
+const treeBytes = (entries: TreeEntry[]) =>
+  entries.reduce((n, e) => n + 2 * (e.path.length + e.version_id.length) + ENTRY_OVERHEAD, 0);
 
 export interface TreeEntry {
   path: string;
@@ -14,7 +24,10 @@ export interface TreeEntry {
   binary: boolean;
 }
 
-const tree_page_select = `SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7)`;
+const tree_page_select = prepared<TreePageRow>(
+  "tree_page_select",
+  "SELECT path, content_sha256, content_type, is_binary FROM tree_page($1, $2, $3, $4, $5, $6, $7)",
+);
 interface TreePageRow extends FileVersion {
   path: string;
 }
@@ -24,12 +37,14 @@ interface TreePageRow extends FileVersion {
  * sequence at the moment of the read (its ETag).
  */
 export async function readTreePage(
-  db: Queryable,
+  ctx: ReadContext,
   access: RepoAccess,
   q: { branch: string; at?: number | undefined; after?: string | undefined; limit: number },
 ): Promise<{ entries: TreeEntry[]; head: number }> {
-  const view = await resolveView(db, access.repo.id, q.branch, q.at);
-  return { entries: await readTreeInView(db, view, q), head: view.branch.head_sequence };
+  const view = await resolveAccessView(ctx.pool, access, q.branch, q.at);
+  const key = `tree:${viewKey(view)}:${q.limit}:${q.after ?? ""}`;
+  const entries = await cached(ctx.reads, key, () => readTreeInView(ctx.pool, view, q), treeBytes);
+  return { entries, head: view.branch.head_sequence };
 }
 
 /** A page of the tree in a view already resolved (a page that shows the view reads it once). */
@@ -38,7 +53,7 @@ export async function readTreeInView(
   view: View,
   q: { after?: string | undefined; limit: number },
 ): Promise<TreeEntry[]> {
-  const { rows } = await db.query<TreePageRow>(tree_page_select, treePageArgs(view, q.after ?? "", q.limit));
+  const { rows } = await db.query(tree_page_select(treePageArgs(view, q.after ?? "", q.limit)));
   return rows.map((r) => ({
     path: r.path,
     version_id: versionId(r.content_sha256),
@@ -47,35 +62,29 @@ export async function readTreeInView(
   }));
 }
 
-/**
- * A file at (branch, at), with its content in base64; FILE_NOT_FOUND when absent there. A body
- * above STREAM_FILE_ABOVE_BYTES is sent as the same JSON, streamed (fileJsonStream).
- */
-export async function readFile(
-  ctx: AppContext,
-  access: RepoAccess,
-  q: { path: string; branch: string; at?: number },
-): Promise<Reply> {
-  const view = await resolveView(ctx.pool, access.repo.id, q.branch, q.at);
-  const version = await fileInView(ctx.pool, view, q.path);
-  if (!version) fail("FILE_NOT_FOUND", `'${q.path}' does not exist on '${q.branch}' at ${view.at}`);
-  const data = await loadBody(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256);
-  const meta = { content_type: version.content_type, version_id: versionId(version.content_sha256) };
-  if (data.length > STREAM_FILE_ABOVE_BYTES) return fileJsonStream(q.path, data, meta);
-  return ok({ path: q.path, content: data.toString("base64"), ...meta });
-}
-
 // The commits that changed a path, newest first: the branch's own (all above its base), then
-// main's up to the base. `after` is the sequence of the last entry of the previous page.
-const file_history_select = `
+// main's up to the base. `after` is the sequence of the last entry of the previous page. Each
+// layer is one index-only range of file_changes_newest, the page is cut before the commits are
+// joined, and each commit is one probe of its primary key: a page costs the page, however long
+// the repo's history (joining first hashed every commit of the repo: 13 ms on 9,000 commits).
+const file_history_select = prepared<FileHistoryRow>(
+  "file_history_select",
+  `
   SELECT f.sequence, b.name AS branch, f.content_sha256, c.author, c.message, c.created_at
-  FROM file_changes f
-  JOIN commits c ON c.repo_id = $1 AND c.sequence = f.sequence
+  FROM (
+    (SELECT branch_id, sequence, content_sha256 FROM file_changes
+     WHERE branch_id = $3 AND path = $2 AND sequence BETWEEN $9 AND $4 AND sequence < $7
+     ORDER BY sequence DESC LIMIT $8)
+    UNION ALL
+    (SELECT branch_id, sequence, content_sha256 FROM file_changes
+     WHERE branch_id = $5 AND path = $2 AND sequence <= $6 AND sequence < $7
+     ORDER BY sequence DESC LIMIT $8)
+    ORDER BY sequence DESC LIMIT $8) f
+  CROSS JOIN LATERAL (
+    SELECT c.author, c.message, c.created_at FROM commits c WHERE c.repo_id = $1 AND c.sequence = f.sequence) c
   JOIN branches b ON b.id = f.branch_id
-  WHERE f.path = $2 AND f.sequence < $7
-    AND ((f.branch_id = $3 AND f.sequence BETWEEN $9 AND $4) OR (f.branch_id = $5 AND f.sequence <= $6))
-  ORDER BY f.sequence DESC
-  LIMIT $8`;
+  ORDER BY f.sequence DESC`,
+);
 
 interface FileHistoryRow {
   sequence: number;
@@ -87,23 +96,41 @@ interface FileHistoryRow {
   created_at: Date;
 }
 
+export type FileHistoryEntry = Awaited<ReturnType<typeof historyInView>>[number];
+
+/** A page of a path's history, newest first, at the head of the branch. */
 export async function readFileHistory(
-  db: Queryable,
+  ctx: ReadContext,
   access: RepoAccess,
   q: { path: string; branch: string; after?: number; limit: number },
+): Promise<FileHistoryEntry[]> {
+  const view = await resolveAccessView(ctx.pool, access, q.branch, undefined);
+  const key = `history:${viewKey(view)}:${q.limit}:${q.after ?? ""}:${q.path}`;
+  return cached(ctx.reads, key, () => historyInView(ctx.pool, access, view, q), historyBytes);
+}
+
+const historyBytes = (entries: { message: string; author: string }[]) =>
+  entries.reduce((n, e) => n + 2 * (e.message.length + e.author.length + 80) + ENTRY_OVERHEAD, 0);
+
+async function historyInView(
+  db: Queryable,
+  access: RepoAccess,
+  view: View,
+  q: { path: string; after?: number; limit: number },
 ) {
-  const view = await resolveView(db, access.repo.id, q.branch, undefined);
-  const { rows } = await db.query<FileHistoryRow>(file_history_select, [
-    access.repo.id,
-    q.path,
-    view.branch.id,
-    view.at,
-    view.parentId,
-    view.parentAt,
-    q.after ?? Number.MAX_SAFE_INTEGER,
-    q.limit,
-    view.ownFrom,
-  ]);
+  const { rows } = await db.query(
+    file_history_select([
+      access.repo.id,
+      q.path,
+      view.branch.id,
+      view.at,
+      view.parentId,
+      view.parentAt,
+      q.after ?? Number.MAX_SAFE_INTEGER,
+      q.limit,
+      view.ownFrom,
+    ]),
+  );
   return rows.map((r) => ({
     sequence: r.sequence,
     branch: r.branch,

@@ -1,3 +1,4 @@
+import type { PrefetchedBranch, RepoAccess } from "../access/roles.ts";
 import { type BranchRow, MAIN, requireBranch } from "../branches/branches.ts";
 import type { Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
@@ -20,8 +21,18 @@ const epoch_select_at = `
   SELECT base_sequence, own_from FROM branch_epochs
   WHERE branch_id = $1 AND from_at <= $2 ORDER BY from_at DESC LIMIT 1`;
 
-/** The view of a branch row at `at` (default: its head), refusing an `at` beyond the head. */
-export async function viewOf(db: Queryable, repoId: number, branch: BranchRow, at?: number): Promise<View> {
+/**
+ * The view of a branch row at `at` (default: its head), refusing an `at` beyond the head. `known`
+ * is what the access statement already read (main's id, the epoch at the head): the epoch at the
+ * head is the epoch of every `at` from its `from_at` on, so those need no query.
+ */
+export async function viewOf(
+  db: Queryable,
+  repoId: number,
+  branch: BranchRow,
+  at?: number,
+  known?: PrefetchedBranch,
+): Promise<View> {
   const seq = at ?? branch.head_sequence;
   if (seq > branch.head_sequence) {
     fail(
@@ -30,6 +41,15 @@ export async function viewOf(db: Queryable, repoId: number, branch: BranchRow, a
     );
   }
   if (branch.name === MAIN) return { branch, at: seq, ownFrom: 0, parentId: null, parentAt: 0 };
+  const epochAtHead = known?.epoch;
+  if (known?.mainId && epochAtHead && epochAtHead.from_at <= seq)
+    return {
+      branch,
+      at: seq,
+      ownFrom: epochAtHead.own_from,
+      parentId: known.mainId,
+      parentAt: Math.min(epochAtHead.base_sequence, seq),
+    };
   const main = await requireBranch(db, repoId, MAIN);
   const { rows } = await db.query<{ base_sequence: number; own_from: number }>(epoch_select_at, [
     branch.id,
@@ -63,6 +83,22 @@ export async function resolveView(
   at: number | undefined,
 ): Promise<View> {
   return viewOf(db, repoId, await requireBranch(db, repoId, branchName), at);
+}
+
+/**
+ * The view of the branch named `branchName` at `at` for a caller whose access statement read that
+ * branch already (`RepoAccess.branch`): no query at all for main, nor for most reads of a branch.
+ */
+export async function resolveAccessView(
+  db: Queryable,
+  access: RepoAccess,
+  branchName: string,
+  at: number | undefined,
+): Promise<View> {
+  const known = access.branch;
+  if (known?.name !== branchName) return resolveView(db, access.repo.id, branchName, at);
+  if (!known.row) fail("BRANCH_NOT_FOUND", `branch '${branchName}' not found`);
+  return viewOf(db, access.repo.id, known.row, at, known);
 }
 
 /**

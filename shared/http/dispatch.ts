@@ -12,7 +12,7 @@ import { repoGone, runInRepo } from "../repos/guard.ts";
 import { admit } from "./access.ts";
 import { refuseUnevaluatedPreconditions } from "./conditional.ts";
 import { idempotently, principalOf } from "./idempotency.ts";
-import { matchPath, segmentsOf } from "./match.ts";
+import { matchPath, matchSegments, patternSegments, segmentsOf } from "./match.ts";
 import { requireDeclaredReply } from "./responses.ts";
 import type { AnyRoute, Reply } from "./route.ts";
 import { type BadText, bodyText, findBadText, queryOf, refuseBadParams } from "./text.ts";
@@ -141,7 +141,8 @@ async function parseJsonBody(body: Buffer | undefined, json?: unknown): Promise<
 }
 
 /** How literal a pattern is: `/branch/:branch*\/status` (3) beats `/branch/:branch*` (2). */
-const literalSegments = (pattern: string) => segmentsOf(pattern).filter((s) => !s.startsWith(":")).length;
+const literalSegments = (pattern: string) =>
+  patternSegments(pattern).filter((s) => !s.startsWith(":")).length;
 
 /**
  * The route for a request. When patterns of several routes match a path, the most literal one
@@ -149,8 +150,9 @@ const literalSegments = (pattern: string) => segmentsOf(pattern).filter((s) => !
  * of `x`, not a branch named `x/status` (which a client writes as `x%2Fstatus`).
  */
 export function findRoute(routes: readonly AnyRoute[], method: string, pathname: string) {
+  const segments = segmentsOf(pathname);
   const matches = routes.flatMap((route) => {
-    const params = matchPath(route.path, pathname);
+    const params = matchSegments(patternSegments(route.path), segments);
     return params ? [{ route, params, rank: literalSegments(route.path) }] : [];
   });
   const best = Math.max(...matches.map((m) => m.rank));

@@ -20,8 +20,27 @@ function decode(segment: string): string | null {
  * inside one value by encoding it as `%2F`.
  */
 export function matchPath(pattern: string, path: string): Record<string, string> | null {
-  const pat = segmentsOf(pattern);
-  const segs = segmentsOf(path);
+  return matchSegments(patternSegments(pattern), segmentsOf(path));
+}
+
+/** Route patterns are a few hundred constants: split each once, not once per route per request. */
+const splitPatterns = new Map<string, string[]>();
+
+/** The segments of a route pattern, split once. */
+export function patternSegments(pattern: string): string[] {
+  let segments = splitPatterns.get(pattern);
+  if (segments === undefined) {
+    segments = segmentsOf(pattern);
+    splitPatterns.set(pattern, segments);
+  }
+  return segments;
+}
+
+/** `matchPath` on segments already split: a dispatcher splits the request's path once for every route. */
+export function matchSegments(pat: string[], segs: string[]): Record<string, string> | null {
+  // Most patterns start with a literal ("repos", "orgs", "ui"): a different one cannot match.
+  const first = pat[0];
+  if (first !== undefined && !first.startsWith(":") && first !== segs[0]) return null;
   const params: Record<string, string> = {};
   return walk(pat, 0, segs, 0, params) ? params : null;
 }

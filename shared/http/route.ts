@@ -132,6 +132,11 @@ export interface Route<
    * Without it, a job token may call only `GET` routes that need `reader` (shared/http/access.ts).
    */
   jobToken?: "report";
+  /**
+   * `file`: the access statement also reads the `:path` file (version and body) at the request's
+   * `?branch=` and `?at=`, so a file read is one round trip (shared/access/roles.ts).
+   */
+  prefetch?: "file";
   summary: string;
   /**
    * `branch-head`: the route deals in the branch head's entity tag (shared/http/conditional.ts): a

@@ -85,7 +85,7 @@ export async function filePage(
     version.is_binary
       ? null
       : loadBodyUpTo(ctx.pool, ctx.blobs, access.repo.id, version.content_sha256, MAX_SHOWN_BYTES),
-    readFileHistory(ctx.pool, access, { path: q.path, branch: q.branch, limit: HISTORY_PAGE }),
+    readFileHistory(ctx, access, { path: q.path, branch: q.branch, limit: HISTORY_PAGE }),
   ]);
   const at = { branch: q.branch, at: view.at };
   const download = u.rawUrl(name, q.path, at);
