@@ -47,5 +47,6 @@ export function streamContext(config: Env, log: Logger, databaseUrl: DatabaseTar
     commitGate: absent("commitGate"),
     ciWorkers: absent("ciWorkers"),
     ciLogs: absent("ciLogs"),
+    logSigner: absent("logSigner"),
   };
 }
