@@ -38,6 +38,7 @@ import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
+import { measureTransparency } from "./scenarios/transparency.ts";
 import { measureWeb } from "./scenarios/web.ts";
 import { measureWorkcopy } from "./scenarios/workcopy.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
@@ -58,6 +59,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   workcopy: async (server) => markdownTable(await measureWorkcopy(server)),
   // quire import-git and export-git of 10,000 git commits (500 with --quick) against git's own copy.
   "git-import": async (server, quick) => markdownTable(await measureGitImport(server, quick)),
+  // Checkpoints and proofs on a 1,000,000-commit repo, and the commit rate with the log (docs/verifiable-history.md).
+  transparency: measureTransparency,
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */
