@@ -12,7 +12,7 @@ export function logSignerFromConfig(config: Env, pool: pg.Pool): LogSigner {
   const load = retryingOnce(async () => {
     const { kmsClient } = await import("../ci/identity/kms.ts");
     const { kmsLogSigner } = await import("./kms.ts");
-    return kmsLogSigner(kmsClient(config.SVC_LOG_KMS_ENDPOINT), keyVersion);
+    return rememberingSignatures(kmsLogSigner(kmsClient(config.SVC_LOG_KMS_ENDPOINT), keyVersion));
   });
   const signer = () => {
     started = true;
@@ -23,6 +23,33 @@ export function logSignerFromConfig(config: Env, pool: pg.Pool): LogSigner {
     sign: async (message) => (await signer()).sign(message),
     close: async () => {
       if (started) await (await load().catch(() => undefined))?.close?.();
+    },
+  };
+}
+
+/** How many recent signatures a KMS-backed signer keeps: one per repo whose log is being read. */
+const REMEMBERED_SIGNATURES = 1024;
+
+/**
+ * Keeps the latest signatures by message. Ed25519 is deterministic, so a remembered signature is
+ * exactly what KMS would answer again: a checkpoint read many times between commits (every CLI
+ * contact reads one) costs one KMS call, not one per read.
+ */
+function rememberingSignatures(signer: LogSigner): LogSigner {
+  const signatures = new Map<string, Buffer>();
+  return {
+    ...signer,
+    async sign(message) {
+      const key = message.toString("base64");
+      const known = signatures.get(key);
+      if (known) return known;
+      const signature = await signer.sign(message);
+      signatures.set(key, signature);
+      if (signatures.size > REMEMBERED_SIGNATURES) {
+        const oldest = signatures.keys().next().value;
+        if (oldest !== undefined) signatures.delete(oldest);
+      }
+      return signature;
     },
   };
 }
