@@ -6,9 +6,9 @@
 SELECT last_sequence AS size, tlog_frontier AS frontier FROM repos WHERE id = $1;
 
 -- tlog_nodes_read (prepared)
-SELECT want.i::int AS i, n.hash
-FROM unnest($2::smallint[], $3::bigint[]) WITH ORDINALITY AS want (level, idx, i)
-JOIN tlog_nodes n ON n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx;
+SELECT want.i::int AS i,
+       (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx) AS hash
+FROM unnest($2::smallint[], $3::bigint[]) WITH ORDINALITY AS want (level, idx, i);
 
 -- shared/transparency/signer.ts
 
