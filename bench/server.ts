@@ -71,6 +71,8 @@ export interface QuireOptions {
   ci?: boolean;
   /** Load bench/loop-probe.ts into the server, so that `loopDelay()` reports its event-loop pauses. */
   loopProbe?: boolean;
+  /** Another checkout of Quire to run instead of this one (an A/B against older code). */
+  root?: string;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
   const probeFile = opts.loopProbe ? path.join(dir, "loop-delay.json") : undefined;
   const probe = probeFile ? ["--import", "./bench/loop-probe.ts"] : [];
   const child = spawn(process.execPath, ["--import", "tsx", ...probe, "functions/main.ts"], {
-    cwd: REPO_ROOT,
+    cwd: opts.root ?? REPO_ROOT,
     env: {
       ...process.env,
       // empty means unset: Quire starts its own embedded PostgreSQL

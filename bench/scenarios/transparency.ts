@@ -1,13 +1,13 @@
 import type { QuireClient } from "../client.ts";
 import { quireClient } from "../client.ts";
 import { withDb } from "../database.ts";
-import { createOrg, createRepo } from "../fixtures.ts";
+import { commit, createOrg, createRepo } from "../fixtures.ts";
 import { type LoadResult, runLoad } from "../load.ts";
 import { progress } from "../log.ts";
 import { markdownTable, type Row } from "../report.ts";
 import type { QuireProcess } from "../server.ts";
-import { measureBaseline } from "./baseline.ts";
-import { measureCommits } from "./commits.ts";
+import { startQuire } from "../server.ts";
+import { COMMIT_CLIENTS } from "./commits.ts";
 import { measureHttpFloor } from "./reads.ts";
 
 /** The issue's size: proofs on a repo of a million commits. */
@@ -76,10 +76,71 @@ const latencyRow = (scenario: string, r: LoadResult): Row => ({
   errors: r.errors,
 });
 
+/** 16 clients committing 1-file edits on main of a fresh repo, as the "main" commit layout does. */
+async function commitRate(q: QuireClient, repo: string, budget: { maxRequests: number; maxSeconds: number }) {
+  return runLoad({
+    label: `commits on ${repo}`,
+    concurrency: COMMIT_CLIENTS,
+    warmup: 4 * COMMIT_CLIENTS,
+    ...budget,
+    send: async (i, w) => {
+      const path = `load/client-${w}/f${i % 50}.md`;
+      await commit(q, repo, "main", `load ${i}`, [{ path, text: `commit ${i} by client ${w}\n` }]);
+    },
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/**
+ * The commit rate with the log against the same code without it: `QUIRE_BENCH_BASE_ROOT` names a
+ * checkout of Quire before the log (for example `git archive <commit> | tar -x -C <dir>`, with
+ * `node_modules` linked in), started beside this one with its own embedded PostgreSQL. Rounds
+ * alternate between the two, each on a fresh repo, so that the machine's drift falls on both.
+ */
+async function commitsAgainstBase(q: QuireClient, quick: boolean): Promise<Row[]> {
+  const root = process.env["QUIRE_BENCH_BASE_ROOT"];
+  const budget = quick ? { maxRequests: 300, maxSeconds: 3 } : { maxRequests: 2_000, maxSeconds: 10 };
+  const rounds = quick ? 1 : 3;
+  const withLog: LoadResult[] = [];
+  const withoutLog: LoadResult[] = [];
+  const base = root ? await startQuire({ root, name: "quire-base" }) : undefined;
+  try {
+    const qb = base ? quireClient(base.url) : undefined;
+    if (qb) await createOrg(qb);
+    for (let r = 0; r < rounds; r++) {
+      withLog.push(await commitRate(q, await createRepo(q, `tlog-commits-${r}`), budget));
+      if (qb) withoutLog.push(await commitRate(qb, await createRepo(qb, `tlog-commits-${r}`), budget));
+    }
+  } finally {
+    await base?.stop();
+  }
+  const rate = (rs: LoadResult[]) => median(rs.map((x) => x.perSecond));
+  const errors = (rs: LoadResult[]) => rs.reduce((n, x) => n + x.errors, 0);
+  const rows: Row[] = [
+    {
+      scenario: `Commit, 1 file: 16 clients on main of one repo, each appending its leaf (median of ${rounds})`,
+      result: `${rate(withLog).toFixed(0)} commits/s (${withLog.map((x) => x.perSecond.toFixed(0)).join(", ")})`,
+      errors: errors(withLog),
+    },
+  ];
+  if (withoutLog.length > 0)
+    rows.push({
+      scenario: `The same without the log (${root}), rounds alternating (median of ${rounds})`,
+      result: `${rate(withoutLog).toFixed(0)} commits/s (${withoutLog.map((x) => x.perSecond.toFixed(0)).join(", ")})`,
+      ratio: rate(withLog) / rate(withoutLog),
+      ratioOf: "without the log",
+      target: ">= 0.90",
+      met: rate(withLog) / rate(withoutLog) >= 0.9,
+      errors: errors(withoutLog),
+    });
+  return rows;
+}
+
 /**
  * `npm run bench -- --only transparency`: checkpoint and proof latency on a repo of a million
- * commits, and the 16-client commit rate on main of one repo (every commit appending its leaf)
- * against the PostgreSQL baseline measured in the same run.
+ * commits against the HTTP floor, then the 16-client commit rate on main of one repo (every commit
+ * appending its leaf) and, with QUIRE_BENCH_BASE_ROOT, the same against the code before the log.
  */
 export async function measureTransparency(server: QuireProcess, quick: boolean): Promise<string> {
   const q = quireClient(server.url);
@@ -92,13 +153,7 @@ export async function measureTransparency(server: QuireProcess, quick: boolean):
     quick ? { maxRequests: 200, maxSeconds: 1 } : { maxRequests: 2_000, maxSeconds: 3 },
   );
   const proofs = await measureProofs(q, repo, size, quick);
-  const commitBudget = quick ? { maxRequests: 500, maxSeconds: 3 } : { maxRequests: 4_000, maxSeconds: 15 };
-  const baseline = await measureBaseline(
-    server.databaseUrl,
-    quick ? { maxRequests: 2_000, maxSeconds: 2 } : { maxRequests: 20_000, maxSeconds: 5 },
-  );
-  progress(`transparency: baseline ${baseline.perSecond.toFixed(0)} transactions/s`);
-  const commits = await measureCommits(q, "main", commitBudget);
+  const commits = await commitsAgainstBase(q, quick);
   return markdownTable([
     {
       scenario: "HTTP floor: GET /healthz, 1 client",
@@ -110,19 +165,6 @@ export async function measureTransparency(server: QuireProcess, quick: boolean):
     latencyRow(`GET checkpoint (signed note), ${size}-commit repo, 1 client`, proofs.checkpoint),
     latencyRow(`GET proof/inclusion, random sequence at size ${size}, 1 client`, proofs.inclusion),
     latencyRow(`GET proof/consistency, random from to ${size}, 1 client`, proofs.consistency),
-    {
-      scenario: "Baseline: pg BEGIN; INSERT; COMMIT, 1 client",
-      result: `${baseline.perSecond.toFixed(0)} transactions/s (n=${baseline.requests})`,
-      errors: baseline.errors,
-    },
-    {
-      scenario: "Commit, 1 file: 16 clients on main of one repo, each appending its leaf",
-      result: `${commits.perSecond.toFixed(0)} commits/s (n=${commits.requests})`,
-      p50Ms: commits.p50Ms,
-      p99Ms: commits.p99Ms,
-      ratio: commits.perSecond / baseline.perSecond,
-      ratioOf: "baseline",
-      errors: commits.errors,
-    },
+    ...commits,
   ]);
 }
