@@ -40,6 +40,7 @@ import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureReadPath } from "./scenarios/read-path.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
 import { measureStructuredMerge } from "./scenarios/structured-merge.ts";
+import { measureTransparency } from "./scenarios/transparency.ts";
 import { measureWeb } from "./scenarios/web.ts";
 import { measureWorkcopy } from "./scenarios/workcopy.ts";
 import { type QuireProcess, startQuire, stopEveryQuire } from "./server.ts";
@@ -64,6 +65,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   "structured-merge": async (server) => markdownTable(await measureStructuredMerge(server)),
   // Tree pages, file reads and history against the HTTP floor, 1 and 16 clients (issue 22).
   reads: measureReadPath,
+  // Checkpoints and proofs on a 1,000,000-commit repo, and the commit rate with the log (docs/verifiable-history.md).
+  transparency: measureTransparency,
 };
 
 /** ALONE scenarios whose server runs the CI scheduler (RUNNER_URL and a worker token). */

@@ -73,6 +73,8 @@ export interface QuireOptions {
   ci?: boolean;
   /** Load bench/loop-probe.ts into the server, so that `loopDelay()` reports its event-loop pauses. */
   loopProbe?: boolean;
+  /** Another checkout of Quire to run instead of this one (an A/B against older code). */
+  root?: string;
 }
 
 /**
@@ -101,11 +103,16 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
   // As `npm start` runs it: the local bundle on plain Node with the start script's flags, in this
   // server's own folder. The probe is bundled too: a .ts file would make Node load its type
   // stripper into the process whose memory is measured.
-  const main = await buildLocal(path.join(dir, "build"));
+  // Another checkout (an A/B against older code, which may predate the local bundle) runs from
+  // its sources.
+  const command = opts.root
+    ? ["--import", "tsx", "functions/main.ts"]
+    : [...(await startFlags()), await buildLocal(path.join(dir, "build"))];
   const probeFile = opts.loopProbe ? path.join(dir, "loop-delay.json") : undefined;
   const probe = probeFile ? ["--import", await bundledProbe(dir)] : [];
-  const child = spawn(process.execPath, [...(await startFlags()), ...probe, main], {
-    cwd: REPO_ROOT,
+  const [flags, entry] = [command.slice(0, -1), command.slice(-1)];
+  const child = spawn(process.execPath, [...flags, ...probe, ...entry], {
+    cwd: opts.root ?? REPO_ROOT,
     env: {
       ...process.env,
       // empty means unset: Quire starts its own embedded PostgreSQL

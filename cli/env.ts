@@ -5,6 +5,8 @@ import { CredentialStore, configDir } from "./auth/store.ts";
 import { createClient, type QuireClient } from "./client/index.ts";
 import { CliError } from "./errors.ts";
 import { Output } from "./output.ts";
+import { auditingFetch } from "./transparency/contact.ts";
+import { CheckpointStore } from "./transparency/store.ts";
 
 /** The flags every command takes (declared on the program, cli/main.ts). */
 export interface GlobalFlags {
@@ -207,6 +209,8 @@ export function createEnv(o: EnvOptions): CliEnv {
       const server = await env.server();
       return createClient({
         server,
+        // Every repo this process touches is first checked against the checkpoint seen last time.
+        fetch: auditingFetch(server, new CheckpointStore(configDir(o.env))),
         token: () => env.token(server),
         userAgent: "quire-cli",
         devIdentity: env.devIdentity(),

@@ -16,6 +16,41 @@ AS $function$
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.tlog_build(repo bigint)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  size bigint;
+  lvl integer := 0;
+  made bigint;
+BEGIN
+  SELECT last_sequence INTO size FROM repos WHERE id = repo FOR UPDATE;
+  DELETE FROM tlog_nodes WHERE repo_id = repo;
+  INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+  SELECT repo, 0, s.seq - 1,
+         sha256('\x00'::bytea || coalesce(decode(c.hash, 'hex'), decode(repeat('00', 32), 'hex')))
+  FROM generate_series(1::bigint, size) AS s (seq)
+  LEFT JOIN commits c ON c.repo_id = repo AND c.sequence = s.seq;
+  LOOP
+    INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+    SELECT repo, lvl + 1, l.idx / 2, sha256('\x01'::bytea || l.hash || r.hash)
+    FROM tlog_nodes l
+    JOIN tlog_nodes r ON r.repo_id = repo AND r.level = lvl AND r.idx = l.idx + 1
+    WHERE l.repo_id = repo AND l.level = lvl AND l.idx % 2 = 0;
+    GET DIAGNOSTICS made = ROW_COUNT;
+    EXIT WHEN made = 0;
+    lvl := lvl + 1;
+  END LOOP;
+  UPDATE repos SET tlog_frontier = ARRAY(
+    SELECT n.hash FROM generate_series(62, 0, -1) AS k
+    JOIN tlog_nodes n ON n.repo_id = repo AND n.level = k AND n.idx = (size >> k) - 1
+    WHERE (size >> k) & 1 = 1
+    ORDER BY k DESC)
+  WHERE id = repo;
+END $function$
+;
+
 CREATE OR REPLACE FUNCTION public.tree_page(p_branch bigint, own_from bigint, at bigint, p_parent bigint, parent_at bigint, after_path text, page_size integer)
  RETURNS TABLE(path text, content_sha256 bytea, content_type text, is_binary boolean)
  LANGUAGE plpgsql
@@ -488,6 +523,7 @@ CREATE TABLE public.repos (
   created_at timestamp with time zone DEFAULT now() NOT NULL,
   created_by text NOT NULL,
   last_sequence bigint DEFAULT 0 NOT NULL,
+  tlog_frontier bytea[] DEFAULT '{}'::bytea[] NOT NULL,
   CONSTRAINT repos_name_key UNIQUE (name),
   CONSTRAINT repos_pkey PRIMARY KEY (id),
   CONSTRAINT repos_owner_fkey FOREIGN KEY (owner) REFERENCES orgs(name)
@@ -560,6 +596,26 @@ CREATE TABLE public.subscriptions (
   CONSTRAINT subscriptions_repo_id_with_repo CHECK (((repo IS NULL) = (repo_id IS NULL))),
   CONSTRAINT subscriptions_system_name_key UNIQUE (system_name),
   CONSTRAINT subscriptions_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
+CREATE TABLE public.tlog_nodes (
+  repo_id bigint NOT NULL,
+  level smallint NOT NULL,
+  idx bigint NOT NULL,
+  hash bytea NOT NULL,
+  CONSTRAINT tlog_nodes_hash_check CHECK ((length(hash) = 32)),
+  CONSTRAINT tlog_nodes_idx_check CHECK ((idx >= 0)),
+  CONSTRAINT tlog_nodes_level_check CHECK (((level >= 0) AND (level <= 62))),
+  CONSTRAINT tlog_nodes_pkey PRIMARY KEY (repo_id, level, idx),
+  CONSTRAINT tlog_nodes_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
+CREATE TABLE public.tlog_signing_keys (
+  one boolean DEFAULT true NOT NULL,
+  private_pem text NOT NULL,
+  created_at timestamp with time zone DEFAULT now() NOT NULL,
+  CONSTRAINT tlog_signing_keys_one_check CHECK (one),
+  CONSTRAINT tlog_signing_keys_pkey PRIMARY KEY (one)
 );
 
 CREATE TABLE public.webhook_outbox (

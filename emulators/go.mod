@@ -9,11 +9,13 @@ tool (
 	github.com/open-policy-agent/opa
 	quire.local/emulators/cloud-tasks-emulator
 	quire.local/emulators/pubsub-fake
+	quire.local/emulators/tlog-verify
 )
 
 require (
 	cloud.google.com/go/cloudtasks v1.20.0
 	cloud.google.com/go/pubsub/v2 v2.6.2
+	golang.org/x/mod v0.43.0
 	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12
 )

@@ -28,6 +28,7 @@ import { schedulerRoutes } from "./scheduler/routes.ts";
 import { searchRoutes } from "./search/routes.ts";
 import { secretRoutes } from "./secrets/routes.ts";
 import { subscriptionRoutes } from "./subscriptions/routes.ts";
+import { logKeyRoutes, transparencyRoutes } from "./transparency/routes.ts";
 import { webRoutes } from "./web/routes.ts";
 import { webhookDeliveryRoutes } from "./webhook-delivery/routes.ts";
 
@@ -70,6 +71,7 @@ export const groups = {
     ...ciRoutes,
     ...secretRoutes,
     ...issueRoutes,
+    ...transparencyRoutes,
   ],
   /** `/orgs` and `/orgs/**`. */
   orgs: orgRoutes,
@@ -83,7 +85,7 @@ export const groups = {
    * The job-token endpoint, the issuer's discovery documents and the CLI's sign-in settings:
    * `/ci/token`, `/.well-known/**`, `/auth/cli`.
    */
-  identity: [...ciTokenRoutes, ...oidcRoutes, ...cliAuthRoutes],
+  identity: [...ciTokenRoutes, ...oidcRoutes, ...cliAuthRoutes, ...logKeyRoutes],
   /**
    * The web interface, `/` and `/ui/**` (docs/web.md), and browser sign-in, `/auth/login`,
    * `/auth/callback`, `/auth/logout` (docs/sessions.md).

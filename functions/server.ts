@@ -116,6 +116,7 @@ export async function startServer(
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.policies.close();
       await ctx.jobSigner.close?.();
+      await ctx.logSigner.close?.();
       await ctx.pool.end();
       await embedded?.stop();
     },

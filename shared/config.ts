@@ -318,6 +318,11 @@ export const envSchema = z
       message: "must be projects/P/locations/L/keyRings/R/cryptoKeys/K",
     }),
     SVC_SECRETS_KMS_ENDPOINT: optionalText,
+    // The transparency log's key (docs/verifiable-history.md): a KMS EC_SIGN_ED25519 version; unset, a local key.
+    SVC_LOG_KMS_KEY_VERSION: optionalText.refine((v) => v === undefined || kmsKeyVersion.test(v), {
+      message: "must be projects/P/locations/L/keyRings/R/cryptoKeys/K/cryptoKeyVersions/N",
+    }),
+    SVC_LOG_KMS_ENDPOINT: optionalText,
     SVC_PUBLIC_URL: baseUrl,
     SVC_OIDC_INTERNAL_URL: baseUrl,
     SVC_JOB_API_AUDIENCE: z.string().trim().min(1).default("quire"),

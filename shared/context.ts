@@ -18,6 +18,8 @@ import { type EventHub, eventHubFromConfig } from "./events/index.ts";
 import { type AccessTable, createAccessTable } from "./http/access.ts";
 import type { Logger } from "./log.ts";
 import { createPolicyEngine, type PolicyEngine } from "./policy/engine.ts";
+import { logSignerFromConfig } from "./transparency/index.ts";
+import type { LogSigner } from "./transparency/signer.ts";
 import { createWebhookDelivery, type WebhookDelivery, type WebhookOptions } from "./webhooks/delivery.ts";
 
 /** Everything an operation may use, built once per process from validated configuration. */
@@ -38,6 +40,8 @@ export interface AppContext {
   commitGate: KeyedGate;
   /** Signs CI job OIDC JWTs and publishes the JWKS: a local database key or Cloud KMS (docs/ci-identity.md). */
   jobSigner: JobSigner;
+  /** Signs the repos' transparency-log checkpoints: a local Ed25519 key or Cloud KMS (docs/verifiable-history.md). */
+  logSigner: LogSigner;
   /** Checks who claims a CI job: Kubernetes TokenReview, or a static token locally (docs/ci-worker-identity.md). */
   ciWorkers: WorkerVerifier;
   /** Where CI check logs are kept: a local directory or a GCS bucket (docs/ci-scheduler.md). */
@@ -111,6 +115,7 @@ export function createContext(
     webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
     commitGate: new KeyedGate(),
     jobSigner: jobSignerFromConfig(config, pool, clock),
+    logSigner: logSignerFromConfig(config, pool),
     ciWorkers: workerVerifierFromConfig(config, log),
     ciLogs:
       config.SVC_CI_LOG_STORE === "gcs"

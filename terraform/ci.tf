@@ -23,6 +23,23 @@ resource "google_kms_crypto_key" "jobs" {
   }
 }
 
+# The repos' transparency logs (docs/verifiable-history.md): checkpoints are C2SP signed notes,
+# Ed25519 as the note format defines (SVC_LOG_KMS_KEY_VERSION); the public half is published at
+# /.well-known/quire-log-key. Clients pin it: never destroy or replace it.
+resource "google_kms_crypto_key" "log" {
+  name     = "log-ed25519"
+  key_ring = google_kms_key_ring.quire.id
+  purpose  = "ASYMMETRIC_SIGN"
+
+  version_template {
+    algorithm = "EC_SIGN_ED25519"
+  }
+
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+
 # Repo secrets for CI (docs/secrets.md): each value is sealed under a data key of its own, which
 # this key wraps (SVC_SECRETS_KMS_KEY). Symmetric, rotated every 90 days: old versions still
 # decrypt, new data keys are wrapped with the primary one. A database dump without this key

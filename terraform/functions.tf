@@ -56,6 +56,7 @@ locals {
     SVC_JOB_SIGNER                    = "kms"
     SVC_JOB_KMS_KEY_VERSION           = "${google_kms_crypto_key.jobs.id}/cryptoKeyVersions/1"
     SVC_SECRETS_KMS_KEY               = google_kms_crypto_key.secrets.id
+    SVC_LOG_KMS_KEY_VERSION           = "${google_kms_crypto_key.log.id}/cryptoKeyVersions/1"
     RUNNER_URL                        = local.runner_url
     # Cloud Scheduler drives the cron and the reaper (ci.tf); no timers in the instances.
     SVC_CI_TIMERS = "false"

@@ -67,6 +67,19 @@ resource "google_kms_crypto_key_iam_member" "jobs_viewer" {
   member        = google_service_account.functions.member
 }
 
+# Transparency-log checkpoints: sign with the key, and read its public half to publish it.
+resource "google_kms_crypto_key_iam_member" "log_signer" {
+  crypto_key_id = google_kms_crypto_key.log.id
+  role          = "roles/cloudkms.signerVerifier"
+  member        = google_service_account.functions.member
+}
+
+resource "google_kms_crypto_key_iam_member" "log_viewer" {
+  crypto_key_id = google_kms_crypto_key.log.id
+  role          = "roles/cloudkms.publicKeyViewer"
+  member        = google_service_account.functions.member
+}
+
 # Repo secrets: the functions wrap and unwrap their data keys; nothing else may.
 resource "google_kms_crypto_key_iam_member" "secrets_encrypter" {
   crypto_key_id = google_kms_crypto_key.secrets.id

@@ -1,9 +1,14 @@
 import path from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { configDir } from "../auth/store.ts";
 import type { CliEnv } from "../env.ts";
 import { CliError } from "../errors.ts";
 import type { Output } from "../output.ts";
+import { fetchLogGet } from "../transparency/contact.ts";
+import { verificationJson, verificationLines } from "../transparency/report.ts";
+import { CheckpointStore } from "../transparency/store.ts";
+import { verifyLog } from "../transparency/verify.ts";
 import { clone, createBranch, openCopy, switchBranch } from "../workcopy/copy.ts";
 import { log, show, verify } from "../workcopy/history.ts";
 import { CopyError } from "../workcopy/meta.ts";
@@ -314,28 +319,61 @@ export function register(program: Command, env: CliEnv): void {
 
   program
     .command("verify")
-    .description("Download the repo's hash chain and recompute every hash locally")
+    .description(
+      "Check the repo's signed history with proofs: the checkpoint's signature, that it extends the one seen before, and that each branch head is in it",
+    )
     .argument("[repo]", "a repo (default: the working copy's)")
+    .option("--sequence <n...>", "also prove these commits", (v: string, acc: number[] = []) => [
+      ...acc,
+      sequenceArg(v),
+    ])
+    .option("--chain", "download the whole hash chain and recompute every hash instead")
     .action(
-      action(async (repo: string | undefined) => {
+      action(async (repo: string | undefined, opts: { sequence?: number[]; chain?: boolean }) => {
         const { name, remote } = repo
           ? { name: repo, remote: await connect() }
           : await here().then((h) => ({ name: h.copy.config.repo, remote: h.remote }));
-        const r = await verify(name, remote);
-        if (out().json) out().writeJson({ repo: name, ...r });
-        if (r.firstBad) {
-          const bad = r.firstBad;
-          throw new CliError(
-            `hash chain broken at sequence ${bad.sequence} (branch '${bad.branch}'): ${bad.reason}`,
-            {
-              hint: "the server's history was altered or damaged; report it to the service's operators",
-            },
-          );
-        }
-        if (!out().json)
-          out().done(`hash chain intact: ${r.commits} commit(s) on ${r.branches} branch(es) of ${name}`);
+        if (opts.chain) return verifyChain(name, remote);
+        const r = await verifyLog(
+          remote,
+          await logGet(remote.server),
+          checkpoints(),
+          name,
+          opts.sequence ?? [],
+        );
+        if (!r) throw new CliError(`${name} has no transparency log to check on ${remote.server}`);
+        if (out().json) return out().writeJson(verificationJson(r));
+        for (const line of verificationLines(r)) out().line(line);
+        out().done(
+          `history of ${name} verified with proofs: ${r.commits.length} commit(s) in the signed log`,
+        );
       }),
     );
+
+  const checkpoints = () => new CheckpointStore(configDir(env.env));
+  const logGet = async (server: string) => {
+    const token = await env.token(server);
+    const dev = env.devIdentity();
+    return fetchLogGet(server, {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(dev ? { "x-quire-dev-identity": dev } : {}),
+    });
+  };
+  const verifyChain = async (name: string, remote: Remote) => {
+    const r = await verify(name, remote);
+    if (out().json) out().writeJson({ repo: name, ...r });
+    if (r.firstBad) {
+      const bad = r.firstBad;
+      throw new CliError(
+        `hash chain broken at sequence ${bad.sequence} (branch '${bad.branch}'): ${bad.reason}`,
+        {
+          hint: "the server's history was altered or damaged; report it to the service's operators",
+        },
+      );
+    }
+    if (!out().json)
+      out().done(`hash chain intact: ${r.commits} commit(s) on ${r.branches} branch(es) of ${name}`);
+  };
 
   program
     .command("resolve")

@@ -48,5 +48,6 @@ export function streamContext(config: Env, log: Logger, databaseUrl: DatabaseTar
     ciWorkers: absent("ciWorkers"),
     ciLogs: absent("ciLogs"),
     reads: absent("reads"),
+    logSigner: absent("logSigner"),
   };
 }

@@ -5,6 +5,7 @@ import type { Tx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { wakeDeliverers } from "../events/notify.ts";
 import { cloudEvent, eventCtes, eventValues } from "../events/record.ts";
+import { appendLeaf } from "../transparency/merkle.ts";
 import { commitHash } from "./hash.ts";
 
 /** One file change as it is written: the content's hash (already in `contents`), or null to delete. */
@@ -15,10 +16,14 @@ export interface WrittenChange {
   binary: boolean;
 }
 
-/** A commit's place: its sequence and time, allocated from the repo's counter. */
+/**
+ * A commit's place: its sequence and time, allocated from the repo's counter, and the right edge
+ * of the repo's transparency log before it (read from the row the bump locks: see 0017).
+ */
 export interface Allocated {
   sequence: number;
   created_at: Date;
+  tlog_frontier: Buffer[];
 }
 
 // Bumped while the branch row is already locked: sequences are gap-free (a rollback undoes the
@@ -26,7 +31,7 @@ export interface Allocated {
 // to one repo serialize from here on: what follows is kept to one statement.
 const next_sequence = `
   UPDATE repos SET last_sequence = last_sequence + 1 WHERE id = $1
-  RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at`;
+  RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at, tlog_frontier`;
 const repo_next_sequence = prepared<Allocated>("repo_next_sequence", next_sequence);
 
 const commit_ctes = `
@@ -38,13 +43,20 @@ const commit_ctes = `
     SELECT $3, c.path, $2, $1, c.sha256, c.content_type, c.is_binary
     FROM unnest($9::text[], $10::bytea[], $11::text[], $12::boolean[]) AS c (path, sha256, content_type, is_binary)),
   head AS (
-    UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3)`;
-// The commit row, its file changes, the new branch head and (unless silent) its event with the
-// event's outbox rows: one statement, so one round trip while the locks are held.
+    UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3),
+  leaf AS (
+    INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+    SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
+  frontier AS (
+    UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1)`;
+// The commit row, its file changes, the new branch head, its leaf in the repo's transparency log
+// with the log's new right edge and (unless silent) its event with the event's outbox rows: one
+// statement, so one round trip while the locks are held. A commit without its leaf, or a leaf
+// without its commit, cannot happen: they are one statement of one transaction.
 const commit_insert = prepared("commit_insert", `WITH ${commit_ctes} SELECT 1`);
 const commit_insert_announced = prepared(
   "commit_insert_announced",
-  `WITH ${commit_ctes}, ${eventCtes(13)} SELECT 1`,
+  `WITH ${commit_ctes}, ${eventCtes(17)} SELECT 1`,
 );
 
 /** Takes the repo's next sequence; the caller holds the branch row's lock. */
@@ -81,7 +93,7 @@ export async function writeCommitRows(
   repo: { id: number; name: string },
   branch: BranchRow,
   commit: { author: string; message: string; changes: WrittenChange[]; announce?: boolean },
-  { sequence, created_at }: Allocated,
+  { sequence, created_at, tlog_frontier }: Allocated,
 ): Promise<number> {
   refuseUnwritable(commit.changes);
   const hash = commitHash({
@@ -94,6 +106,8 @@ export async function writeCommitRows(
     createdAt: created_at.toISOString(),
     files: commit.changes.map((c) => ({ path: c.path, sha256: c.sha256 ? c.sha256.toString("hex") : "" })),
   });
+  // Leaf i is commit i + 1: sequences are gap-free and allocated under the repo row's lock.
+  const log = appendLeaf(tlog_frontier, sequence - 1, Buffer.from(hash, "hex"));
   const values = [
     repo.id,
     sequence,
@@ -107,6 +121,10 @@ export async function writeCommitRows(
     commit.changes.map((c) => c.sha256),
     commit.changes.map((c) => c.contentType),
     commit.changes.map((c) => c.binary),
+    log.nodes.map((n) => n.level),
+    log.nodes.map((n) => n.idx),
+    log.nodes.map((n) => n.hash),
+    log.frontier,
   ];
   if (commit.announce === false) {
     await tx.query(commit_insert(values));

@@ -76,6 +76,7 @@ const probes: Record<string, Probe> = {
   "GET /openapi.json": { public: true },
   "GET /.well-known/openid-configuration": { public: true },
   "GET /.well-known/jwks.json": { public: true },
+  "GET /.well-known/quire-log-key": { public: true },
   "GET /auth/cli": { public: true },
   // Browser sign-in: a redirect to the provider; a callback without this browser's login cookie
   // is 400; sign-out without a session clears the cookie and shows the sign-out page.
@@ -119,6 +120,9 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/file/:path*": {},
   "GET /repos/:repo*/-/diff": { query: "?branch=feature" },
   "GET /repos/:repo*/-/chain": { query: "?from=1&to=1" },
+  "GET /repos/:repo*/-/checkpoint": {},
+  "GET /repos/:repo*/-/proof/inclusion": { query: "?sequence=1&size=1" },
+  "GET /repos/:repo*/-/proof/consistency": { query: "?from=1&to=1" },
   "GET /repos/:repo*/-/search": { query: "?q=hello" },
   "POST /repos/:repo*/-/review": { body: (w) => ({ branch: w.branch, status: "rejected", body: "" }) },
   "GET /repos/:repo*/-/branch/:branch*/reviews": {},

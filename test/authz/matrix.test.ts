@@ -59,6 +59,7 @@ const matrix: Record<string, Statuses> = {
   "GET /openapi.json":                                    s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/openid-configuration":               s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /.well-known/jwks.json":                          s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
+  "GET /.well-known/quire-log-key":                      s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   "GET /auth/cli":                                        s(200,       200,      200,    200,    200,        200,   200,      200,       200,         200, 200),
   // Browser sign-in is public: credentials do not matter. Without this browser's login cookie a
   // callback is 400; a sign-out without a session only clears the cookie (303 to the sign-out page).
@@ -106,6 +107,9 @@ const matrix: Record<string, Statuses> = {
   "GET /repos/:repo*/-/file/:path*":                      s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/diff":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/chain":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/checkpoint":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/proof/inclusion":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/proof/consistency":                s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
 
   "POST /repos/:repo*/-/review":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
   "POST /repos/:repo*/-/review [approving own commits]":  s(401,       404,      403,    403,    403,        403,   403,      403,       403,         403, 403),
@@ -319,6 +323,10 @@ const requests: Record<string, Request> = {
     path: "/.well-known/openid-configuration",
   })),
   "GET /.well-known/jwks.json": plainRoute(async () => ({ method: "GET", path: "/.well-known/jwks.json" })),
+  "GET /.well-known/quire-log-key": plainRoute(async () => ({
+    method: "GET",
+    path: "/.well-known/quire-log-key",
+  })),
   "GET /auth/cli": plainRoute(async () => ({ method: "GET", path: "/auth/cli" })),
   "GET /auth/login": plainRoute(async () => ({ method: "GET", path: "/auth/login?return_to=%2Forgs" })),
   "GET /auth/callback": {
@@ -468,6 +476,18 @@ const requests: Record<string, Request> = {
   "GET /repos/:repo*/-/chain": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/chain?from=1&to=${w.sequence}`,
+  })),
+  "GET /repos/:repo*/-/checkpoint": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/checkpoint`,
+  })),
+  "GET /repos/:repo*/-/proof/inclusion": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/proof/inclusion?sequence=1&size=${w.sequence}`,
+  })),
+  "GET /repos/:repo*/-/proof/consistency": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/proof/consistency?from=1&to=${w.sequence}`,
   })),
 
   // Approving: the branch's only commit is the colleague's, so no persona is refused for

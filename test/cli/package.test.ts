@@ -48,9 +48,10 @@ describe("shipping quire", { timeout: 120_000 }, () => {
     // interface's link builders (`quire open` names the pages the server serves), and the marking of
     // the folders a run makes, so the next run removes what a killed one left (`ci run --local`), and
     // the rules of secret names and sizes (the CI configuration names secrets; `secrets set`), and
-    // the reading of comma lists (`issues open --labels a,b`).
+    // the reading of comma lists (`issues open --labels a,b`), and the transparency log's signed
+    // notes and RFC 9162 proof checks (every contact with a repo, `verify`).
     const onPurpose =
-      /^(functions\/web\/urls\.ts|shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/repo-secrets\/rules\.ts|shared\/api\/comma-list\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/|worker\/owned-directory\.ts$)/;
+      /^(functions\/web\/urls\.ts|shared\/commits\/hash\.ts|shared\/checks\/names\.ts|shared\/api\/path-rules\.ts|shared\/repo-secrets\/rules\.ts|shared\/api\/comma-list\.ts|shared\/transparency\/(note|verify|merkle)\.ts|shared\/ci\/config\/|worker\/(check|image|sandbox)\/|worker\/owned-directory\.ts$)/;
     const outside = inputs.filter((f) => !f.startsWith("cli/") && !f.includes("node_modules/"));
     expect(outside.filter((f) => !onPurpose.test(f))).toEqual([]);
     const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));

@@ -106,7 +106,7 @@ describe("quire merge, rebase, resolve", () => {
   }, 180_000);
 });
 
-describe("quire verify", () => {
+describe("quire verify --chain", () => {
   it("recomputes the chain and names the first sequence whose hash does not hold after tampering", async () => {
     const w = await copyWorld(app);
     try {
@@ -114,7 +114,7 @@ describe("quire verify", () => {
       const second = await w.repo.commit("main", { "b.md": "b\n" }, "second");
       await w.repo.branch("side", { files: { "s.md": "s\n" } });
       await w.repo.commit("main", { "c.md": "c\n" });
-      const ok = await w.run(["verify", w.repo.repo]);
+      const ok = await w.run(["verify", "--chain", w.repo.repo]);
       expect(ok.code, ok.stderr).toBe(0);
       expect(ok.stdout).toContain("hash chain intact: 4 commit(s) on 2 branch(es)");
 
@@ -122,10 +122,10 @@ describe("quire verify", () => {
         w.repo.repoId,
         second,
       ]);
-      const bad = await w.run(["verify", w.repo.repo]);
+      const bad = await w.run(["verify", "--chain", w.repo.repo]);
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain(`hash chain broken at sequence ${second}`);
-      const json = JSON.parse((await w.run(["--json", "verify", w.repo.repo])).stdout);
+      const json = JSON.parse((await w.run(["--json", "verify", "--chain", w.repo.repo])).stdout);
       expect(json).toMatchObject({ ok: false, firstBad: { sequence: second, branch: "main" } });
     } finally {
       await w.cleanup();

@@ -91,6 +91,11 @@ const notLists = [
   "GET /events",
   "GET /.well-known/openid-configuration",
   "GET /.well-known/jwks.json",
+  // The transparency log: a signed note, its key, and proofs (one record each, docs/verifiable-history.md).
+  "GET /.well-known/quire-log-key",
+  "GET /repos/:repo*/-/checkpoint",
+  "GET /repos/:repo*/-/proof/inclusion",
+  "GET /repos/:repo*/-/proof/consistency",
   "GET /run/:id",
   "GET /run/:id/logs/:check*",
   "GET /openapi.json",

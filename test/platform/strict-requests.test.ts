@@ -198,6 +198,8 @@ describe("over HTTP, an unknown field or query parameter is refused with 400 nam
     // Routes whose query has a required parameter get it, so the unknown one is the only fault.
     const required: Record<string, string> = {
       "GET /repos/:repo*/-/chain": "to=1&",
+      "GET /repos/:repo*/-/proof/inclusion": "sequence=1&size=1&",
+      "GET /repos/:repo*/-/proof/consistency": "from=1&to=1&",
       "GET /repos/:repo*/-/diff": "branch=main&",
       "GET /repos/:repo*/-/search": "q=hello&",
       "GET /ui/repos/:repo*/-/search": "q=hello&",

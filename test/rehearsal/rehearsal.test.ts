@@ -64,6 +64,7 @@ const INVOKER = "invoker@quire-rehearsal.iam.gserviceaccount.com";
 const CLIENT_ID = "quire-rehearsal";
 const KMS_KEY = "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/jobs";
 const SECRETS_KMS_KEY = "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/secrets";
+const LOG_KMS_KEY = "projects/quire-rehearsal/locations/global/keyRings/quire/cryptoKeys/log-ed25519";
 const CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBdummyCAfortherehearsal\n-----END CERTIFICATE-----\n";
 
 let work: string;
@@ -141,7 +142,7 @@ async function standUpTheCloud(): Promise<void> {
     });
     expect(res.ok, await res.text()).toBe(true);
   }
-  kms = await startFakeKms([`${KMS_KEY}/cryptoKeyVersions/1`]);
+  kms = await startFakeKms([`${KMS_KEY}/cryptoKeyVersions/1`, `${LOG_KMS_KEY}/cryptoKeyVersions/1`]);
   closers.push(() => kms.close());
   // Cloud Tasks calls the private functions with the invoker's OIDC token; a front per function
   // (each its own run.app URL) adds it.
@@ -184,6 +185,7 @@ async function standUpTheCloud(): Promise<void> {
       "google_cloud_tasks_queue.webhooks.id": tasks.queue,
       "google_kms_crypto_key.jobs.id": KMS_KEY,
       "google_kms_crypto_key.secrets.id": SECRETS_KMS_KEY,
+      "google_kms_crypto_key.log.id": LOG_KMS_KEY,
     },
     // Secret Manager's values (storage.tf, database.tf).
     secrets: {
@@ -202,6 +204,7 @@ async function standUpTheCloud(): Promise<void> {
     STORAGE_EMULATOR_HOST: gcs.url,
     SVC_JOB_KMS_ENDPOINT: kms.endpoint,
     SVC_SECRETS_KMS_ENDPOINT: kms.endpoint,
+    SVC_LOG_KMS_ENDPOINT: kms.endpoint,
     SVC_INTERNAL_ISSUER: idp.issuer, // Google's issuer, for the invoker tokens
     SVC_WEBHOOK_ALLOW_PRIVATE: "true", // the receiver listens on loopback
     LOG_LEVEL: "warn",

@@ -6,6 +6,7 @@ import {
   type KeyObject,
   privateEncrypt,
   randomBytes,
+  sign,
 } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -25,7 +26,8 @@ import { crc32c } from "../../../shared/ci/identity/crc32c.ts";
 /**
  * A Cloud KMS stand-in for tests: a gRPC server built from the protos @google-cloud/kms ships,
  * implementing AsymmetricSign and GetPublicKey with real RSA 2048 keys (node:crypto), one per key
- * version it was given, and Encrypt and Decrypt with an AES-256-GCM key made for each CryptoKey
+ * version it was given (an Ed25519 key, EC_SIGN_ED25519, for a version whose CryptoKey name ends in
+ * `ed25519`: it signs the request's `data`, not a digest), and Encrypt and Decrypt with an AES-256-GCM key made for each CryptoKey
  * name at its first use (its ciphertext: nonce, tag, then the encrypted bytes). Plaintext, on
  * 127.0.0.1.
  */
@@ -33,7 +35,12 @@ interface SignRequest {
   name: string;
   digest?: { sha256?: Buffer };
   digestCrc32c?: { value?: string };
+  data?: Buffer;
+  dataCrc32c?: { value?: string };
 }
+
+/** A version of an EC_SIGN_ED25519 key (see the header). */
+const isEd25519 = (version: string) => /ed25519\/cryptoKeyVersions\/[^/]+$/.test(version);
 
 interface CryptRequest {
   name: string;
@@ -91,7 +98,12 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
     ((loadPackageDefinition(definition)["google"] as GrpcObject)["cloud"] as GrpcObject)["kms"] as GrpcObject
   )["v1"] as GrpcObject;
   const service = (kmsV1["KeyManagementService"] as ServiceClientConstructor).service;
-  const keys = new Map(versions.map((v) => [v, generateKeyPairSync("rsa", { modulusLength: 2048 })]));
+  const keys = new Map(
+    versions.map((v) => [
+      v,
+      isEd25519(v) ? generateKeyPairSync("ed25519") : generateKeyPairSync("rsa", { modulusLength: 2048 }),
+    ]),
+  );
   const symmetricKeys = new Map<string, Buffer>();
   const symmetricKey = (name: string) => {
     const key = symmetricKeys.get(name) ?? randomBytes(32);
@@ -107,12 +119,26 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
     publicKey: (v: string) => keys.get(v)!.publicKey,
     close: async () => {},
   };
+  // Ed25519 signs the data itself (KMS takes `data` and `data_crc32c` for it).
+  const signEd25519 = (request: SignRequest, privateKey: KeyObject) => {
+    const data = request.data ?? Buffer.alloc(0);
+    const sent = request.dataCrc32c?.value;
+    const signature = sign(null, data, privateKey);
+    if (fake.corruptSignatures) signature[0]! ^= 0xff;
+    return {
+      signature,
+      name: fake.answerAsVersion ?? request.name,
+      verifiedDataCrc32c: sent !== undefined && Number(sent) === crc32c(data),
+      signatureCrc32c: { value: String(crc32c(fake.corruptSignatures ? flipFirst(signature) : signature)) },
+    };
+  };
   const server = new Server();
   server.addService(service, {
     AsymmetricSign(call: ServerUnaryCall<SignRequest, unknown>, done: sendUnaryData<unknown>) {
       fake.signCalls++;
       const pair = keys.get(call.request.name);
       if (!pair) return done({ code: status.NOT_FOUND, details: `no key version ${call.request.name}` });
+      if (isEd25519(call.request.name)) return done(null, signEd25519(call.request, pair.privateKey));
       const digest = call.request.digest?.sha256;
       if (digest?.length !== 32)
         return done({ code: status.INVALID_ARGUMENT, details: "digest.sha256 must be 32 bytes" });
@@ -164,7 +190,8 @@ export async function startFakeKms(versions: string[]): Promise<FakeKms> {
       const pair = keys.get(call.request.name);
       if (!pair) return done({ code: status.NOT_FOUND, details: `no key version ${call.request.name}` });
       const pem = pair.publicKey.export({ format: "pem", type: "spki" }).toString();
-      done(null, { pem, algorithm: "RSA_SIGN_PKCS1_2048_SHA256", name: call.request.name });
+      const algorithm = isEd25519(call.request.name) ? "EC_SIGN_ED25519" : "RSA_SIGN_PKCS1_2048_SHA256";
+      done(null, { pem, algorithm, name: call.request.name });
     },
   });
   const port = await new Promise<number>((resolve, reject) =>

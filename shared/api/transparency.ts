@@ -1,0 +1,20 @@
+import { z } from "zod";
+
+/** The transparency log's proofs (docs/verifiable-history.md): RFC 9162 hashes, base64 as in checkpoints. */
+
+const base64Hash = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 SHA-256 hash");
+const count = z.int().nonnegative();
+
+export const inclusionProofResponse = z.object({
+  leaf_index: count,
+  tree_size: count,
+  hashes: z.array(base64Hash),
+});
+export type InclusionProofResponse = z.output<typeof inclusionProofResponse>;
+
+export const consistencyProofResponse = z.object({
+  from: count,
+  to: count,
+  hashes: z.array(base64Hash),
+});
+export type ConsistencyProofResponse = z.output<typeof consistencyProofResponse>;
