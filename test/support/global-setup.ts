@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { buildCli } from "../../scripts/build-cli.ts";
 import { migrate } from "../../shared/db/migrate.ts";
 import { freePort } from "./ports.ts";
 
@@ -14,6 +15,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** Connection string of the test cluster's maintenance database. */
     adminUrl: string;
+    /** The CLI bundle (scripts/build-cli.ts) built once for the run, or why it did not build. */
+    cliBundle: { bin: string } | { error: string };
   }
 }
 
@@ -21,9 +24,11 @@ declare module "vitest" {
  * Runs once per `npm test`: a PostgreSQL cluster (embedded, or the server at TEST_DATABASE_URL)
  * with a template database migrated once. Each test file then copies the template (CREATE
  * DATABASE ... TEMPLATE), which takes milliseconds and isolates the files from one another.
+ * Meanwhile it bundles the CLI once for every file that runs `quire` (test/cli/support.ts).
  */
 export default async function setup(project: TestProject) {
-  const { url: adminUrl, stop } = await testCluster();
+  const cliDir = await mkdtemp(path.join(tmpdir(), "quire-cli-build-"));
+  const [{ url: adminUrl, stop }, cliBundle] = await Promise.all([testCluster(), bundleCli(cliDir)]);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE}`);
@@ -31,7 +36,20 @@ export default async function setup(project: TestProject) {
   await admin.end();
   await migrate(databaseUrl(adminUrl, TEMPLATE_DATABASE));
   project.provide("adminUrl", adminUrl);
-  return stop;
+  project.provide("cliBundle", cliBundle);
+  return async () => {
+    await stop();
+    await rm(cliDir, { recursive: true, force: true });
+  };
+}
+
+/** The CLI bundled into `dir`; a failed build fails the tests that run it, not the whole run. */
+async function bundleCli(dir: string): Promise<{ bin: string } | { error: string }> {
+  try {
+    return { bin: (await buildCli(path.join(dir, "cli"))).bin };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 /**
