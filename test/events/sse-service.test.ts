@@ -120,7 +120,8 @@ async function stream(service: StreamService, p: string, headers?: Record<string
 const webhookLoops = async () =>
   (
     await app.sql<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quire-webhooks'",
+      // This file's database only: the cluster also serves the files running beside this one.
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quire-webhooks' AND datname = current_database()",
     )
   )[0]?.n;
 
