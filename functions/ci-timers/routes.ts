@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { cronResponse, reapResponse } from "../../shared/api/ci.ts";
 import { REAP_EVERY_MS } from "../../shared/ci/jobs/queue.ts";
 import { cronOnce, reapOnce } from "../../shared/ci/scheduler/timers.ts";
@@ -31,7 +30,7 @@ export const ciReaperRoutes = [
     responses: { 200: reapResponse },
     handler: async ({ ctx }) => {
       const first = await reapOnce(ctx);
-      await sleep(REAP_EVERY_MS);
+      await ctx.clock.sleep(REAP_EVERY_MS);
       const second = await reapOnce(ctx);
       return ok({
         requeued: [...first.requeued, ...second.requeued],

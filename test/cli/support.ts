@@ -2,23 +2,20 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll } from "vitest";
-import { buildCli } from "../../scripts/build-cli.ts";
+import { afterAll, beforeAll, inject } from "vitest";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { stdioWith } from "../support/child.ts";
 
-let built: Promise<string> | undefined;
 /**
- * The shipped CLI: the bundle `npm run build` makes (scripts/build-cli.ts), built once per test
- * file. It is what users install, and it starts in a third of the time of the sources, which
- * matters when a file runs dozens of commands.
+ * The shipped CLI: the bundle `npm run build` makes (scripts/build-cli.ts), built once per run by
+ * the global setup (test/support/global-setup.ts) and only read by the files. It is what users
+ * install, and it starts in a third of the time of the sources, which matters when a file runs
+ * dozens of commands.
  */
-export function cliBin(): Promise<string> {
-  built ??= (async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "quire-cli-build-"));
-    return (await buildCli(path.join(dir, "cli"))).bin;
-  })();
-  return built;
+export async function cliBin(): Promise<string> {
+  const cli = inject("cliBundle");
+  if ("error" in cli) throw new Error(`the CLI did not bundle: ${cli.error}`);
+  return cli.bin;
 }
 
 export interface CliResult {

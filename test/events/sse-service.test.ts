@@ -7,7 +7,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { buildContainer } from "../../scripts/build.ts";
 import { linkDependencies } from "../../scripts/bundle-process.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
-import { freePort } from "../support/ports.ts";
 import { repoWithOwner, useFixture } from "../support/world.ts";
 import { startPubsubFake } from "./pubsub-fake.ts";
 import { commitEvents, openSse, type SseClient } from "./sse.ts";
@@ -52,16 +51,21 @@ async function spawnService(env: Record<string, string>, launch = FROM_SOURCE): 
   child.stdout?.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr?.on("data", (c: Buffer) => (output += c.toString()));
   const exited = once(child, "exit").then(([code]) => code as number | null);
-  const listening = new Promise<void>((resolve) => {
+  // Port 0: the service's own log line says which port it got (a port chosen here could be taken
+  // by another test file before the service, seconds later, listens on it).
+  const listening = new Promise<string>((resolve) => {
     const check = () => {
-      if (output.includes("event stream service is listening")) resolve();
+      const line = output.split("\n").find((l) => l.includes("event stream service is listening"));
+      const port = line && /"port":(\d+)/.exec(line)?.[1];
+      if (port) resolve(port);
     };
     child.stdout?.on("data", check);
   });
-  const first = await Promise.race([listening.then(() => "listening" as const), exited]);
-  if (first !== "listening") throw new Error(`the event stream service exited (${first}): ${output}`);
+  const first = await Promise.race([listening, exited.then((code) => ({ exited: code }))]);
+  if (typeof first !== "string")
+    throw new Error(`the event stream service exited (${first.exited}): ${output}`);
   return {
-    url: `http://127.0.0.1:${env["PORT"]}`,
+    url: `http://127.0.0.1:${first}`,
     child,
     output: () => output,
     async stop() {
@@ -82,7 +86,7 @@ afterAll(async () => {
 
 async function serviceEnv(extra: Record<string, string> = {}): Promise<Record<string, string>> {
   return {
-    PORT: String(await freePort()),
+    PORT: "0",
     DATABASE_URL: app.databaseUrl,
     OIDC_ISSUER: app.idp.issuer,
     GLOBAL_ADMINS: ADMIN,
@@ -116,7 +120,8 @@ async function stream(service: StreamService, p: string, headers?: Record<string
 const webhookLoops = async () =>
   (
     await app.sql<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quire-webhooks'",
+      // This file's database only: the cluster also serves the files running beside this one.
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quire-webhooks' AND datname = current_database()",
     )
   )[0]?.n;
 

@@ -1,10 +1,13 @@
 import { spawn } from "node:child_process";
+import { generateKeyPair } from "node:crypto";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { buildCli } from "../../scripts/build-cli.ts";
 import { migrate } from "../../shared/db/migrate.ts";
 import { freePort } from "./ports.ts";
 
@@ -14,6 +17,10 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** Connection string of the test cluster's maintenance database. */
     adminUrl: string;
+    /** The CLI bundle (scripts/build-cli.ts) built once for the run, or why it did not build. */
+    cliBundle: { bin: string } | { error: string };
+    /** RSA keys (PKCS #8 PEM) for the test identity providers of each file (test/support/idp.ts). */
+    idpKeys: string[];
   }
 }
 
@@ -21,9 +28,16 @@ declare module "vitest" {
  * Runs once per `npm test`: a PostgreSQL cluster (embedded, or the server at TEST_DATABASE_URL)
  * with a template database migrated once. Each test file then copies the template (CREATE
  * DATABASE ... TEMPLATE), which takes milliseconds and isolates the files from one another.
+ * Meanwhile it bundles the CLI once for every file that runs `quire` (test/cli/support.ts), and
+ * makes the RSA keys of the test identity providers (test/support/idp.ts).
  */
 export default async function setup(project: TestProject) {
-  const { url: adminUrl, stop } = await testCluster();
+  const cliDir = await mkdtemp(path.join(tmpdir(), "quire-cli-build-"));
+  const [{ url: adminUrl, stop }, cliBundle, idpKeys] = await Promise.all([
+    testCluster(),
+    bundleCli(cliDir),
+    Promise.all(Array.from({ length: IDP_KEYS }, rsaKeyPem)),
+  ]);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE}`);
@@ -31,7 +45,29 @@ export default async function setup(project: TestProject) {
   await admin.end();
   await migrate(databaseUrl(adminUrl, TEMPLATE_DATABASE));
   project.provide("adminUrl", adminUrl);
-  return stop;
+  project.provide("cliBundle", cliBundle);
+  project.provide("idpKeys", idpKeys);
+  return async () => {
+    await stop();
+    await rm(cliDir, { recursive: true, force: true });
+  };
+}
+
+/** Enough for the providers a file starts (a second issuer, rotations, a stranger's key). */
+const IDP_KEYS = 6;
+
+async function rsaKeyPem(): Promise<string> {
+  const { privateKey } = await promisify(generateKeyPair)("rsa", { modulusLength: 2048 });
+  return privateKey.export({ format: "pem", type: "pkcs8" }).toString();
+}
+
+/** The CLI bundled into `dir`; a failed build fails the tests that run it, not the whole run. */
+async function bundleCli(dir: string): Promise<{ bin: string } | { error: string }> {
+  try {
+    return { bin: (await buildCli(path.join(dir, "cli"))).bin };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 /**
