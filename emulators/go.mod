@@ -8,6 +8,7 @@ tool (
 	github.com/google/go-containerregistry/cmd/registry
 	github.com/open-policy-agent/opa
 	quire.local/emulators/cloud-tasks-emulator
+	quire.local/emulators/dsse-verify
 	quire.local/emulators/pubsub-fake
 	quire.local/emulators/tlog-verify
 )
@@ -100,6 +101,7 @@ require (
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/reeflective/readline v1.3.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/secure-systems-lab/go-securesystemslib v0.9.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/sergi/go-diff v1.4.0 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect
