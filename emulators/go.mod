@@ -16,6 +16,7 @@ tool (
 require (
 	cloud.google.com/go/cloudtasks v1.20.0
 	cloud.google.com/go/pubsub/v2 v2.6.2
+	github.com/secure-systems-lab/go-securesystemslib v0.9.1
 	golang.org/x/mod v0.43.0
 	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12
@@ -101,7 +102,6 @@ require (
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/reeflective/readline v1.3.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/secure-systems-lab/go-securesystemslib v0.9.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/sergi/go-diff v1.4.0 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect

@@ -79,7 +79,8 @@ func main() {
 
 // publicKey reads a signed-note verifier key: <name>+<hash>+<base64(0x01 || 32-byte key)>.
 func publicKey(vkey string) (ed25519.PublicKey, error) {
-	parts := strings.Split(strings.TrimSpace(vkey), "+")
+	// The key's base64 may hold '+' itself: only the first two separate fields.
+	parts := strings.SplitN(strings.TrimSpace(vkey), "+", 3)
 	if len(parts) != 3 {
 		return nil, errors.New("the key is not <name>+<hash>+<key>")
 	}

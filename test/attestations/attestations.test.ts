@@ -1,0 +1,115 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { DsseEnvelope } from "../../shared/attestations/dsse.ts";
+import { openEnvelope } from "../../shared/attestations/dsse.ts";
+import { checkStatement } from "../../shared/attestations/statement.ts";
+import type { JobRow } from "../../shared/ci/jobs/records.ts";
+import { parseVerifierKey } from "../../shared/transparency/note.ts";
+import { jobOnFeature, startJobTokenApp } from "../ci/jobtoken/support.ts";
+import type { Client } from "../support/client.ts";
+import { errorOf, type RepoFixture, useFixture } from "../support/world.ts";
+import { goVerifyEnvelopes, resignedWithAnotherKey, withChangedPayload } from "./support.ts";
+
+/**
+ * Check runs as attestations (docs/verifiable-history.md): a CI job's verdict is signed into a
+ * DSSE envelope beside its check run; a person's report is not. Both verifiers (ours and the Go
+ * DSSE reference) accept the service's envelopes and refuse a re-signed or changed one.
+ */
+
+const app = useFixture(startJobTokenApp);
+let fx: RepoFixture;
+let job: JobRow;
+let jwt: Client;
+let vkey: string;
+
+const attestations = async (query = "branch=feature") => {
+  const res = await fx.client.get(`${fx.base}/attestations?${query}`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as DsseEnvelope[];
+};
+const report = async (client: Client, body: Record<string, unknown>) => {
+  const res = await client.post(`${fx.base}/check`, { branch: "feature", ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+};
+const statementOf = (e: DsseEnvelope) =>
+  checkStatement.parse(JSON.parse(Buffer.from(e.payload, "base64").toString()));
+
+beforeAll(async () => {
+  ({ fx, job, jwt } = await jobOnFeature(app));
+  vkey = ((await app.anonymous.get("/.well-known/quire-log-key")).body as string).trim();
+  await report(jwt, { check_name: "docs/lint", status: "pending" });
+  await report(jwt, { check_name: "docs/lint", status: "passed", log_url: "https://logs.example/1" });
+  // A person reports a check of the same kind: a bare status, never an attestation.
+  await report(fx.client, { check_name: "docs/manual", status: "passed" });
+});
+
+describe("recording", () => {
+  it("signs the job's final verdict, with the commit at the job's sequence as the subject", async () => {
+    const [envelope, ...rest] = await attestations();
+    expect(rest).toEqual([]);
+    if (!envelope) throw new Error("no attestation");
+    expect(envelope.payloadType).toBe("application/vnd.in-toto+json");
+    const payload = openEnvelope(envelope, parseVerifierKey(vkey).publicKey);
+    expect(payload).not.toBeNull();
+    const statement = statementOf(envelope);
+    const chain = await fx.client.get(`${fx.base}/chain?from=${job.sequence}&to=${job.sequence}`);
+    const [commit] = (chain.body as { commits: { hash: string }[] }).commits;
+    expect(statement.subject[0]).toEqual({
+      name: `${fx.repo}@${job.sequence}`,
+      digest: { sha256: commit?.hash },
+    });
+    expect(statement.predicate).toMatchObject({
+      result: "PASSED",
+      check_name: "docs/lint",
+      branch: "feature",
+      sequence: job.sequence,
+      job: { id: job.id },
+      url: "https://logs.example/1",
+      passedTests: ["docs/lint"],
+    });
+  });
+
+  it("keeps one envelope per check and sequence: a later verdict of the job replaces it", async () => {
+    await report(jwt, { check_name: "docs/lint", status: "failed" });
+    const all = await attestations();
+    expect(all.map((e) => statementOf(e).predicate.result)).toEqual(["FAILED"]);
+    await report(jwt, { check_name: "docs/lint", status: "passed" });
+  });
+
+  it("answers an empty list before the job's sequence, and refuses an unknown branch", async () => {
+    expect(await attestations(`branch=feature&at=${job.sequence - 1}`)).toEqual([]);
+    const res = await fx.client.get(`${fx.base}/attestations?branch=nope`);
+    expect(errorOf(res).code).toBe("BRANCH_NOT_FOUND");
+  });
+});
+
+describe("verifying", () => {
+  it("the Go DSSE reference implementation accepts the service's envelopes", async () => {
+    const envelopes = await attestations();
+    const go = await goVerifyEnvelopes(envelopes, vkey);
+    expect(go.out).toMatch(new RegExp(`^verified ${fx.repo}@${job.sequence} [0-9a-f]{64} PASSED docs/lint$`));
+    expect(go.ok).toBe(true);
+  });
+
+  it("both verifiers refuse an envelope re-signed with another key", async () => {
+    const [envelope] = await attestations();
+    if (!envelope) throw new Error("no attestation");
+    const forged = resignedWithAnotherKey(envelope);
+    expect(openEnvelope(forged, parseVerifierKey(vkey).publicKey)).toBeNull();
+    const go = await goVerifyEnvelopes([forged], vkey);
+    expect(go.ok).toBe(false);
+    expect(go.out).toMatch(/^refused: envelope 0:/);
+  });
+
+  it("both verifiers refuse a changed payload under the service's signature", async () => {
+    const [envelope] = await attestations();
+    if (!envelope) throw new Error("no attestation");
+    const changed = withChangedPayload(envelope, (s) => {
+      s["predicate"]["result"] = "PASSED";
+      s["predicate"]["check_name"] = "docs/other";
+    });
+    expect(openEnvelope(changed, parseVerifierKey(vkey).publicKey)).toBeNull();
+    const go = await goVerifyEnvelopes([changed], vkey);
+    expect(go.ok).toBe(false);
+    expect(go.out).toMatch(/^refused: envelope 0:/);
+  });
+});
