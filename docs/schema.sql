@@ -131,6 +131,20 @@ CREATE TABLE public.branches (
   CONSTRAINT branches_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
 );
 
+CREATE TABLE public.check_attestations (
+  repo_id bigint NOT NULL,
+  branch_id bigint NOT NULL,
+  sequence bigint NOT NULL,
+  check_name text COLLATE "C" NOT NULL,
+  job_id uuid NOT NULL,
+  envelope jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  CONSTRAINT check_attestations_pkey PRIMARY KEY (branch_id, sequence, check_name),
+  CONSTRAINT check_attestations_sequence_check CHECK ((sequence >= 1)),
+  CONSTRAINT check_attestations_branch_id_fkey FOREIGN KEY (branch_id) REFERENCES branches(id) ON DELETE CASCADE,
+  CONSTRAINT check_attestations_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.check_runs (
   id uuid NOT NULL,
   repo_id bigint NOT NULL,
