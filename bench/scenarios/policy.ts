@@ -57,6 +57,7 @@ const INPUT: PolicyInput = {
     status: "passed",
     sequence: 42,
   })),
+  attestations: [],
   owners: { "": ["a@example.com"], "docs/": ["b@example.com"] },
   head_sequence: 42,
   base_sequence: 30,

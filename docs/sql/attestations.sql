@@ -15,3 +15,11 @@ ON CONFLICT (branch_id, sequence, check_name) DO UPDATE
 SELECT envelope FROM check_attestations
 WHERE branch_id = $1 AND sequence <= $2
 ORDER BY sequence, check_name;
+
+-- shared/attestations/verified.ts
+
+-- attestations_at_head
+SELECT a.check_name, a.envelope, c.hash
+FROM check_attestations a JOIN commits c ON c.repo_id = a.repo_id AND c.sequence = a.sequence
+WHERE a.branch_id = $1 AND a.sequence = $2
+ORDER BY a.check_name;

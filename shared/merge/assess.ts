@@ -1,4 +1,5 @@
 import type { RepoAccess } from "../access/roles.ts";
+import { verifiedAttestations } from "../attestations/verified.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import { type Conflict, conflictsWithMain, type NetChange, netChanges } from "../commits/changes.ts";
@@ -55,7 +56,8 @@ export async function assessMerge(
   const sources = await policiesOnMain(db, ctx, access.repo.id, mainView);
   const paths = changes.map((c) => c.path);
   const owners = await readOwners(db, ctx.blobs, access.repo.id, mainView, paths);
-  const input = await policyInput(db, actor, access, branch, changes, owners.owners);
+  const attested = await verifiedAttestations(db, await ctx.logSigner.publicKey(), access.repo, branch);
+  const input = await policyInput(db, actor, access, branch, changes, owners.owners, attested);
   const policies = await ctx.policies.evaluate(db, sources, input);
   // The input's reviews are each reviewer's latest at the head, so these approved the head.
   const approvers = new Set(input.reviews.filter((r) => r.status === "approved").map((r) => r.reviewer));

@@ -1,4 +1,5 @@
 import { atLeast, type RepoAccess, roles } from "../access/roles.ts";
+import type { VerifiedAttestation } from "../attestations/verified.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import type { NetChange } from "../commits/changes.ts";
@@ -31,6 +32,7 @@ export async function policyInput(
   branch: BranchRow,
   changes: NetChange[],
   owners: Record<string, string[]>,
+  attestations: VerifiedAttestation[],
 ): Promise<PolicyInput> {
   const at = [branch.id, branch.head_sequence];
   // One after another: they share the caller's transaction client, which runs one query at a time.
@@ -47,6 +49,7 @@ export async function policyInput(
     changed_paths: changes.map((c) => c.path),
     reviews: reviews.rows,
     check_runs: checks.rows,
+    attestations,
     owners,
     head_sequence: branch.head_sequence,
     base_sequence: branch.base_sequence,

@@ -1,3 +1,4 @@
+import type { VerifiedAttestation } from "../attestations/verified.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Logger } from "../log.ts";
 import { type CompileFn, opaCompiler } from "./compile.ts";
@@ -15,6 +16,8 @@ export interface PolicyInput {
   changed_paths: string[];
   reviews: { reviewer: string; status: string; sequence: number }[];
   check_runs: { check_name: string; status: string; sequence: number }[];
+  /** The head's check verdicts signed by CI jobs, verified by the server against the log's key (docs/verifiable-history.md). */
+  attestations: VerifiedAttestation[];
   /** Folder prefix (`""`, `docs/`) → owner emails, for the OWNERS files above the changed paths (docs/owners.md). */
   owners: Record<string, string[]>;
   head_sequence: number;
