@@ -1,6 +1,13 @@
+import { createPrivateKey, sign } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { DsseEnvelope } from "../../shared/attestations/dsse.ts";
-import { openEnvelope } from "../../shared/attestations/dsse.ts";
+import { verifyAttestations } from "../../cli/transparency/attestations.ts";
+import { auditRepo } from "../../cli/transparency/audit.ts";
+import { fetchLogGet } from "../../cli/transparency/contact.ts";
+import { CheckpointStore } from "../../cli/transparency/store.ts";
+import { type DsseEnvelope, keyIdOf, openEnvelope, pae } from "../../shared/attestations/dsse.ts";
 import { checkStatement } from "../../shared/attestations/statement.ts";
 import type { JobRow } from "../../shared/ci/jobs/records.ts";
 import { parseVerifierKey } from "../../shared/transparency/note.ts";
@@ -111,5 +118,70 @@ describe("verifying", () => {
     const go = await goVerifyEnvelopes([changed], vkey);
     expect(go.ok).toBe(false);
     expect(go.out).toMatch(/^refused: envelope 0:/);
+  });
+});
+
+describe("quire verify --attestations", () => {
+  const verifyAll = async () => {
+    const token = await app.idp.token(fx.owner);
+    const get = fetchLogGet(app.url, { authorization: `Bearer ${token}` });
+    const store = new CheckpointStore(await mkdtemp(path.join(os.tmpdir(), "attest-cli-")));
+    const audit = await auditRepo(get, store, app.url, fx.repo, new Date());
+    if (!audit) throw new Error("no log to audit");
+    return verifyAttestations(get, (await store.key(app.url)) ?? "", audit, ["main", "feature"]);
+  };
+  const replaceEnvelope = (envelope: DsseEnvelope) =>
+    app.sql("UPDATE check_attestations SET envelope = $1 WHERE repo_id = $2", [
+      JSON.stringify(envelope),
+      fx.repoId,
+    ]);
+
+  it("proves each attestation's subject in the signed log", async () => {
+    expect(await verifyAll()).toEqual([
+      {
+        branch: "feature",
+        sequence: job.sequence,
+        check_name: "docs/lint",
+        result: "PASSED",
+        job: job.id,
+        proof_hashes: expect.any(Number),
+      },
+    ]);
+  });
+
+  it("refuses an envelope re-signed with another key, and a changed payload", async () => {
+    const [envelope] = await attestations();
+    if (!envelope) throw new Error("no attestation");
+    try {
+      await replaceEnvelope(resignedWithAnotherKey(envelope));
+      await expect(verifyAll()).rejects.toThrow(/no valid signature by the log's key/);
+      await replaceEnvelope(withChangedPayload(envelope, (s) => (s["predicate"]["job"]["id"] = "x")));
+      await expect(verifyAll()).rejects.toThrow(/no valid signature by the log's key/);
+    } finally {
+      await replaceEnvelope(envelope);
+    }
+  });
+
+  it("refuses a validly signed statement about a commit the log does not hold there", async () => {
+    // Signed with the service's own key (read from the database, as an insider could): only the
+    // inclusion proof can refuse it.
+    const [envelope] = await attestations();
+    if (!envelope) throw new Error("no attestation");
+    const [row] = await app.sql<{ private_pem: string }>("SELECT private_pem FROM tlog_signing_keys");
+    const statement = JSON.parse(Buffer.from(envelope.payload, "base64").toString());
+    statement.subject[0].digest.sha256 = "ab".repeat(32);
+    const payload = Buffer.from(JSON.stringify(statement));
+    const sig = sign(null, pae(envelope.payloadType, payload), createPrivateKey(row?.private_pem ?? ""));
+    const keyid = keyIdOf(parseVerifierKey(vkey).publicKey);
+    try {
+      await replaceEnvelope({
+        payloadType: envelope.payloadType,
+        payload: payload.toString("base64"),
+        signatures: [{ keyid, sig: sig.toString("base64") }],
+      });
+      await expect(verifyAll()).rejects.toThrow(/is not in the signed log/);
+    } finally {
+      await replaceEnvelope(envelope);
+    }
   });
 });
