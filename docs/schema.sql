@@ -207,7 +207,9 @@ CREATE TABLE public.ci_logs (
   attempt integer,
   partial_uploads integer DEFAULT 0 NOT NULL,
   partial_window_start timestamp with time zone,
+  sha256 bytea,
   CONSTRAINT ci_logs_pkey PRIMARY KEY (job_id, check_name),
+  CONSTRAINT ci_logs_sha256_check CHECK ((length(sha256) = 32)),
   CONSTRAINT ci_logs_job_id_fkey FOREIGN KEY (job_id) REFERENCES ci_jobs(id) ON DELETE CASCADE
 );
 

@@ -17,5 +17,10 @@ CREATE TABLE check_attestations (
   PRIMARY KEY (branch_id, sequence, check_name)
 );
 
+-- The SHA-256 of each stored CI log, so a job's attestation can name the log it reported with
+-- (its predicate's log_digest). Logs stored before this migration have none.
+ALTER TABLE ci_logs ADD COLUMN sha256 bytea CHECK (length(sha256) = 32);
+
 -- Down Migration
+ALTER TABLE ci_logs DROP COLUMN sha256;
 DROP TABLE check_attestations;

@@ -5,6 +5,9 @@
 -- commit_hash_select (prepared)
 SELECT hash FROM commits WHERE repo_id = $1 AND sequence = $2;
 
+-- log_digest_select (prepared)
+SELECT encode(sha256, 'hex') AS sha256 FROM ci_logs WHERE job_id = $1 AND check_name = $2 AND final AND sha256 IS NOT NULL;
+
 -- attestation_upsert
 INSERT INTO check_attestations (repo_id, branch_id, sequence, check_name, job_id, envelope, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp())

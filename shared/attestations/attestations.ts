@@ -14,6 +14,12 @@ const commit_hash_select = prepared<{ hash: string }>(
   "SELECT hash FROM commits WHERE repo_id = $1 AND sequence = $2",
 );
 
+// The whole log the job stored for the check, if any: its digest goes into the statement.
+const log_digest_select = prepared<{ sha256: string }>(
+  "log_digest_select",
+  "SELECT encode(sha256, 'hex') AS sha256 FROM ci_logs WHERE job_id = $1 AND check_name = $2 AND final AND sha256 IS NOT NULL",
+);
+
 // One per (branch, sequence, check): a later job's verdict there replaces the earlier envelope.
 const attestation_upsert = `
   INSERT INTO check_attestations (repo_id, branch_id, sequence, check_name, job_id, envelope, created_at)
@@ -48,6 +54,7 @@ export async function recordAttestation(tx: Tx, signer: LogSigner, r: AttestedRe
   const commit = await firstRowOf(tx, commit_hash_select([r.access.repo.id, r.sequence]));
   // A purged sequence keeps its leaf but not its commit row: there is no hash to attest to.
   if (!commit) return;
+  const log = await firstRowOf(tx, log_digest_select([r.job.id, r.checkName]));
   const statement = checkStatementOf({
     repo: r.access.repo.name,
     branch: r.branch.name,
@@ -58,7 +65,7 @@ export async function recordAttestation(tx: Tx, signer: LogSigner, r: AttestedRe
     logUrl: r.logUrl,
     job: { id: r.job.id, attempt: r.job.attempt },
     imageDigest: null,
-    logDigest: null,
+    logDigest: log?.sha256 ?? null,
   });
   const envelope = await signEnvelope(signer, IN_TOTO_PAYLOAD_TYPE, Buffer.from(JSON.stringify(statement)));
   await tx.query(attestation_upsert, [

@@ -18,8 +18,9 @@ export interface CheckVerdict {
   status: "passed" | "failed";
   logUrl: string | null;
   job: { id: string; attempt: number };
-  /** Not yet known to the server: the worker reports neither (null until it does). */
+  /** Not yet known to the server: the worker does not report it (null until it does). */
   imageDigest: string | null;
+  /** The hex SHA-256 of the whole log the job stored for the check, or null when it stored none. */
   logDigest: string | null;
 }
 

@@ -1,4 +1,4 @@
-import { createPrivateKey, sign } from "node:crypto";
+import { createHash, createPrivateKey, sign } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -9,6 +9,7 @@ import { fetchLogGet } from "../../cli/transparency/contact.ts";
 import { CheckpointStore } from "../../cli/transparency/store.ts";
 import { type DsseEnvelope, keyIdOf, openEnvelope, pae } from "../../shared/attestations/dsse.ts";
 import { checkStatement } from "../../shared/attestations/statement.ts";
+import { storeLog } from "../../shared/ci/jobs/logs.ts";
 import type { JobRow } from "../../shared/ci/jobs/records.ts";
 import { parseVerifierKey } from "../../shared/transparency/note.ts";
 import { jobOnFeature, startJobTokenApp } from "../ci/jobtoken/support.ts";
@@ -23,6 +24,7 @@ import { goVerifyEnvelopes, resignedWithAnotherKey, withChangedPayload } from ".
  */
 
 const app = useFixture(startJobTokenApp);
+const LOG = "lint ok\n";
 let fx: RepoFixture;
 let job: JobRow;
 let jwt: Client;
@@ -44,6 +46,13 @@ beforeAll(async () => {
   ({ fx, job, jwt } = await jobOnFeature(app));
   vkey = ((await app.anonymous.get("/.well-known/quire-log-key")).body as string).trim();
   await report(jwt, { check_name: "docs/lint", status: "pending" });
+  // The whole log the job stores before its verdict, as the worker does.
+  await storeLog(app.server.ctx, {
+    jobId: job.id,
+    checkName: "docs/lint",
+    body: Buffer.from(LOG),
+    contentType: "text/plain",
+  });
   await report(jwt, { check_name: "docs/lint", status: "passed", log_url: "https://logs.example/1" });
   // A person reports a check of the same kind: a bare status, never an attestation.
   await report(fx.client, { check_name: "docs/manual", status: "passed" });
@@ -72,6 +81,8 @@ describe("recording", () => {
       job: { id: job.id },
       url: "https://logs.example/1",
       passedTests: ["docs/lint"],
+      log_digest: { sha256: createHash("sha256").update(LOG).digest("hex") },
+      image_digest: null,
     });
   });
 
