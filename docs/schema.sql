@@ -153,6 +153,20 @@ CREATE TABLE public.branches (
   CONSTRAINT branches_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
 );
 
+CREATE TABLE public.check_attestations (
+  repo_id bigint NOT NULL,
+  branch_id bigint NOT NULL,
+  sequence bigint NOT NULL,
+  check_name text COLLATE "C" NOT NULL,
+  job_id uuid NOT NULL,
+  envelope jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  CONSTRAINT check_attestations_pkey PRIMARY KEY (branch_id, sequence, check_name),
+  CONSTRAINT check_attestations_sequence_check CHECK ((sequence >= 1)),
+  CONSTRAINT check_attestations_branch_id_fkey FOREIGN KEY (branch_id) REFERENCES branches(id) ON DELETE CASCADE,
+  CONSTRAINT check_attestations_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.check_runs (
   id uuid NOT NULL,
   repo_id bigint NOT NULL,
@@ -215,7 +229,9 @@ CREATE TABLE public.ci_logs (
   attempt integer,
   partial_uploads integer DEFAULT 0 NOT NULL,
   partial_window_start timestamp with time zone,
+  sha256 bytea,
   CONSTRAINT ci_logs_pkey PRIMARY KEY (job_id, check_name),
+  CONSTRAINT ci_logs_sha256_check CHECK ((length(sha256) = 32)),
   CONSTRAINT ci_logs_job_id_fkey FOREIGN KEY (job_id) REFERENCES ci_jobs(id) ON DELETE CASCADE
 );
 

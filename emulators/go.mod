@@ -8,6 +8,7 @@ tool (
 	github.com/google/go-containerregistry/cmd/registry
 	github.com/open-policy-agent/opa
 	quire.local/emulators/cloud-tasks-emulator
+	quire.local/emulators/dsse-verify
 	quire.local/emulators/pubsub-fake
 	quire.local/emulators/tlog-verify
 )
@@ -15,6 +16,7 @@ tool (
 require (
 	cloud.google.com/go/cloudtasks v1.20.0
 	cloud.google.com/go/pubsub/v2 v2.6.2
+	github.com/secure-systems-lab/go-securesystemslib v0.9.1
 	golang.org/x/mod v0.43.0
 	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12

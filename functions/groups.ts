@@ -1,5 +1,6 @@
 import type { AnyRoute } from "../shared/http/route.ts";
 import { archiveRoutes } from "./archives/routes.ts";
+import { attestationRoutes } from "./attestations/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { autoMergeRoutes } from "./auto-merge/routes.ts";
 import { branchRoutes } from "./branches/routes.ts";
@@ -72,6 +73,7 @@ export const groups = {
     ...secretRoutes,
     ...issueRoutes,
     ...transparencyRoutes,
+    ...attestationRoutes,
   ],
   /** `/orgs` and `/orgs/**`. */
   orgs: orgRoutes,

@@ -57,6 +57,7 @@ const INPUT: PolicyInput = {
     status: "passed",
     sequence: 42,
   })),
+  attestations: [],
   owners: { "": ["a@example.com"], "docs/": ["b@example.com"] },
   structure: {},
   head_sequence: 42,

@@ -5,6 +5,8 @@ import { configDir } from "../auth/store.ts";
 import type { CliEnv } from "../env.ts";
 import { CliError } from "../errors.ts";
 import type { Output } from "../output.ts";
+import { attestationLines, verifyAttestations } from "../transparency/attestations.ts";
+import type { Audit } from "../transparency/audit.ts";
 import { fetchLogGet } from "../transparency/contact.ts";
 import { verificationJson, verificationLines } from "../transparency/report.ts";
 import { CheckpointStore } from "../transparency/store.ts";
@@ -31,6 +33,12 @@ import { movedLine, registerSync, resolvePulled, showMerge } from "./workcopy-sy
  * cli/workcopy/; this module parses arguments and renders results (tables and colour on a
  * terminal, --json for scripts).
  */
+
+interface VerifyOptions {
+  sequence?: number[];
+  chain?: boolean;
+  attestations?: boolean;
+}
 
 const sequenceArg = (v: string) => {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError("must be a sequence number (0 or more)");
@@ -328,8 +336,12 @@ export function register(program: Command, env: CliEnv): void {
       sequenceArg(v),
     ])
     .option("--chain", "download the whole hash chain and recompute every hash instead")
+    .option(
+      "--attestations",
+      "also check the check runs' signed attestations of main and every active branch against the key and the log",
+    )
     .action(
-      action(async (repo: string | undefined, opts: { sequence?: number[]; chain?: boolean }) => {
+      action(async (repo: string | undefined, opts: VerifyOptions) => {
         const { name, remote } = repo
           ? { name: repo, remote: await connect() }
           : await here().then((h) => ({ name: h.copy.config.repo, remote: h.remote }));
@@ -342,15 +354,29 @@ export function register(program: Command, env: CliEnv): void {
           opts.sequence ?? [],
         );
         if (!r) throw new CliError(`${name} has no transparency log to check on ${remote.server}`);
-        if (out().json) return out().writeJson(verificationJson(r));
+        const attested = opts.attestations ? await attestationsOf(remote, r.audit) : undefined;
+        if (out().json)
+          return out().writeJson({ ...verificationJson(r), ...(attested ? { attestations: attested } : {}) });
         for (const line of verificationLines(r)) out().line(line);
+        for (const line of attestationLines(attested ?? [])) out().line(line);
         out().done(
-          `history of ${name} verified with proofs: ${r.commits.length} commit(s) in the signed log`,
+          `history of ${name} verified with proofs: ${r.commits.length} commit(s) in the signed log` +
+            (attested ? `, ${attested.length} attestation(s) signed and in the log` : ""),
         );
       }),
     );
 
   const checkpoints = () => new CheckpointStore(configDir(env.env));
+  // The key the checkpoint was just verified with: auditRepo pinned it, or refused a new one.
+  const attestationsOf = async (remote: Remote, audit: Audit) => {
+    const pinned = await checkpoints().key(remote.server);
+    if (!pinned) throw new CliError(`no transparency-log key pinned for ${remote.server}`);
+    const branches = new Set([
+      "main",
+      ...(await remote.branches(audit.repo, { status: "active" })).map((b) => b.name),
+    ]);
+    return verifyAttestations(await logGet(remote.server), pinned, audit, [...branches]);
+  };
   const logGet = async (server: string) => {
     const token = await env.token(server);
     const dev = env.devIdentity();

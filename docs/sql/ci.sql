@@ -36,11 +36,12 @@ WITH previous AS (
   SELECT object_key FROM ci_logs WHERE job_id = $1 AND check_name = $2),
 upserted AS (
   INSERT INTO ci_logs (job_id, check_name, object_key, content_type, bytes, uploaded_at, final,
-                       partial_uploads, partial_window_start, attempt)
+                       partial_uploads, partial_window_start, attempt, sha256)
   VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::boolean, CASE WHEN $7 THEN 0 ELSE 1 END,
-          CASE WHEN $7 THEN NULL ELSE $6::timestamptz END, $9::int)
+          CASE WHEN $7 THEN NULL ELSE $6::timestamptz END, $9::int, $10::bytea)
   ON CONFLICT (job_id, check_name) DO UPDATE
     SET object_key = EXCLUDED.object_key, content_type = EXCLUDED.content_type,
+        sha256 = EXCLUDED.sha256,
         bytes = EXCLUDED.bytes, uploaded_at = EXCLUDED.uploaded_at, final = EXCLUDED.final,
         attempt = EXCLUDED.attempt,
         partial_uploads = CASE WHEN EXCLUDED.final THEN ci_logs.partial_uploads

@@ -23,7 +23,7 @@ export const checkRoutes = [
       sequence: z.int("must be a whole number").optional(),
     }),
     responses: { 201: checkRunResponse },
-    handler: async ({ ctx, actor, repo, body }) => created(await reportCheck(ctx.pool, actor, repo, body)),
+    handler: async ({ ctx, actor, repo, body }) => created(await reportCheck(ctx, actor, repo, body)),
   }),
   route({
     method: "GET",

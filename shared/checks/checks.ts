@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type pg from "pg";
 import type { RepoAccess } from "../access/roles.ts";
+import { recordAttestation } from "../attestations/attestations.ts";
 import type { Actor, JobActor } from "../auth/actor.ts";
 import { requireActive, requireBranch } from "../branches/branches.ts";
+import type { AppContext } from "../context.ts";
 import type { Queryable } from "../db/pool.ts";
 import { withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
@@ -78,17 +79,18 @@ function jobReportSequence(job: JobActor, input: CheckRequest): number {
  * Records a check run for a branch at `sequence` (default: its head), replacing an earlier report
  * of the same check at the same sequence. The sequence must name a state of the branch: 1 up to
  * its head. The branch row is held FOR SHARE so the head cannot move meanwhile; only active
- * branches accept check runs. The reporter comes from the caller (`reporterOf`).
+ * branches accept check runs. The reporter comes from the caller (`reporterOf`). A CI job's
+ * final verdict is also signed as an attestation in the same transaction (shared/attestations/).
  */
 export async function reportCheck(
-  pool: pg.Pool,
+  ctx: Pick<AppContext, "pool" | "logSigner">,
   actor: Actor,
   access: RepoAccess,
   input: CheckRequest,
 ): Promise<CheckRunRecord> {
   const reporter = reporterOf(actor);
   const pinned = actor.job ? jobReportSequence(actor.job, input) : undefined;
-  return withTx(pool, async (tx) => {
+  return withTx(ctx.pool, async (tx) => {
     const branch = await requireBranch(tx, access.repo.id, input.branch, "share");
     requireActive(branch);
     const sequence = pinned ?? input.sequence ?? branch.head_sequence;
@@ -109,6 +111,16 @@ export async function reportCheck(
       input.log_url ?? null,
       reporter,
     ]);
+    if (actor.job)
+      await recordAttestation(tx, ctx.logSigner, {
+        access,
+        branch,
+        sequence,
+        checkName: input.check_name,
+        status: input.status,
+        logUrl: input.log_url ?? null,
+        job: actor.job,
+      });
     await recordEvent(
       tx,
       "com.svc.check.reported",

@@ -1,4 +1,5 @@
 import type { RepoAccess } from "../access/roles.ts";
+import { verifiedAttestations } from "../attestations/verified.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import { conflictsWithMain, type NetChange, netChanges } from "../commits/changes.ts";
@@ -75,7 +76,12 @@ export async function assessMerge(
   const paths = changes.map((c) => c.path);
   const owners = await readOwners(db, ctx.blobs, access.repo.id, mainView, paths);
   const structure = await structureOfChanges(db, ctx.blobs, access.repo.id, changes);
-  const input = await policyInput(db, actor, access, branch, changes, { owners: owners.owners, structure });
+  const attestations = await verifiedAttestations(db, await ctx.logSigner.publicKey(), access.repo, branch);
+  const input = await policyInput(db, actor, access, branch, changes, {
+    owners: owners.owners,
+    structure,
+    attestations,
+  });
   const policies = await ctx.policies.evaluate(db, sources, input);
   // The input's reviews are each reviewer's latest at the head, so these approved the head.
   const approvers = new Set(input.reviews.filter((r) => r.status === "approved").map((r) => r.reviewer));

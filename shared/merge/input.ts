@@ -1,4 +1,5 @@
 import { atLeast, type RepoAccess, roles } from "../access/roles.ts";
+import type { VerifiedAttestation } from "../attestations/verified.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { BranchRow } from "../branches/branches.ts";
 import type { NetChange } from "../commits/changes.ts";
@@ -31,7 +32,11 @@ export async function policyInput(
   access: RepoAccess,
   branch: BranchRow,
   changes: NetChange[],
-  extra: { owners: Record<string, string[]>; structure: Record<string, DocumentDiff> },
+  extra: {
+    owners: Record<string, string[]>;
+    structure: Record<string, DocumentDiff>;
+    attestations: VerifiedAttestation[];
+  },
 ): Promise<PolicyInput> {
   const at = [branch.id, branch.head_sequence];
   // One after another: they share the caller's transaction client, which runs one query at a time.
@@ -49,6 +54,7 @@ export async function policyInput(
     structure: extra.structure,
     reviews: reviews.rows,
     check_runs: checks.rows,
+    attestations: extra.attestations,
     owners: extra.owners,
     head_sequence: branch.head_sequence,
     base_sequence: branch.base_sequence,

@@ -1,3 +1,4 @@
+import type { VerifiedAttestation } from "../attestations/verified.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { DocumentDiff } from "../documents/changes.ts";
 import type { Logger } from "../log.ts";
@@ -18,6 +19,8 @@ export interface PolicyInput {
   check_runs: { check_name: string; status: string; sequence: number }[];
   /** Changed JSON and YAML file → its changed places (docs/policies.md, "the input"). */
   structure: Record<string, DocumentDiff>;
+  /** The head's check verdicts signed by CI jobs, verified by the server against the log's key (docs/verifiable-history.md). */
+  attestations: VerifiedAttestation[];
   /** Folder prefix (`""`, `docs/`) → owner emails, for the OWNERS files above the changed paths (docs/owners.md). */
   owners: Record<string, string[]>;
   head_sequence: number;

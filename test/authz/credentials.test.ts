@@ -123,6 +123,7 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/checkpoint": {},
   "GET /repos/:repo*/-/proof/inclusion": { query: "?sequence=1&size=1" },
   "GET /repos/:repo*/-/proof/consistency": { query: "?from=1&to=1" },
+  "GET /repos/:repo*/-/attestations": { query: "?branch=main" },
   "GET /repos/:repo*/-/search": { query: "?q=hello" },
   "POST /repos/:repo*/-/review": { body: (w) => ({ branch: w.branch, status: "rejected", body: "" }) },
   "GET /repos/:repo*/-/branch/:branch*/reviews": {},

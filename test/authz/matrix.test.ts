@@ -110,6 +110,7 @@ const matrix: Record<string, Statuses> = {
   "GET /repos/:repo*/-/checkpoint":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/proof/inclusion":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/proof/consistency":                s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "GET /repos/:repo*/-/attestations":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
 
   "POST /repos/:repo*/-/review":                          s(401,       404,      403,    201,    201,        201,   201,      403,       201,         403, 403),
   "POST /repos/:repo*/-/review [approving own commits]":  s(401,       404,      403,    403,    403,        403,   403,      403,       403,         403, 403),
@@ -488,6 +489,10 @@ const requests: Record<string, Request> = {
   "GET /repos/:repo*/-/proof/consistency": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/proof/consistency?from=1&to=${w.sequence}`,
+  })),
+  "GET /repos/:repo*/-/attestations": repoRoute(async (w) => ({
+    method: "GET",
+    path: `/repos/${w.repo}/-/attestations?branch=${w.branch}`,
   })),
 
   // Approving: the branch's only commit is the colleague's, so no persona is refused for

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { allRoutes } from "../../functions/groups.ts";
+import { issueJobToken } from "../../shared/ci/identity/issue.ts";
+import { queueAndClaim } from "../ci/support.ts";
 import { commit, createBranch, type RepoFixture, repoWithOwner } from "../commits/fixtures.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
+import { client } from "../support/client.ts";
 
 /**
  * The body of every list endpoint, over HTTP, against SPEC.md (docs/api.md "The shape of lists").
@@ -33,6 +36,8 @@ const lists: Record<string, ListShape> = {
     wrapper: null,
     url: (w) => `${w.fx.base}/branch/feat/reviews`,
   },
+  // Issue 24 gives this body: an array of DSSE envelopes (docs/verifiable-history.md).
+  "GET /repos/:repo*/-/attestations": { wrapper: null, url: (w) => `${w.fx.base}/attestations?branch=feat` },
   // The spec shows no body: one named array.
   "GET /repos": { wrapper: "repos", url: () => "/repos" },
   "GET /orgs/:org/members": { wrapper: "members", url: (w) => `/orgs/${w.fx.org}/members` },
@@ -158,6 +163,16 @@ async function populate(): Promise<World> {
   );
   await expect201(
     fx.client.post(`${fx.base}/check`, { branch: "feat", check_name: "t/x", status: "passed" }),
+  );
+  // A CI job's verdict: the one kind of check run that is also an attestation.
+  const { job } = await queueAndClaim(app, fx.repo, "feat", { checks: ["t/ci"], createdBy: fx.owner });
+  const jobToken = await issueJobToken(app.server.ctx, job, { audience: "quire" });
+  await expect201(
+    client(app.url, async () => jobToken).post(`${fx.base}/check`, {
+      branch: "feat",
+      check_name: "t/ci",
+      status: "passed",
+    }),
   );
   await expect201(fx.client.post(`${fx.base}/comment`, { branch: "feat", path: "a.md", body: "hm" }));
   const proposal = await fx.client.post(`${fx.base}/proposals`, {

@@ -200,6 +200,7 @@ describe("over HTTP, an unknown field or query parameter is refused with 400 nam
       "GET /repos/:repo*/-/chain": "to=1&",
       "GET /repos/:repo*/-/proof/inclusion": "sequence=1&size=1&",
       "GET /repos/:repo*/-/proof/consistency": "from=1&to=1&",
+      "GET /repos/:repo*/-/attestations": "branch=main&",
       "GET /repos/:repo*/-/diff": "branch=main&",
       "GET /repos/:repo*/-/search": "q=hello&",
       "GET /ui/repos/:repo*/-/search": "q=hello&",

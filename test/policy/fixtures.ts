@@ -121,6 +121,7 @@ export function input(over: Partial<PolicyInput> = {}): PolicyInput {
       { check_name: "ci/lint", status: "passed", sequence: 7 },
       { check_name: "ci/test", status: "passed", sequence: 7 },
     ],
+    attestations: [],
     owners: {},
     structure: {},
     head_sequence: 7,

@@ -121,7 +121,7 @@ async function reportInvalidConfig(ctx: AppContext, req: RunRequest, problems: s
   });
   const access: RepoAccess = { repo: req.repo, role: "writer", orgRole: null };
   try {
-    await reportCheck(ctx.pool, { identity: SCHEDULER_IDENTITY, globalAdmin: false }, access, {
+    await reportCheck(ctx, { identity: SCHEDULER_IDENTITY, globalAdmin: false }, access, {
       branch: req.branch.name,
       check_name: CONFIG_ERROR_CHECK,
       status: "failed",
