@@ -7,8 +7,9 @@ import { copyWorld, quire } from "./workcopy-support.ts";
 
 /**
  * Issue 23's "Done when" through the CLI (docs/merge.md): two people edit different keys of one
- * commented YAML file, one on main and one on a branch, each through a working copy; `quire merge`
- * merges both edits with the comments kept, and a real conflict names the file and the path.
+ * commented YAML file (and different paragraphs of one Markdown file), one on main and one on a
+ * branch, each through a working copy; `quire merge` merges both edits with the comments kept, and
+ * a real conflict names the file and the path.
  */
 const app = useFixture(startTestApp);
 const BOB = "bob@example.com";
@@ -21,7 +22,9 @@ owners:
   - ann # on call in June
 `;
 
-describe("quire merge of a YAML file both people changed", () => {
+const GUIDE = "# Guide\n\nFirst paragraph.\n\nSecond paragraph.\n\nThird paragraph.\n";
+
+describe("quire merge of YAML and Markdown files both people changed", () => {
   it("merges different keys keeping comments, and names limits.max_files for a real conflict", async () => {
     const w = await copyWorld(app);
     try {
@@ -29,26 +32,34 @@ describe("quire merge of a YAML file both people changed", () => {
       const bobToken = await app.idp.token(BOB);
       const bob = (args: string[], sub: string) =>
         quire(args, { cwd: path.join(w.dir, sub), home: w.dir, server: app.url, token: bobToken });
-      await w.repo.commit("main", { "config.yaml": CONFIG });
+      const onMainAt = async (file: string) => {
+        const res = await api(w.repo.client).get("/repos/:repo*/-/file/:path*", {
+          params: { repo: w.repo.repo, path: file },
+          query: { branch: "main" },
+        });
+        if (!res.ok) throw new Error(`${file} not on main: ${res.status}`);
+        return Buffer.from(res.body.content, "base64").toString();
+      };
+      await w.repo.commit("main", { "config.yaml": CONFIG, "guide.md": GUIDE });
 
       // Ann works on main; Bob on a branch, from his own copy.
       await w.json(["clone", w.repo.repo, "ann"]);
       expect((await bob(["clone", w.repo.repo, "bob"], "")).code).toBe(0);
       expect((await bob(["branch", "raise"], "bob")).code).toBe(0);
       await w.write("bob/config.yaml", CONFIG.replace("max_bytes: 1048576", "max_bytes: 2097152"));
+      await w.write("bob/guide.md", GUIDE.replace("Third paragraph.", "Third, reworded."));
       expect((await bob(["commit", "-m", "more bytes"], "bob")).code).toBe(0);
       await w.write("ann/config.yaml", CONFIG.replace("max_files: 100", "max_files: 200"));
+      await w.write("ann/guide.md", GUIDE.replace("First paragraph.", "First, clearer."));
       await w.json(["commit", "-m", "more files"], "ann");
 
       const merged = await bob(["merge"], "bob");
       expect(merged.code, merged.stderr).toBe(0);
       expect(merged.stdout).toContain("merged 'raise' into main");
-      const file = await api(w.repo.client).get("/repos/:repo*/-/file/:path*", {
-        params: { repo: w.repo.repo, path: "config.yaml" },
-        query: { branch: "main" },
-      });
-      if (!file.ok) throw new Error(`config.yaml not on main: ${file.status}`);
-      expect(Buffer.from(file.body.content, "base64").toString()).toBe(
+      expect(await onMainAt("guide.md")).toBe(
+        GUIDE.replace("First paragraph.", "First, clearer.").replace("Third paragraph.", "Third, reworded."),
+      );
+      expect(await onMainAt("config.yaml")).toBe(
         CONFIG.replace("max_files: 100", "max_files: 200").replace(
           "max_bytes: 1048576",
           "max_bytes: 2097152",
