@@ -1,5 +1,6 @@
 import pc from "picocolors";
 import type { DocumentDiff, PathChange } from "../../shared/documents/changes.ts";
+import type { DocumentConflict } from "../../shared/documents/merge/result.ts";
 import { borderless } from "../output.ts";
 import type { ConflictRow, PolicyRow } from "./review.ts";
 import type { LocalChange } from "./scan.ts";
@@ -54,12 +55,39 @@ export function policyTable(policies: PolicyRow[], style: Style): string {
 
 const short = (v: string | null) => (v === null ? "deleted" : v.slice(0, 12));
 
+/** Where inside a file a conflict is: its path, else the base line of a text region. */
+const place = (p: DocumentConflict) =>
+  `${p.document === undefined ? "" : `document ${p.document}: `}${p.path || `line ${p.line ?? 1}`}`;
+
+/** One side's value at a conflicting place as compact JSON; "(none)" for a side without the key. */
+function sideValue(p: DocumentConflict, side: "base" | "ours" | "theirs"): string {
+  if (!Object.hasOwn(p, side)) return "(none)";
+  const text = JSON.stringify(p[side]) ?? "null";
+  return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
+}
+
+/**
+ * The files both sides changed that did not merge, then each place inside them both sides
+ * changed differently (`limits.max_files`, `line 12`) with the base's, main's and the branch's value.
+ */
 export function conflictTable(conflicts: ConflictRow[], style: Style): string {
-  return table(
+  const files = table(
     ["path", "main", "branch"],
     conflicts.map((k) => [k.path, short(k.main_version_id), short(k.branch_version_id)]),
     style,
   );
+  const places = conflicts.flatMap((k) =>
+    (k.paths ?? []).map((p) => [
+      k.path,
+      place(p),
+      sideValue(p, "base"),
+      sideValue(p, "ours"),
+      sideValue(p, "theirs"),
+    ]),
+  );
+  if (places.length === 0) return files;
+  return `${files}
+${table(["file", "where", "base", "main", "branch"], places, style)}`;
 }
 
 /** Longest value shown in a cell of the structure table; the JSON output has it whole. */

@@ -4,6 +4,7 @@ import path from "node:path";
 import { createTwoFilesPatch } from "diff";
 import type { MergeResponse } from "../../shared/api/review.ts";
 import { type DocumentDiff, diffDocuments } from "../../shared/documents/changes.ts";
+import type { DocumentConflict } from "../../shared/documents/merge/result.ts";
 import { type Copy, type MoveResult, moveTo } from "./copy.ts";
 import { CopyError } from "./meta.ts";
 import { type Remote, RemoteError } from "./remote.ts";
@@ -18,6 +19,10 @@ export interface ConflictRow {
   path: string;
   main_version_id: string | null;
   branch_version_id: string | null;
+  /** How the server tried to merge the file (`json`, `yaml`, `text`, `file`…), docs/merge.md. */
+  merge?: string;
+  /** Each place inside the file both sides changed differently, with base, ours (main), theirs. */
+  paths?: DocumentConflict[];
 }
 
 /**

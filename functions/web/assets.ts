@@ -49,6 +49,8 @@ textarea { width: 100%; min-height: 5rem; }
 button { font: inherit; padding: .25rem .75rem; cursor: pointer; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
+table.conflict-places { font-size: .875rem; margin: .25rem 0 .5rem; }
+table.conflict-places td code { white-space: pre-wrap; word-break: break-all; }
 h1, h2, h3, code { overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   header.site { flex-wrap: wrap; gap: .5rem; }

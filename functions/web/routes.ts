@@ -150,7 +150,8 @@ function refusalOf(err: DomainError): Refusal | null {
     return null;
   const refusal: Refusal = { message: err.message };
   if (err.details?.["policies"]) refusal.policies = err.details["policies"] as PolicyResult[];
-  if (err.details?.["conflicts"]) refusal.conflicts = err.details["conflicts"] as { path: string }[];
+  if (err.details?.["conflicts"])
+    refusal.conflicts = err.details["conflicts"] as NonNullable<Refusal["conflicts"]>;
   return refusal;
 }
 

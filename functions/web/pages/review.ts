@@ -24,6 +24,7 @@ import { page, repoCrumbs } from "../layout.ts";
 import { timeTag } from "../time.ts";
 import * as u from "../urls.ts";
 import { autoMergeSection } from "./auto-merge.ts";
+import { conflictList, type ShownConflict } from "./conflicts.ts";
 import { createBranchForm } from "./create.ts";
 import { type DiffLayout, type FileChange, renderChanges } from "./diff.ts";
 import { type CommentDraft, commentThread, type Discussion, strayDraft } from "./discussion.ts";
@@ -41,7 +42,7 @@ import {
 export interface Refusal {
   message: string;
   policies?: PolicyResult[];
-  conflicts?: { path: string }[];
+  conflicts?: ShownConflict[];
 }
 
 /** A review the service refused, shown again with what was typed so nothing is lost. */
@@ -98,7 +99,7 @@ ${
     : html`<table><caption>Policies</caption><thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Reason</th></tr></thead><tbody>
 ${status.policies.map((p) => html`<tr><td>${p.name}</td><td>${passFail(p.pass)}</td><td>${p.reason}</td></tr>`)}</tbody></table>`
 }
-${status.conflicts.length > 0 ? html`<p class="fail">Conflicts with main: ${status.conflicts.map((c, i) => html`${i > 0 ? ", " : ""}<code>${c.path}</code>`)}</p>` : ""}
+${status.conflicts.length > 0 ? html`<div id="status-conflicts"><p class="fail">Conflicts with main:</p>${conflictList(status.conflicts)}</div>` : ""}
 </section>`;
 }
 
@@ -127,7 +128,7 @@ ${options}
 function refusalNotice(r: Refusal): Html {
   return html`<div class="notice refused" role="alert" id="merge-refused"><h2>Merge refused</h2><p>${r.message}</p>
 ${r.policies ? html`<ul>${r.policies.filter((p) => !p.pass).map((p) => html`<li><strong>${p.name}</strong>: ${p.reason}</li>`)}</ul>` : ""}
-${r.conflicts ? html`<ul>${r.conflicts.map((c) => html`<li>conflict: <code>${c.path}</code></li>`)}</ul>` : ""}</div>`;
+${r.conflicts ? conflictList(r.conflicts) : ""}</div>`;
 }
 
 /** A merged branch says where it went; an abandoned one that it is closed. */
