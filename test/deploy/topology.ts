@@ -216,6 +216,7 @@ async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Pro
         "google_cloud_tasks_queue.webhooks.id": c.tasks.queue,
         "google_kms_crypto_key.jobs.id": "",
         "google_kms_crypto_key.secrets.id": "",
+        "google_kms_crypto_key.log.id": "",
       },
       secrets: SECRET_VALUES,
       // The mounted secret version: the CA terraform stored (ci_k8s_ca_pem).
@@ -227,7 +228,7 @@ async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Pro
   for (const k of ["SVC_CLOUD_SQL_INSTANCE", "SVC_CLOUD_SQL_IP_TYPE", "SVC_DB_IAM_USER", "SVC_DB_NAME"])
     delete env[k];
   env["DATABASE_URL"] = c.databaseUrl;
-  // Cloud Storage → local directories; KMS → the local signer.
+  // Cloud Storage → local directories; KMS → the local signers.
   env["SVC_BLOB_STORE"] = "local";
   env["SVC_BLOB_LOCAL_DIR"] = path.join(c.work, "blobs");
   env["SVC_CI_LOG_STORE"] = "local";
@@ -238,6 +239,7 @@ async function cloudEnv(target: string, s: FunctionSettings, c: EnvContext): Pro
   env["SVC_JOB_SIGNER"] = "local";
   delete env["SVC_JOB_KMS_KEY_VERSION"];
   delete env["SVC_SECRETS_KMS_KEY"];
+  delete env["SVC_LOG_KMS_KEY_VERSION"];
   // The platform's IAM check on internal functions has no stand-in.
   delete env["SVC_INTERNAL_INVOKERS"];
   delete env["SVC_WEBHOOK_TASKS_SERVICE_ACCOUNT"];
