@@ -12,7 +12,9 @@ import { createMergeBranches, measureMerges } from "./merge.ts";
  * Structured merges (issue 23, docs/merge.md), run alone with
  * `npm run bench -- --only structured-merge`:
  * - a 1 MB JSON and a 1 MB YAML document changed on both sides, merged in this process, p50 of
- *   RUNS merges, against JSON.parse of the same bytes in the same run;
+ *   RUNS merges, against JSON.parse of the same bytes in the same run (the YAML whose lines
+ *   conflict is past the structured bound: it answers its line conflict without being parsed),
+ *   and a YAML document just under the bound merged by structure, its worst case;
  * - 500-file merges through the API with no file changed on both sides, on a repo whose
  *   `.svc/merge.yaml` says `default: file` (today's whole-file rule) against one without it.
  */
@@ -21,6 +23,8 @@ const RUNS = 15;
 /** Elements that make about a megabyte: YAML spends fewer bytes on each than indented JSON. */
 const JSON_ELEMENTS = 3_500;
 const YAML_ELEMENTS = 4_900;
+/** Elements that make a YAML document just under MAX_STRUCTURED_YAML_BYTES (64 KiB). */
+const BOUND_YAML_ELEMENTS = 300;
 const MERGES = 5;
 const FILES = 500;
 
@@ -70,19 +74,30 @@ function p50(work: () => void, runs = RUNS): number {
   );
 }
 
-function mergeCase(label: string, file: string, texts: string[], baselineMs: number, targetMs?: number): Row {
-  // A case without a target takes seconds per merge: three runs say enough.
-  const runs = targetMs === undefined ? 3 : RUNS;
+/** How a case must end: merged, or (a YAML file past the structured bound) conflicting by lines. */
+type Outcome = "merged" | "conflict";
+
+function mergeCase(
+  label: string,
+  file: string,
+  texts: string[],
+  baselineMs: number,
+  targetMs?: number,
+  outcome: Outcome = "merged",
+): Row {
+  // A case without a target takes a good part of a second per merge: five runs say enough.
+  const runs = targetMs === undefined ? 5 : RUNS;
   const [base = "", ours = "", theirs = ""] = texts;
   let mergedAs = "";
   const ms = p50(() => {
     const m = mergeDocument(file, base, ours, theirs);
-    if (!("content" in m)) throw new Error(`${label}: conflicts ${JSON.stringify(m.conflicts)}`);
+    if (("content" in m ? "merged" : "conflict") !== outcome)
+      throw new Error(`${label}: expected ${outcome}, got ${JSON.stringify(m).slice(0, 500)}`);
     mergedAs = m.merged_as;
   }, runs);
   const row: Row = {
     scenario: label,
-    result: `${(base.length / 1e6).toFixed(2)} MB, merged as ${mergedAs} (n=${runs})`,
+    result: `${(base.length / 1e6).toFixed(2)} MB, ${outcome} as ${mergedAs} (n=${runs})`,
     p50Ms: ms,
     ratio: ms / baselineMs,
     ratioOf: "JSON.parse of the 1 MB JSON",
@@ -98,11 +113,26 @@ function documentRows(): Row[] {
   const baseline = p50(() => JSON.parse(json[0] ?? ""));
   const yamlFar = sides(false, YAML_ELEMENTS).map((d) => stringify(d));
   const yamlNear = sides(true, YAML_ELEMENTS).map((d) => stringify(d));
+  const yamlAtBound = sides(true, BOUND_YAML_ELEMENTS).map((d) => stringify(d));
   return [
     mergeCase("1 MB JSON, both sides edit one element (a line conflict)", "big.json", json, baseline, 50),
     mergeCase("1 MB YAML, edits far apart", "big.yaml", yamlFar, baseline, 50),
-    // No target: this parses three megabytes of YAML (docs/merge.md, "Large files").
-    mergeCase("1 MB YAML, both sides edit one element (a line conflict)", "big.yaml", yamlNear, baseline),
+    // Past MAX_STRUCTURED_YAML_BYTES: not parsed, the answer is the line conflict.
+    mergeCase(
+      "1 MB YAML, both sides edit one element (a line conflict)",
+      "big.yaml",
+      yamlNear,
+      baseline,
+      50,
+      "conflict",
+    ),
+    // No target: the most a YAML file merged by structure costs (docs/merge.md, "Large files").
+    mergeCase(
+      "60 KB YAML, both sides edit one element (merged by structure)",
+      "big.yaml",
+      yamlAtBound,
+      baseline,
+    ),
   ];
 }
 

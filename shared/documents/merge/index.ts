@@ -3,7 +3,7 @@ import { mergeJson } from "./json.ts";
 import type { DocumentConflict, DocumentMerge } from "./result.ts";
 import { mergeText } from "./text.ts";
 import type { ValueMergeOptions } from "./values.ts";
-import { mergeYaml } from "./yaml.ts";
+import { mergeYaml, tooLargeForYaml } from "./yaml.ts";
 
 export type { DocumentConflict, DocumentMerge } from "./result.ts";
 
@@ -52,10 +52,16 @@ export function mergeDocument(
   if (ours === theirs || base === theirs) return { content: ours, merged_as: "text" };
   if (base === ours) return { content: theirs, merged_as: "text" };
   if (rule.merge === "file") return { conflicts: [], merged_as: "file" };
-  const kind = rule.merge === "text" ? "text" : kindOf(filePath);
+  const kind = rule.merge === "text" ? "text" : structuredKind(filePath, base, ours, theirs);
   const structured = structuredMerge(kind, base, ours, theirs, rule);
   if (structured) return { ...structured, merged_as: kind };
   return { ...mergeText(base, ours, theirs), merged_as: "text" };
+}
+
+/** The kind a file merges as: a YAML file too large to merge by structure merges by lines. */
+function structuredKind(filePath: string, ...texts: string[]): Kind {
+  const kind = kindOf(filePath);
+  return kind === "yaml" && tooLargeForYaml(...texts) ? "text" : kind;
 }
 
 /**

@@ -63,10 +63,11 @@ export function mergeOrder(
   theirs: readonly string[],
 ): string[] {
   const inBase = new Set(base);
-  const START = "";
-  const added = new Map<string, string[][]>();
+  // Runs are keyed by the base key they follow (START: none), not by a string made of it: building
+  // and hashing a new string per key cost more than the rest of a large array's merge.
+  const added = new Map<string | typeof START, string[][]>();
   for (const side of [ours, theirs]) {
-    let anchor = START;
+    let anchor: string | typeof START = START;
     let run: string[] = [];
     const flush = () => {
       if (run.length === 0) return;
@@ -78,7 +79,7 @@ export function mergeOrder(
     for (const key of side) {
       if (inBase.has(key)) {
         flush();
-        anchor = `=${key}`;
+        anchor = key;
       } else run.push(key);
     }
     flush();
@@ -92,7 +93,7 @@ export function mergeOrder(
         out.push(k);
       }
   };
-  const emitAdded = (anchor: string) => {
+  const emitAdded = (anchor: string | typeof START) => {
     const runs = added.get(anchor) ?? [];
     runs.sort((x, y) => compare(x.join("\0"), y.join("\0")));
     for (const run of runs) emit(run);
@@ -100,10 +101,12 @@ export function mergeOrder(
   emitAdded(START);
   for (const key of base) {
     emit([key]);
-    emitAdded(`=${key}`);
+    emitAdded(key);
   }
   return out;
 }
+
+const START: unique symbol = Symbol("start");
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -117,10 +120,12 @@ export function identityField(arrays: readonly unknown[][], configured?: string)
   const candidates = configured ? [configured, ...IDENTITY_FIELDS] : IDENTITY_FIELDS;
   return candidates.find((field) =>
     arrays.every((a) => {
-      const ids = new Set<string>();
+      // The values themselves: a Set keeps `"1"` and `1` apart as `identityOf` does, without a
+      // new string per element.
+      const ids = new Set<unknown>();
       for (const e of a) {
-        const id = isObject(e) ? identityOf(e[field]) : undefined;
-        if (id === undefined || ids.has(id)) return false;
+        const id = isObject(e) ? e[field] : undefined;
+        if ((typeof id !== "string" && typeof id !== "number") || ids.has(id)) return false;
         ids.add(id);
       }
       return true;
@@ -180,19 +185,26 @@ class ValueMerger {
   }
 
   #byIdentity(field: string, base: unknown[], ours: unknown[], theirs: unknown[]) {
-    const index = (a: unknown[]) =>
-      new Map(a.map((e) => [identityOf((e as Record<string, unknown>)[field]) as string, e]));
-    const [b, o, t] = [index(base), index(ours), index(theirs)];
-    const oursAt = new Map([...o.keys()].map((k, i) => [k, i]));
-    const theirsAt = new Map([...t.keys()].map((k, i) => [k, i]));
+    // Each element's identity is computed once, and found by its position (ids are unique).
+    const ids = (a: unknown[]) => a.map((e) => identityOf((e as Record<string, unknown>)[field]) as string);
+    const [bIds, oIds, tIds] = [ids(base), ids(ours), ids(theirs)];
+    const [b, o, t] = [positions(bIds), positions(oIds), positions(tIds)];
+    const element = (a: unknown[], at: number | undefined) => (at === undefined ? ABSENT : a[at]);
     const out: unknown[] = [];
-    for (const id of mergeOrder([...b.keys()], [...o.keys()], [...t.keys()])) {
-      const at = oursAt.get(id) ?? theirsAt.get(id) ?? 0;
-      const merged = this.#at(at, b.get(id) ?? ABSENT, o.get(id) ?? ABSENT, t.get(id) ?? ABSENT);
+    for (const id of mergeOrder(bIds, oIds, tIds)) {
+      const [bi, oi, ti] = [b.get(id), o.get(id), t.get(id)];
+      const merged = this.#at(oi ?? ti ?? 0, element(base, bi), element(ours, oi), element(theirs, ti));
       if (merged !== ABSENT) out.push(merged);
     }
     return out;
   }
+}
+
+/** Each key's index in `keys`. */
+function positions(keys: readonly string[]): Map<string, number> {
+  const at = new Map<string, number>();
+  for (let i = 0; i < keys.length; i++) at.set(keys[i] as string, i);
+  return at;
 }
 
 function conflictAt(path: PathSegment[], base: Slot, ours: Slot, theirs: Slot): DocumentConflict {

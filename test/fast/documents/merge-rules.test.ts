@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseMergeConfig } from "../../../shared/documents/merge/config.ts";
 import { mergeDocument } from "../../../shared/documents/merge/index.ts";
+import { MAX_STRUCTURED_YAML_BYTES } from "../../../shared/documents/merge/yaml.ts";
 
 const json = (v: unknown, indent: string | number = 2) => `${JSON.stringify(v, null, indent)}\n`;
 
@@ -131,6 +132,44 @@ describe("YAML that cannot be read as data", () => {
     );
     expect(merged).toEqual({
       content: base.replace("end: 1", "end: 10").replace("more: 2", "more: 20"),
+      merged_as: "text",
+    });
+  });
+});
+
+describe("YAML past the structured bound", () => {
+  const settings = (maxFiles: number, owners: string) =>
+    `settings:\n  max_files: ${maxFiles}\n  owners: [${owners}]\n`;
+  const items = Array.from({ length: 2_000 }, (_, i) => `  - id: item-${i}\n    weight: ${i}\n`).join("");
+  const big = (maxFiles: number, owners: string) => `${settings(maxFiles, owners)}items:\n${items}`;
+
+  it("is over MAX_STRUCTURED_YAML_BYTES here, and merges by structure once small", () => {
+    expect(big(1, "ann").length).toBeGreaterThan(MAX_STRUCTURED_YAML_BYTES);
+    const small = mergeDocument("s.yaml", settings(1, "ann"), settings(2, "ann"), settings(1, "ann, bob"));
+    expect(small).toEqual({ content: settings(2, "ann, bob"), merged_as: "yaml" });
+  });
+
+  it("answers the conflict of its lines, without reading it by structure", () => {
+    const merged = mergeDocument("big.yaml", big(1, "ann"), big(2, "ann"), big(1, "ann, bob"));
+    expect(merged).toEqual({
+      conflicts: [
+        {
+          path: "",
+          line: 2,
+          base: "  max_files: 1\n  owners: [ann]\n",
+          ours: "  max_files: 2\n  owners: [ann]\n",
+          theirs: "  max_files: 1\n  owners: [ann, bob]\n",
+        },
+      ],
+      merged_as: "text",
+    });
+  });
+
+  it("takes a clean line merge as it is", () => {
+    const theirs = big(1, "ann").replace("weight: 1999\n", "weight: -1\n");
+    const merged = mergeDocument("big.yaml", big(1, "ann"), big(2, "ann"), theirs);
+    expect(merged).toEqual({
+      content: big(2, "ann").replace("weight: 1999\n", "weight: -1\n"),
       merged_as: "text",
     });
   });
