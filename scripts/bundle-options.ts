@@ -35,8 +35,7 @@ export const EXTERNAL = [
  * holds one character outside Latin-1 (the web pages' tagged templates hold some). Without comments
  * and whitespace, and with every other character escaped, the source is a third smaller and one
  * byte a character. Names stay, so stack traces still name Quire's functions (docs/benchmarks.md,
- * "Where the memory goes"). `npm start`'s bundle uses it; the functions' bundle does not yet (its
- * test reads zod's locales from the module comments this drops).
+ * "Where the memory goes"). `npm start`'s bundle and the functions' bundle use it.
  */
 export const COMPACT = { minifyWhitespace: true, minifySyntax: true, charset: "ascii" } as const;
 

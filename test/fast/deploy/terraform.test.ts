@@ -197,6 +197,11 @@ describe("terraform/ matches the code it deploys", () => {
     );
   });
 
+  it("gives every function Node's small young generation (docs/benchmarks.md)", () => {
+    expect(locals()["node_env"]).toEqual({ NODE_OPTIONS: "--max-semi-space-size=1" });
+    expect(locals()["function_env"]).toMatch(/merge\(local\.common_env, local\.node_env,/);
+  });
+
   it("calls real routes from Cloud Scheduler and Cloud Tasks, on internal functions", () => {
     const jobs = locals()["scheduler_jobs"] as Record<string, { function: string; path: string }>;
     expect(Object.keys(jobs).length).toBeGreaterThanOrEqual(3);
