@@ -39,6 +39,14 @@ export const EXTERNAL = [
  */
 export const COMPACT = { minifyWhitespace: true, minifySyntax: true, charset: "ascii" } as const;
 
+/**
+ * The Node options every deployed function runs with (terraform/functions.tf `node_env`, checked by
+ * test/fast/deploy/terraform.test.ts): V8's young generation capped at 1 MiB per semi-space, as
+ * `npm start` runs (docs/benchmarks.md, "Where the memory goes"). The bench and the bundle tests
+ * start the functions with it.
+ */
+export const FUNCTION_NODE_OPTIONS = "--max-semi-space-size=1";
+
 /** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
 export const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
 const require = __quireCreateRequire(import.meta.url);`;
