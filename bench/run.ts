@@ -209,7 +209,9 @@ async function runAlone(name: string, quick: boolean): Promise<number> {
     const table = await scenario(server, quick);
     // Pauses and MB/s scale with the CPU left over: say how busy the machine was.
     const load = `load average ${loadAtStart.toFixed(1)} at start, ${oneMinuteLoad().toFixed(1)} at end, ${os.cpus().length} CPUs`;
-    process.stdout.write(`\n### ${name}\n\n${load}\n\n${table}\n`);
+    // The server's own high-water mark: what the scenario cost it in memory (docs/benchmarks.md).
+    const peak = `server peak RSS (VmHWM) ${((await server.memory()).peakKiB / 1024).toFixed(0)} MiB`;
+    process.stdout.write(`\n### ${name}\n\n${load}; ${peak}\n\n${table}\n`);
     return process.exitCode === 1 ? 1 : 0; // a scenario that marks failed rows in its table sets it
   } finally {
     await stopEveryQuire();

@@ -11,6 +11,7 @@ import { nodeHandler, writeReply } from "../shared/http/node.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { registerAutoMergeSubscription } from "../shared/merge/auto-merge-tasks.ts";
 import { cloudFunctions } from "./groups.ts";
+import { readLargeJsonBodiesFirst } from "./large-bodies.ts";
 
 /**
  * The cloud entry point: each endpoint group is its own HTTP function, registered with the
@@ -152,3 +153,4 @@ function frameworkJson(req: IncomingMessage): unknown {
 // groups behind the load balancer, and the internal functions that Cloud Tasks (webhookDelivery)
 // and Cloud Scheduler (webhookDelivery's sweep, ciCron, ciReaper) call with OIDC tokens.
 for (const [name, routes] of Object.entries(cloudFunctions)) http(name, functionHandler(routes));
+readLargeJsonBodiesFirst();

@@ -35,10 +35,17 @@ export const EXTERNAL = [
  * holds one character outside Latin-1 (the web pages' tagged templates hold some). Without comments
  * and whitespace, and with every other character escaped, the source is a third smaller and one
  * byte a character. Names stay, so stack traces still name Quire's functions (docs/benchmarks.md,
- * "Where the memory goes"). `npm start`'s bundle uses it; the functions' bundle does not yet (its
- * test reads zod's locales from the module comments this drops).
+ * "Where the memory goes"). `npm start`'s bundle and the functions' bundle use it.
  */
 export const COMPACT = { minifyWhitespace: true, minifySyntax: true, charset: "ascii" } as const;
+
+/**
+ * The Node options every deployed function runs with (terraform/functions.tf `node_env`, checked by
+ * test/fast/deploy/terraform.test.ts): V8's young generation capped at 1 MiB per semi-space, as
+ * `npm start` runs (docs/benchmarks.md, "Where the memory goes"). The bench and the bundle tests
+ * start the functions with it.
+ */
+export const FUNCTION_NODE_OPTIONS = "--max-semi-space-size=1";
 
 /** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
 export const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";

@@ -138,7 +138,7 @@ locals {
   # Per function (main.tf's table): the shared settings, and the scheduler's own (for-expressions
   # rather than conditionals, so each side keeps its type).
   function_env = {
-    for name, f in local.functions : name => merge(local.common_env, { for k, v in local.ci_worker_env : k => v if name == "scheduler" })
+    for name, f in local.functions : name => merge(local.common_env, local.node_env, { for k, v in local.ci_worker_env : k => v if name == "scheduler" })
   }
   function_secrets = {
     for name, f in local.functions : name => merge(local.common_secrets, { for k, v in local.ci_worker_secrets : k => v if name == "scheduler" })

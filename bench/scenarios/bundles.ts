@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { cloudFunctions } from "../../functions/groups.ts";
 import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
+import { FUNCTION_NODE_OPTIONS } from "../../scripts/bundle-options.ts";
 import {
   firstAnswer,
   helloWorld,
@@ -70,8 +71,8 @@ export async function measureBundles(server: QuireProcess): Promise<string> {
       SVC_DATA_DIR: path.join(work, "data"),
       SVC_BLOB_LOCAL_DIR: path.join(work, "blobs"),
       SVC_CI_LOG_DIR: path.join(work, "ci-logs"),
-      // To try the functions with Node flags terraform could give them (NODE_OPTIONS on the service).
-      ...(process.env["BUNDLE_NODE_OPTIONS"] ? { NODE_OPTIONS: process.env["BUNDLE_NODE_OPTIONS"] } : {}),
+      // Terraform's NODE_OPTIONS for the functions; BUNDLE_NODE_OPTIONS tries others ("" for none).
+      NODE_OPTIONS: process.env["BUNDLE_NODE_OPTIONS"] ?? FUNCTION_NODE_OPTIONS,
     };
     const anchor = async () => (await coldStart(hello, "hello", "/", { method: "GET" }, {})).coldStartMs;
     const anchors = [await anchor()];

@@ -12,6 +12,7 @@ import { repoGone, runInRepo } from "../repos/guard.ts";
 import { admit } from "./access.ts";
 import { refuseUnevaluatedPreconditions } from "./conditional.ts";
 import { idempotently, principalOf } from "./idempotency.ts";
+import { parseLiftingLongStrings } from "./large-json.ts";
 import { matchPath, matchSegments, patternSegments, segmentsOf } from "./match.ts";
 import { requireDeclaredReply } from "./responses.ts";
 import type { AnyRoute, Reply } from "./route.ts";
@@ -117,8 +118,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The body as JSON; one that is not UTF-8 is refused, not read with U+FFFD in place of its bad
- * bytes. Decoding and parsing a 27 MiB commit body each take a sizeable fraction of a second, so
- * a large body gives other requests a turn between the steps instead of holding the loop for all.
+ * bytes. Parsing a 27 MiB commit body takes a sizeable fraction of a second, so a large body gives
+ * other requests a turn after it. A large body is parsed without its whole text (large-json.ts).
  */
 async function parseJsonBody(body: Buffer | undefined, json?: unknown): Promise<unknown> {
   if (body === undefined || body.length === 0) return undefined;
@@ -128,12 +129,12 @@ async function parseJsonBody(body: Buffer | undefined, json?: unknown): Promise<
     return json;
   }
   const large = body.length > YIELD_ABOVE_BYTES;
-  const text = bodyText(body);
-  if (large) await nextTurn();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // A large body's long strings (file contents) are read from its bytes, not from its whole text.
+    parsed = large ? parseLiftingLongStrings(body) : JSON.parse(bodyText(body));
   } catch (err) {
+    if (err instanceof DomainError) throw err;
     throw new DomainError("MALFORMED_JSON", `the request body is not valid JSON: ${(err as Error).message}`);
   }
   if (large) await nextTurn();

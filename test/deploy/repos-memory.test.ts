@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
+import { FUNCTION_NODE_OPTIONS } from "../../scripts/bundle-options.ts";
 import {
   type BundleProcess,
   firstAnswer,
@@ -118,6 +119,46 @@ describe("the built repos function's JSON bodies", () => {
   });
 });
 
+describe("the built repos function's large JSON bodies, read before the framework's parsers", () => {
+  it("answers and refuses them as the local server does", { timeout: 120_000 }, async () => {
+    const proc = await startBundle(repos.dir, "repos", bundleEnv());
+    try {
+      const auth = { authorization: `Bearer ${await app.idp.token(repo.owner)}` };
+      const content = randomBytes(2 * MiB).toString("base64");
+      const commit = (extra: Record<string, unknown>) =>
+        JSON.stringify({
+          branch: "main",
+          message: "large",
+          files: [{ path: "large.bin", content }],
+          ...extra,
+        });
+      const send = (body: Buffer) =>
+        firstAnswer(proc, `/repos/${repo.repo}/-/commit`, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json" },
+          body,
+        });
+      const refusals: [Buffer, number, string][] = [
+        [Buffer.from(commit({ unknown: 1 })), 400, "VALIDATION_FAILED"],
+        [Buffer.from(`${commit({}).slice(0, -1)},}`), 400, "MALFORMED_JSON"],
+        [Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(commit({}))]), 400, "MALFORMED_JSON"],
+        [Buffer.from(commit({ message: "m\u00e9" }), "latin1"), 400, "MALFORMED_JSON"],
+      ];
+      for (const [body, status, code] of refusals) {
+        const res = await send(body);
+        expect(res.status, proc.output()).toBe(status);
+        expect(((await res.json()) as { code: string }).code).toBe(code);
+      }
+      const res = await send(Buffer.from(commit({})));
+      expect(res.status, `${await res.clone().text()}\n${proc.output()}`).toBe(201);
+      const back = await readBack(proc, auth, "large.bin");
+      expect(back.toString("base64")).toBe(content);
+    } finally {
+      await proc.stop();
+    }
+  });
+});
+
 function bundleEnv(): Record<string, string> {
   return {
     DATABASE_URL: app.databaseUrl,
@@ -126,6 +167,7 @@ function bundleEnv(): Record<string, string> {
     SVC_DATA_DIR: path.join(workDir, "data"),
     SVC_BLOB_LOCAL_DIR: path.join(workDir, "blobs"),
     SVC_CI_LOG_DIR: path.join(workDir, "ci-logs"),
+    NODE_OPTIONS: FUNCTION_NODE_OPTIONS,
   };
 }
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cloudFunctions, groups, isInternalFunction } from "../../../functions/groups.ts";
 import { CONTAINER_ENTRIES, DOCKERFILE } from "../../../scripts/build.ts";
+import { FUNCTION_NODE_OPTIONS } from "../../../scripts/bundle-options.ts";
 import type { BlockSchema } from "../../../scripts/terraform-schema.ts";
 import { envSchema } from "../../../shared/config.ts";
 import {
@@ -195,6 +196,11 @@ describe("terraform/ matches the code it deploys", () => {
     expect(service["dynamic"]["secret_environment_variables"][0].for_each).toBe(
       expr("local.function_secrets[each.key]"),
     );
+  });
+
+  it("gives every function Node's small young generation (docs/benchmarks.md)", () => {
+    expect(locals()["node_env"]).toEqual({ NODE_OPTIONS: FUNCTION_NODE_OPTIONS });
+    expect(locals()["function_env"]).toMatch(/merge\(local\.common_env, local\.node_env,/);
   });
 
   it("calls real routes from Cloud Scheduler and Cloud Tasks, on internal functions", () => {
