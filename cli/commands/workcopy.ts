@@ -5,7 +5,7 @@ import { configDir } from "../auth/store.ts";
 import type { CliEnv } from "../env.ts";
 import { CliError } from "../errors.ts";
 import type { Output } from "../output.ts";
-import { fetchLogGet } from "../transparency/contact.ts";
+import { fetchLogGet, requiredWitnesses } from "../transparency/contact.ts";
 import { verificationJson, verificationLines } from "../transparency/report.ts";
 import { CheckpointStore } from "../transparency/store.ts";
 import { verifyLog } from "../transparency/verify.ts";
@@ -328,26 +328,36 @@ export function register(program: Command, env: CliEnv): void {
       sequenceArg(v),
     ])
     .option("--chain", "download the whole hash chain and recompute every hash instead")
+    .option(
+      "--witness <vkey...>",
+      "refuse a checkpoint without a valid cosignature by this witness key (also: QUIRE_REQUIRE_WITNESS)",
+    )
     .action(
-      action(async (repo: string | undefined, opts: { sequence?: number[]; chain?: boolean }) => {
-        const { name, remote } = repo
-          ? { name: repo, remote: await connect() }
-          : await here().then((h) => ({ name: h.copy.config.repo, remote: h.remote }));
-        if (opts.chain) return verifyChain(name, remote);
-        const r = await verifyLog(
-          remote,
-          await logGet(remote.server),
-          checkpoints(),
-          name,
-          opts.sequence ?? [],
-        );
-        if (!r) throw new CliError(`${name} has no transparency log to check on ${remote.server}`);
-        if (out().json) return out().writeJson(verificationJson(r));
-        for (const line of verificationLines(r)) out().line(line);
-        out().done(
-          `history of ${name} verified with proofs: ${r.commits.length} commit(s) in the signed log`,
-        );
-      }),
+      action(
+        async (
+          repo: string | undefined,
+          opts: { sequence?: number[]; chain?: boolean; witness?: string[] },
+        ) => {
+          const { name, remote } = repo
+            ? { name: repo, remote: await connect() }
+            : await here().then((h) => ({ name: h.copy.config.repo, remote: h.remote }));
+          if (opts.chain) return verifyChain(name, remote);
+          const r = await verifyLog(
+            remote,
+            await logGet(remote.server),
+            checkpoints(),
+            name,
+            opts.sequence ?? [],
+            [...requiredWitnesses(env.env), ...(opts.witness ?? [])],
+          );
+          if (!r) throw new CliError(`${name} has no transparency log to check on ${remote.server}`);
+          if (out().json) return out().writeJson(verificationJson(r));
+          for (const line of verificationLines(r)) out().line(line);
+          out().done(
+            `history of ${name} verified with proofs: ${r.commits.length} commit(s) in the signed log`,
+          );
+        },
+      ),
     );
 
   const checkpoints = () => new CheckpointStore(configDir(env.env));
