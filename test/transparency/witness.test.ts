@@ -18,6 +18,7 @@ import {
 } from "../../cli/transparency/witness.ts";
 import { clientRemote } from "../../cli/workcopy/remote.ts";
 import { checkpointText, parseNote, parseVerifierKey } from "../../shared/transparency/note.ts";
+import { expectExit, quireAs, tempHome } from "../cli/support.ts";
 import { startTestApp } from "../support/app.ts";
 import { expectError, expectOk, type RepoHandle, useFixture, world } from "../support/world.ts";
 
@@ -252,3 +253,31 @@ async function textParts(repo: RepoHandle, size: number) {
   if (Number(current) !== size) throw new Error(`the repo is at ${current}, not ${size}`);
   return { origin: origin as string, root: Buffer.from(root as string, "base64") };
 }
+
+describe("the CLI's witness and reader, as commands", () => {
+  it("`quire witness key`, `quire witness <repo>`, and `quire verify --witness` or QUIRE_REQUIRE_WITNESS", async () => {
+    const repo = await world(app).repo({ people: { reader: "reader" } });
+    await repo.commit("main", { "a.md": "a" });
+    const [witnessHome, readerHome] = [await tempHome(), await tempHome()];
+    try {
+      const witness = quireAs(app, witnessHome.dir, repo.people.reader);
+      const owner = quireAs(app, readerHome.dir, repo.owner);
+      const vkey = expectExit(await witness(["witness", "key", "--name", "cli.example/w"]), 0).stdout.trim();
+      expect(parseVerifierKey(vkey).name).toBe("cli.example/w");
+      expect(expectExit(await witness(["witness", "key"]), 0).stdout.trim()).toBe(vkey);
+      const cosigned = expectExit(await witness(["witness", repo.repo]), 0);
+      expect(cosigned.stdout).toMatch(/^cosigned \S+ at size 1 \(root \S+\), first sight$/m);
+      const verified = expectExit(await owner(["verify", repo.repo, "--witness", vkey]), 0);
+      expect(verified.stdout).toContain("cosigned by the witness cli.example/w: signature valid");
+      await repo.commit("main", { "a.md": "b" });
+      const required = { env: { QUIRE_REQUIRE_WITNESS: vkey } };
+      const refused = expectExit(await owner(["branches", "list", repo.repo], required), 1);
+      expect(refused.stderr).toContain("has no valid cosignature by the witness cli.example/w");
+      expectExit(await witness(["witness", repo.repo]), 0);
+      expectExit(await owner(["branches", "list", repo.repo], required), 0);
+      expectExit(await witness(["witness"]), 2);
+    } finally {
+      await Promise.all([witnessHome.remove(), readerHome.remove()]);
+    }
+  });
+});
