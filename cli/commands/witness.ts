@@ -51,7 +51,9 @@ export function register(program: Command, env: CliEnv): void {
     )
     .option("--name <name>", "the key's name, when this command creates it (default: <host>/witness)")
     .action(async (o: { name?: string }) => {
-      const key = await loadWitnessKey(dir(), o.name);
+      // `quire witness key --name N`: the parent command, which has --name too, parses it first.
+      const name = o.name ?? (witness.opts() as { name?: string }).name;
+      const key = await loadWitnessKey(dir(), name);
       if (env.out.json) env.out.writeJson({ name: key.name, vkey: key.vkey });
       else env.out.line(key.vkey);
     });
