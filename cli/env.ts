@@ -5,7 +5,7 @@ import { CredentialStore, configDir } from "./auth/store.ts";
 import { createClient, type QuireClient } from "./client/index.ts";
 import { CliError } from "./errors.ts";
 import { Output } from "./output.ts";
-import { auditingFetch } from "./transparency/contact.ts";
+import { auditingFetch, requiredWitnesses } from "./transparency/contact.ts";
 import { CheckpointStore } from "./transparency/store.ts";
 
 /** The flags every command takes (declared on the program, cli/main.ts). */
@@ -209,8 +209,15 @@ export function createEnv(o: EnvOptions): CliEnv {
       const server = await env.server();
       return createClient({
         server,
-        // Every repo this process touches is first checked against the checkpoint seen last time.
-        fetch: auditingFetch(server, new CheckpointStore(configDir(o.env))),
+        // Every repo this process touches is first checked against the checkpoint seen last time
+        // (and, with QUIRE_REQUIRE_WITNESS set, for those witnesses' cosignatures).
+        fetch: auditingFetch(
+          server,
+          new CheckpointStore(configDir(o.env)),
+          fetch,
+          () => {},
+          requiredWitnesses(o.env),
+        ),
         token: () => env.token(server),
         userAgent: "quire-cli",
         devIdentity: env.devIdentity(),

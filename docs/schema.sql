@@ -614,6 +614,19 @@ CREATE TABLE public.subscriptions (
   CONSTRAINT subscriptions_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
 );
 
+CREATE TABLE public.tlog_cosignatures (
+  repo_id bigint NOT NULL,
+  size bigint NOT NULL,
+  witness_key text NOT NULL,
+  line text NOT NULL,
+  created_at timestamp with time zone DEFAULT now() NOT NULL,
+  CONSTRAINT tlog_cosignatures_line_check CHECK ((length(line) <= 600)),
+  CONSTRAINT tlog_cosignatures_pkey PRIMARY KEY (repo_id, size, witness_key),
+  CONSTRAINT tlog_cosignatures_size_check CHECK ((size >= 0)),
+  CONSTRAINT tlog_cosignatures_witness_key_check CHECK ((length(witness_key) <= 400)),
+  CONSTRAINT tlog_cosignatures_repo_id_fkey FOREIGN KEY (repo_id) REFERENCES repos(id) ON DELETE CASCADE
+);
+
 CREATE TABLE public.tlog_nodes (
   repo_id bigint NOT NULL,
   level smallint NOT NULL,

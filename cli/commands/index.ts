@@ -14,6 +14,7 @@ import * as repos from "./repos.ts";
 import * as review from "./review.ts";
 import * as secrets from "./secrets.ts";
 import * as subscriptions from "./subscriptions.ts";
+import * as witness from "./witness.ts";
 import * as workcopy from "./workcopy.ts";
 
 /** A command module: adds its commands to the program. */
@@ -34,6 +35,7 @@ export const commandModules: Register[] = [
   events.register,
   subscriptions.register,
   workcopy.register,
+  witness.register,
   gitPort.register,
   open.register,
 ];

@@ -7,7 +7,7 @@ import { CliError } from "../errors.ts";
 import type { Output } from "../output.ts";
 import { attestationLines, verifyAttestations } from "../transparency/attestations.ts";
 import type { Audit } from "../transparency/audit.ts";
-import { fetchLogGet } from "../transparency/contact.ts";
+import { fetchLogGet, requiredWitnesses } from "../transparency/contact.ts";
 import { verificationJson, verificationLines } from "../transparency/report.ts";
 import { CheckpointStore } from "../transparency/store.ts";
 import { verifyLog } from "../transparency/verify.ts";
@@ -38,6 +38,7 @@ interface VerifyOptions {
   sequence?: number[];
   chain?: boolean;
   attestations?: boolean;
+  witness?: string[];
 }
 
 const sequenceArg = (v: string) => {
@@ -340,6 +341,10 @@ export function register(program: Command, env: CliEnv): void {
       "--attestations",
       "also check the check runs' signed attestations of main and every active branch against the key and the log",
     )
+    .option(
+      "--witness <vkey...>",
+      "refuse a checkpoint without a valid cosignature by this witness key (also: QUIRE_REQUIRE_WITNESS)",
+    )
     .action(
       action(async (repo: string | undefined, opts: VerifyOptions) => {
         const { name, remote } = repo
@@ -352,6 +357,7 @@ export function register(program: Command, env: CliEnv): void {
           checkpoints(),
           name,
           opts.sequence ?? [],
+          [...requiredWitnesses(env.env), ...(opts.witness ?? [])],
         );
         if (!r) throw new CliError(`${name} has no transparency log to check on ${remote.server}`);
         const attested = opts.attestations ? await attestationsOf(remote, r.audit) : undefined;

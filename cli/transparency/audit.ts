@@ -18,6 +18,8 @@ export interface Audit {
   repo: string;
   keyName: string;
   checkpoint: Checkpoint;
+  /** The names of the witnesses whose cosignature the reader required, each verified. */
+  witnesses: string[];
   /** The checkpoint remembered before this contact, and the proof's size that tied the two. */
   previous?: { checkpoint: Checkpoint; seenAt: string; proofHashes: number };
 }
@@ -65,6 +67,32 @@ function refuse(
 }
 
 /**
+ * Verifies the note's cosignature by each required witness key (docs/verifiable-history.md,
+ * "Witnesses"); answers their names. A checkpoint without one is refused before it is remembered.
+ */
+function requireCosignatures(note: string, witnesses: string[], repo: string, server: string): string[] {
+  return witnesses.map((vkey) => {
+    let key: { name: string; publicKey: Buffer };
+    try {
+      key = parseVerifierKey(vkey);
+    } catch (e) {
+      throw new CliError(`the witness key ${vkey} is not valid: ${(e as Error).message}`, { exitCode: 2 });
+    }
+    try {
+      verifyCheckpoint(note, key);
+    } catch (e) {
+      throw new CliError(
+        `the checkpoint of ${repo} on ${server} has no valid cosignature by the witness ${key.name}: ${(e as Error).message}`,
+        {
+          hint: "a witness cosigns the latest size after it sees it: run `quire witness` for the repo (or wait for it), then retry",
+        },
+      );
+    }
+    return key.name;
+  });
+}
+
+/**
  * Checks the repo's current checkpoint against the key and the remembered checkpoint, then
  * remembers it. Answers null when the repo is not there to check (404: no such repo, or one the
  * caller may not read), leaving the error to the request the command makes.
@@ -75,6 +103,7 @@ export async function auditRepo(
   server: string,
   repo: string,
   now: Date,
+  witnesses: string[] = [],
 ): Promise<Audit | null> {
   const res = await get(`${repoPath(repo)}/checkpoint`);
   if (res.status === 404 || res.status === 401 || res.status === 403) return null;
@@ -86,7 +115,12 @@ export async function auditRepo(
   } catch (e) {
     throw new CliError(`the checkpoint of ${repo} on ${server} is not valid: ${(e as Error).message}`);
   }
-  const audit: Audit = { repo, keyName: key.name, checkpoint };
+  const audit: Audit = {
+    repo,
+    keyName: key.name,
+    checkpoint,
+    witnesses: requireCosignatures(res.text, witnesses, repo, server),
+  };
   const remembered = await store.checkpoint(server, repo);
   if (remembered) {
     const seen = verifyCheckpoint(remembered.note, key);

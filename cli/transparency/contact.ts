@@ -26,13 +26,15 @@ export function fetchLogGet(
  * A `fetch` for the CLI's client that audits each repo's log on the process's first request to
  * it (cli/transparency/audit.ts): every command that touches a repo checks that its history
  * extends the one seen last time before it reads or writes anything. The log's own reads pass
- * through unaudited.
+ * through unaudited. `witnesses` are verifier keys whose cosignature every checkpoint must carry
+ * (the QUIRE_REQUIRE_WITNESS setting).
  */
 export function auditingFetch(
   server: string,
   store: CheckpointStore,
   doFetch: typeof fetch = fetch,
   onAudit: (audit: Audit) => void = () => {},
+  witnesses: string[] = [],
 ): typeof fetch {
   const audits = new Map<string, Promise<unknown>>();
   return async (input, init) => {
@@ -42,11 +44,33 @@ export function auditingFetch(
       let audit = audits.get(repo);
       if (!audit) {
         const get = fetchLogGet(server, identityOf(init), doFetch);
-        audit = auditRepo(get, store, server, repo, new Date()).then((a) => a && onAudit(a));
+        audit = auditRepo(get, store, server, repo, new Date(), witnesses).then((a) => a && onAudit(a));
         audits.set(repo, audit);
       }
       await audit;
     }
     return doFetch(input, init);
   };
+}
+
+/** A POST of a JSON body on `server` with these headers: status and body text. */
+export function fetchLogPost(
+  server: string,
+  headers: Record<string, string>,
+  doFetch: typeof fetch = fetch,
+): (path: string, body: unknown) => Promise<{ status: number; text: string }> {
+  const base = server.replace(/\/+$/, "");
+  return async (path, body) => {
+    const res = await doFetch(base + path, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+}
+
+/** The witness keys the QUIRE_REQUIRE_WITNESS setting names (comma or space separated). */
+export function requiredWitnesses(env: Record<string, string | undefined>): string[] {
+  return (env["QUIRE_REQUIRE_WITNESS"] ?? "").split(/[\s,]+/).filter((k) => k !== "");
 }

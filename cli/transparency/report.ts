@@ -9,6 +9,7 @@ export function verificationLines(r: LogVerification): string[] {
   const lines = [
     `checkpoint: ${cp.origin}, size ${cp.size}, root ${b64(cp.root)}, signature by ${audit.keyName} valid`,
   ];
+  for (const w of audit.witnesses) lines.push(`cosigned by the witness ${w}: signature valid`);
   const prev = audit.previous;
   lines.push(
     prev
@@ -30,6 +31,7 @@ export function verificationJson(r: LogVerification) {
     ok: true,
     repo: r.audit.repo,
     checkpoint: { origin: cp.origin, size: cp.size, root: b64(cp.root), key: r.audit.keyName },
+    witnesses: r.audit.witnesses,
     previous: prev
       ? {
           size: prev.checkpoint.size,

@@ -25,8 +25,9 @@ interface CheckpointsFile {
 
 export class CheckpointStore {
   readonly file: string;
-  constructor(dir: string) {
-    this.file = path.join(dir, "checkpoints.json");
+  /** `file` names another store of the same shape: the witness keeps its own (witness.json). */
+  constructor(dir: string, file = "checkpoints.json") {
+    this.file = path.join(dir, file);
   }
 
   private async read(): Promise<CheckpointsFile> {

@@ -23,7 +23,7 @@ const ZERO_HASH = "0".repeat(64);
  * `quire verify`: the checkpoint (signature, and consistency with the one remembered), then, for
  * the head of main and of every active branch and each sequence asked for, the commit recomputed
  * from its inputs and its inclusion proof against the checkpoint. O(log n) hashes per commit, never
- * the whole chain. Throws a CliError naming what does not hold.
+ * the whole chain. With `witnesses`, the checkpoint must carry a valid cosignature by each. Throws a CliError naming what does not hold.
  */
 export async function verifyLog(
   remote: Remote,
@@ -31,8 +31,9 @@ export async function verifyLog(
   store: CheckpointStore,
   repo: string,
   sequences: number[],
+  witnesses: string[] = [],
 ): Promise<LogVerification | null> {
-  const audit = await auditRepo(get, store, remote.server, repo, new Date());
+  const audit = await auditRepo(get, store, remote.server, repo, new Date(), witnesses);
   if (!audit) return null;
   const heads = [await remote.branch(repo, "main"), ...(await remote.branches(repo, { status: "active" }))];
   const wanted = new Map<number, string | null>(sequences.map((s) => [s, null]));

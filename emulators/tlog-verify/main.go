@@ -3,7 +3,10 @@
 // independently of Quire's code: the checkpoint's signature, the inclusion of every commit hash the
 // chain shows, and, given an older checkpoint, that the current one extends it.
 //
-//	tlog-verify -server URL -repo NAME -key VKEY [-old FILE] [-save FILE]
+//	tlog-verify -server URL -repo NAME -key VKEY [-witness VKEY]... [-old FILE] [-save FILE]
+//
+// Each -witness names a witness's verifier key whose cosignature (a plain Ed25519 signed-note
+// signature over the same checkpoint text) the current checkpoint must carry as well.
 //
 // The bearer token, if any, is read from QUIRE_TOKEN. It prints one line, `verified <origin>
 // <size> <root>`, and exits 0, or prints why not and exits 1.
@@ -34,6 +37,12 @@ type checkpoint struct {
 	note   []byte
 }
 
+// keys collects a repeated flag.
+type keys []string
+
+func (k *keys) String() string     { return strings.Join(*k, ",") }
+func (k *keys) Set(v string) error { *k = append(*k, v); return nil }
+
 type client struct {
 	server, repo, token string
 }
@@ -44,9 +53,11 @@ func main() {
 	key := flag.String("key", "", "the log's verifier key (GET /.well-known/quire-log-key)")
 	old := flag.String("old", "", "a checkpoint seen before, which the current one must extend")
 	save := flag.String("save", "", "where to write the verified checkpoint")
+	var witnesses keys
+	flag.Var(&witnesses, "witness", "a witness's verifier key whose cosignature is required (repeatable)")
 	flag.Parse()
 	c := client{server: strings.TrimRight(*server, "/"), repo: *repo, token: os.Getenv("QUIRE_TOKEN")}
-	line, err := run(c, *key, *old, *save)
+	line, err := run(c, *key, witnesses, *old, *save)
 	if err != nil {
 		fmt.Println("refused:", err)
 		os.Exit(1)
@@ -54,16 +65,24 @@ func main() {
 	fmt.Println(line)
 }
 
-func run(c client, key, oldFile, save string) (string, error) {
+func run(c client, key string, witnessKeys []string, oldFile, save string) (string, error) {
 	verifier, err := note.NewVerifier(key)
 	if err != nil {
 		return "", fmt.Errorf("key: %w", err)
+	}
+	required := []note.Verifier{verifier}
+	for _, w := range witnessKeys {
+		v, err := note.NewVerifier(w)
+		if err != nil {
+			return "", fmt.Errorf("witness key: %w", err)
+		}
+		required = append(required, v)
 	}
 	body, err := c.get("/checkpoint")
 	if err != nil {
 		return "", err
 	}
-	cur, err := open(body, verifier)
+	cur, err := open(body, required...)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
@@ -83,11 +102,18 @@ func run(c client, key, oldFile, save string) (string, error) {
 	return fmt.Sprintf("verified %s %d %s", cur.origin, cur.size, cur.root), nil
 }
 
-// open checks a signed note against the log key and parses its checkpoint text.
-func open(msg []byte, verifier note.Verifier) (checkpoint, error) {
-	n, err := note.Open(msg, note.VerifierList(verifier))
+// open checks that a signed note carries a valid signature by every one of the keys (the log's,
+// then any witnesses') and parses its checkpoint text. note.Open refuses a note whose signature by
+// a known key does not verify; a key with no signature line at all is checked here.
+func open(msg []byte, verifiers ...note.Verifier) (checkpoint, error) {
+	n, err := note.Open(msg, note.VerifierList(verifiers...))
 	if err != nil {
 		return checkpoint{}, err
+	}
+	for _, v := range verifiers {
+		if !signedBy(n, v) {
+			return checkpoint{}, fmt.Errorf("no signature by %s", v.Name())
+		}
 	}
 	lines := strings.SplitN(n.Text, "\n", 4)
 	if len(lines) < 4 {
@@ -102,6 +128,15 @@ func open(msg []byte, verifier note.Verifier) (checkpoint, error) {
 		return checkpoint{}, fmt.Errorf("bad root hash: %w", err)
 	}
 	return checkpoint{origin: lines[0], size: size, root: root, note: msg}, nil
+}
+
+func signedBy(n *note.Note, v note.Verifier) bool {
+	for _, sig := range n.Sigs {
+		if sig.Name == v.Name() && sig.Hash == v.KeyHash() {
+			return true
+		}
+	}
+	return false
 }
 
 // extends proves, with the server's consistency proof, that cur's tree has old's as its prefix.

@@ -1,9 +1,15 @@
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { sequenceParam } from "../../shared/api/names.ts";
-import { consistencyProofResponse, inclusionProofResponse } from "../../shared/api/transparency.ts";
+import {
+  consistencyProofResponse,
+  cosignatureRequest,
+  cosignatureResponse,
+  inclusionProofResponse,
+} from "../../shared/api/transparency.ts";
 import { bytes } from "../../shared/http/responses.ts";
-import { ok, type Reply, route } from "../../shared/http/route.ts";
+import { created, ok, type Reply, route } from "../../shared/http/route.ts";
+import { addCosignature } from "../../shared/transparency/cosign.ts";
 import {
   consistencyProof,
   inclusionProof,
@@ -39,6 +45,19 @@ export const transparencyRoutes = [
     responses: { 200: bytes("text/plain") },
     // A checkpoint changes with every commit: readers must not be served a stale one.
     handler: async ({ ctx, repo }) => textReply(await signedCheckpoint(ctx, repo.repo), "no-store"),
+  }),
+  route({
+    method: "POST",
+    path: "/repos/:repo*/-/checkpoint/cosignatures",
+    // Any signed-in reader: a stored cosignature verifies against the key it names over a
+    // checkpoint the log signed, so it proves what it says whoever posts it; readers choose
+    // which witness keys they trust (docs/verifiable-history.md, "Witnesses").
+    access: { repo: "reader" },
+    summary:
+      "Add a witness's cosignature of one of the repo's checkpoints: a signed-note Ed25519 signature line by `witness_key` over the exact checkpoint text the log signed for that size",
+    body: cosignatureRequest,
+    responses: { 201: cosignatureResponse },
+    handler: async ({ ctx, repo, body }) => created(await addCosignature(ctx, repo.repo, body)),
   }),
   route({
     method: "GET",

@@ -18,3 +18,17 @@ export const consistencyProofResponse = z.object({
   hashes: z.array(base64Hash),
 });
 export type ConsistencyProofResponse = z.output<typeof consistencyProofResponse>;
+
+/** A witness's cosignature of a checkpoint (docs/verifiable-history.md, "Witnesses"). */
+export const cosignatureRequest = z.strictObject({
+  witness_key: z.string().min(1).max(400),
+  checkpoint: z.string().min(1).max(8000),
+});
+
+export const cosignatureResponse = z.object({
+  origin: z.string(),
+  size: count,
+  root: base64Hash,
+  witness_key: z.string(),
+});
+export type CosignatureResponse = z.output<typeof cosignatureResponse>;

@@ -4,7 +4,15 @@ import { publicUrl } from "../ci/urls.ts";
 import type { AppContext } from "../context.ts";
 import { firstRowOf, prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
-import { consistencyPlan, inclusionPlan, type ProofPlan, proofFrom, rootOf } from "./merkle.ts";
+import {
+  consistencyPlan,
+  EMPTY_ROOT,
+  inclusionPlan,
+  type ProofPlan,
+  proofFrom,
+  rootOf,
+  rootPlan,
+} from "./merkle.ts";
 import { checkpointText, signatureLine, verifierKey } from "./note.ts";
 
 type LogContext = Pick<AppContext, "pool" | "logSigner" | "config" | "selfUrl">;
@@ -14,10 +22,11 @@ type LogContext = Pick<AppContext, "pool" | "logSigner" | "config" | "selfUrl">;
  * public address without its scheme (`quire.example.com`, or `127.0.0.1:8080` in development),
  * as C2SP checkpoints name logs.
  */
-const logKeyName = (ctx: Pick<LogContext, "config" | "selfUrl">): string => new URL(publicUrl(ctx)).host;
+export const logKeyName = (ctx: Pick<LogContext, "config" | "selfUrl">): string =>
+  new URL(publicUrl(ctx)).host;
 
 /** A repo log's origin line: `<key name>/<repo>`. */
-const logOrigin = (ctx: Pick<LogContext, "config" | "selfUrl">, repo: string): string =>
+export const logOrigin = (ctx: Pick<LogContext, "config" | "selfUrl">, repo: string): string =>
   `${logKeyName(ctx)}/${repo}`;
 
 /** The log's verifier key (`<name>+<hash>+<key>`), as signed-note verifiers take it. */
@@ -42,7 +51,13 @@ const tlog_nodes_read = prepared<{ i: number; hash: Buffer | null }>(
    FROM unnest($2::smallint[], $3::bigint[]) WITH ORDINALITY AS want (level, idx, i)`,
 );
 
-async function treeSize(db: Queryable, repoId: number): Promise<{ size: number; frontier: Buffer[] }> {
+// Witnesses' signature lines for one tree size (shared/transparency/cosign.ts), in a stable order.
+const tlog_cosignature_lines = prepared<{ line: string }>(
+  "tlog_cosignature_lines",
+  "SELECT line FROM tlog_cosignatures WHERE repo_id = $1 AND size = $2 ORDER BY witness_key",
+);
+
+export async function treeSize(db: Queryable, repoId: number): Promise<{ size: number; frontier: Buffer[] }> {
   const head = await firstRowOf(db, tlog_head([repoId]));
   if (!head) fail("REPO_NOT_FOUND", "repo not found");
   return head;
@@ -60,17 +75,28 @@ async function readProof(db: Queryable, repoId: number, plan: ProofPlan): Promis
 }
 
 /**
- * The repo's current checkpoint as a signed note: origin, size, root, and the log key's signature.
- * Ed25519 is deterministic, so every instance serves the same bytes for the same tree.
+ * The repo's current checkpoint as a signed note: origin, size, root, the log key's signature, and
+ * the signature lines of the witnesses that cosigned this size (docs/verifiable-history.md,
+ * "Witnesses"). Ed25519 is deterministic, so every instance serves the same bytes for the same tree.
  */
 export async function signedCheckpoint(ctx: LogContext, repo: RepoRow): Promise<string> {
   const { size, frontier } = await treeSize(ctx.pool, repo.id);
   const text = checkpointText({ origin: logOrigin(ctx, repo.name), size, root: rootOf(frontier) });
-  const [publicKey, signature] = await Promise.all([
+  const [publicKey, signature, cosignatures] = await Promise.all([
     ctx.logSigner.publicKey(),
     ctx.logSigner.sign(Buffer.from(text)),
+    ctx.pool.query(tlog_cosignature_lines([repo.id, size])),
   ]);
-  return `${text}\n${signatureLine(logKeyName(ctx), publicKey, signature)}`;
+  const lines = cosignatures.rows.map((r) => r.line).join("");
+  return `${text}\n${signatureLine(logKeyName(ctx), publicKey, signature)}${lines}`;
+}
+
+/** The root of the repo's tree of `size` leaves (at most its current size): O(log n) node reads. */
+export async function rootAt(db: Queryable, repoId: number, size: number): Promise<Buffer> {
+  if (size === 0) return EMPTY_ROOT;
+  const [root] = await readProof(db, repoId, rootPlan(size));
+  if (!root) throw new Error(`the log has no root for size ${size}`);
+  return root;
 }
 
 const b64 = (hashes: Buffer[]) => hashes.map((h) => h.toString("base64"));

@@ -121,6 +121,9 @@ const probes: Record<string, Probe> = {
   "GET /repos/:repo*/-/diff": { query: "?branch=feature" },
   "GET /repos/:repo*/-/chain": { query: "?from=1&to=1" },
   "GET /repos/:repo*/-/checkpoint": {},
+  "POST /repos/:repo*/-/checkpoint/cosignatures": {
+    body: () => ({ witness_key: "w+00000000+AA==", checkpoint: "x" }),
+  },
   "GET /repos/:repo*/-/proof/inclusion": { query: "?sequence=1&size=1" },
   "GET /repos/:repo*/-/proof/consistency": { query: "?from=1&to=1" },
   "GET /repos/:repo*/-/attestations": { query: "?branch=main" },

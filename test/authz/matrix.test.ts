@@ -8,6 +8,7 @@ import { api, okBody } from "../support/api.ts";
 import { startTestApp } from "../support/app.ts";
 import { b64, type Client } from "../support/client.ts";
 import { errorOf, useFixture } from "../support/world.ts";
+import { cosignatureBody } from "../transparency/cosignature.ts";
 import {
   authzEnv,
   type Call,
@@ -108,6 +109,7 @@ const matrix: Record<string, Statuses> = {
   "GET /repos/:repo*/-/diff":                             s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/chain":                            s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/checkpoint":                       s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
+  "POST /repos/:repo*/-/checkpoint/cosignatures":        s(401,       404,      201,    201,    201,        201,   201,      201,       201,         403, 403),
   "GET /repos/:repo*/-/proof/inclusion":                  s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/proof/consistency":                s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
   "GET /repos/:repo*/-/attestations":                     s(401,       404,      200,    200,    200,        200,   200,      200,       200,         200, 404),
@@ -481,6 +483,14 @@ const requests: Record<string, Request> = {
   "GET /repos/:repo*/-/checkpoint": repoRoute(async (w) => ({
     method: "GET",
     path: `/repos/${w.repo}/-/checkpoint`,
+  })),
+  // A witness's cosignature of the repo's current checkpoint: any signed-in reader may post one.
+  "POST /repos/:repo*/-/checkpoint/cosignatures": repoRoute(async (w) => ({
+    method: "POST",
+    path: `/repos/${w.repo}/-/checkpoint/cosignatures`,
+    body: cosignatureBody(
+      (await w.app.as(identities.globalAdmin).get(`/repos/${w.repo}/-/checkpoint`)).body as string,
+    ),
   })),
   "GET /repos/:repo*/-/proof/inclusion": repoRoute(async (w) => ({
     method: "GET",

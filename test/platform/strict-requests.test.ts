@@ -93,6 +93,7 @@ const validBodies: Record<string, (fx: { org: string }) => Record<string, unknow
     message: "m",
     files: [{ path: "a.md", content: b64("a"), content_type: "text/markdown" }],
   }),
+  "POST /repos/:repo*/-/checkpoint/cosignatures": () => ({ witness_key: "w+00000000+AA==", checkpoint: "x" }),
   "POST /repos/:repo*/-/proposals": () => ({ branch: "feature", title: "t" }),
   "PATCH /repos/:repo*/-/proposals/:id": () => ({ title: "t" }),
   "POST /repos/:repo*/-/proposals/:id/close": () => ({}),
