@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every `tool` of emulators/go.mod into .tools/bin/ of the project (git-ignored).
 #
-# Idempotent: the build is stamped with a hash of go.mod and go.sum, and skipped while the stamp
+# Idempotent: the build is stamped with a hash of go.mod, go.sum and the project's own Go sources
+# (the verifiers in emulators/*/), and skipped while the stamp
 # matches and every binary is present, so `npm test` pays for it once (about two minutes cold, well
 # under a second after). To add a tool (opa, another emulator), run in emulators/:
 #   go get -tool <module/path/to/main>@<version>
@@ -27,11 +28,17 @@ names() {
   binary_names | paste -sd' ' -
 }
 
+# go.mod, go.sum and every .go file of this folder, in a fixed order.
+inputs() {
+  cat "$here/go.mod" "$here/go.sum"
+  find "$here" -name '*.go' -type f | LC_ALL=C sort | while read -r f; do cat "$f"; done
+}
+
 hash_inputs() {
   if command -v sha256sum >/dev/null; then
-    cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -d' ' -f1
+    inputs | sha256sum | cut -d' ' -f1
   else
-    cat "$here/go.mod" "$here/go.sum" | shasum -a 256 | cut -d' ' -f1
+    inputs | shasum -a 256 | cut -d' ' -f1
   fi
 }
 
