@@ -93,6 +93,7 @@ export interface JobApi {
     checkName: string,
     status: "pending" | "passed" | "failed",
     logUrl?: string,
+    imageDigest?: string,
   ): Promise<void>;
   /** `partial`: the log so far of a running check (docs/ci-worker.md, "Logs"); else the whole log. */
   uploadLog(checkName: string, log: Buffer, partial?: boolean): Promise<string>;
@@ -135,12 +136,13 @@ export function jobApi(job: ClaimResponse, schedulerUrl: string): JobApi {
       const res = await call(`reading ${path}`, url, { method: "GET", bearer: jwt }, fileResponse);
       return Buffer.from(res.content, "base64");
     },
-    async reportCheck(jwt, checkName, status, logUrl) {
+    async reportCheck(jwt, checkName, status, logUrl, imageDigest) {
       const body = {
         branch: job.branch,
         check_name: checkName,
         status,
         ...(logUrl ? { log_url: logUrl } : {}),
+        ...(imageDigest ? { image_digest: imageDigest } : {}),
       };
       await call(
         `reporting ${checkName} ${status}`,

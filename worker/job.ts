@@ -130,7 +130,7 @@ export async function runJob(job: ClaimResponse, deps: JobDeps): Promise<JobOutc
             );
         throwIfStopped(stop.signal);
         const logUrl = await api.uploadLog(check.name, result.log);
-        await api.reportCheck(jwt, check.name, result.conclusion, logUrl);
+        await api.reportCheck(jwt, check.name, result.conclusion, logUrl, result.imageDigest);
         log.info(
           { check: check.name, conclusion: result.conclusion, summary: result.summary },
           "check reported",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { branchName, sequenceParam } from "../../shared/api/names.ts";
 import { checkRunListResponse, checkRunResponse } from "../../shared/api/review.ts";
 import { listCheckRuns, reportCheck } from "../../shared/checks/checks.ts";
-import { checkName, checkStatuses, logUrl } from "../../shared/checks/names.ts";
+import { checkName, checkStatuses, imageDigest, logUrl } from "../../shared/checks/names.ts";
 import { created, ok, route } from "../../shared/http/route.ts";
 
 export const checkRoutes = [
@@ -21,6 +21,8 @@ export const checkRoutes = [
       status: z.enum(checkStatuses, "must be passed, failed or pending"),
       log_url: logUrl.nullable().optional(),
       sequence: z.int("must be a whole number").optional(),
+      // A CI job's report names the image its steps ran in (its attestation carries it).
+      image_digest: imageDigest.optional(),
     }),
     responses: { 201: checkRunResponse },
     handler: async ({ ctx, actor, repo, body }) => created(await reportCheck(ctx, actor, repo, body)),

@@ -40,6 +40,8 @@ export interface AttestedReport {
   status: "passed" | "failed" | "pending";
   logUrl: string | null;
   job: JobActor;
+  /** The hex SHA-256 of the image manifest the job's steps ran in, as the worker reported it. */
+  imageDigest: string | null;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function recordAttestation(tx: Tx, signer: LogSigner, r: AttestedRe
     status: r.status,
     logUrl: r.logUrl,
     job: { id: r.job.id, attempt: r.job.attempt },
-    imageDigest: null,
+    imageDigest: r.imageDigest,
     logDigest: log?.sha256 ?? null,
   });
   const envelope = await signEnvelope(signer, IN_TOTO_PAYLOAD_TYPE, Buffer.from(JSON.stringify(statement)));

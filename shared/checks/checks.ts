@@ -31,6 +31,8 @@ export interface CheckRequest {
   status: CheckStatus;
   log_url?: string | null | undefined;
   sequence?: number | undefined;
+  /** The image a CI job's steps ran in (`sha256:…`); only a job token may name one. */
+  image_digest?: string | undefined;
 }
 
 type CheckRunRow = Omit<CheckRunRecord, "branch">;
@@ -90,6 +92,8 @@ export async function reportCheck(
 ): Promise<CheckRunRecord> {
   const reporter = reporterOf(actor);
   const pinned = actor.job ? jobReportSequence(actor.job, input) : undefined;
+  if (!actor.job && input.image_digest !== undefined)
+    fail("VALIDATION_FAILED", "body.image_digest: only a CI job's report names the image its steps ran in");
   return withTx(ctx.pool, async (tx) => {
     const branch = await requireBranch(tx, access.repo.id, input.branch, "share");
     requireActive(branch);
@@ -120,6 +124,7 @@ export async function reportCheck(
         status: input.status,
         logUrl: input.log_url ?? null,
         job: actor.job,
+        imageDigest: input.image_digest?.slice("sha256:".length) ?? null,
       });
     await recordEvent(
       tx,

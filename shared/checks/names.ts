@@ -1,5 +1,10 @@
 import { z } from "zod";
 
+/** An image manifest digest as registries name it: `sha256:` and 64 lowercase hex digits. */
+export const imageDigest = z
+  .string()
+  .regex(/^sha256:[a-f0-9]{64}$/, "must be sha256: and 64 lowercase hex digits");
+
 export const checkStatuses = ["passed", "failed", "pending"] as const;
 export type CheckStatus = (typeof checkStatuses)[number];
 

@@ -25,6 +25,7 @@ import { goVerifyEnvelopes, resignedWithAnotherKey, withChangedPayload } from ".
 
 const app = useFixture(startJobTokenApp);
 const LOG = "lint ok\n";
+const IMAGE = `sha256:${"ab".repeat(32)}`;
 let fx: RepoFixture;
 let job: JobRow;
 let jwt: Client;
@@ -53,7 +54,12 @@ beforeAll(async () => {
     body: Buffer.from(LOG),
     contentType: "text/plain",
   });
-  await report(jwt, { check_name: "docs/lint", status: "passed", log_url: "https://logs.example/1" });
+  await report(jwt, {
+    check_name: "docs/lint",
+    status: "passed",
+    log_url: "https://logs.example/1",
+    image_digest: IMAGE,
+  });
   // A person reports a check of the same kind: a bare status, never an attestation.
   await report(fx.client, { check_name: "docs/manual", status: "passed" });
 });
@@ -82,8 +88,26 @@ describe("recording", () => {
       url: "https://logs.example/1",
       passedTests: ["docs/lint"],
       log_digest: { sha256: createHash("sha256").update(LOG).digest("hex") },
-      image_digest: null,
+      image_digest: { sha256: "ab".repeat(32) },
     });
+  });
+
+  it("takes the image digest only from a CI job's report, and only in the registries' form", async () => {
+    const byPerson = await fx.client.post(`${fx.base}/check`, {
+      branch: "feature",
+      check_name: "docs/manual",
+      status: "passed",
+      image_digest: IMAGE,
+    });
+    expect(errorOf(byPerson)).toMatchObject({ code: "VALIDATION_FAILED" });
+    expect(errorOf(byPerson).error).toContain("body.image_digest");
+    const malformed = await jwt.post(`${fx.base}/check`, {
+      branch: "feature",
+      check_name: "docs/lint",
+      status: "passed",
+      image_digest: "ab".repeat(32),
+    });
+    expect(errorOf(malformed)).toMatchObject({ code: "VALIDATION_FAILED" });
   });
 
   it("keeps one envelope per check and sequence: a later verdict of the job replaces it", async () => {

@@ -190,6 +190,15 @@ describe("the CI worker, end to end: real server, registry, image and sandbox", 
     expect(pass).toContain("token: ");
     expect(pass).not.toMatch(/eyJ[\w-]+\.eyJ/);
     expect(pass).toMatch(/<== step 3 exited 0/);
+    // Each verdict's attestation names the image the steps ran in: the digest the log printed.
+    const pulled = /^ {4}sha256:([a-f0-9]{64})/m.exec(pass)?.[1];
+    expect(pulled).toBeDefined();
+    const envelopes = await fx.client.get(`${fx.base}/attestations?branch=feature&at=${head}`);
+    const digests = (envelopes.body as { payload: string }[]).map(
+      (e) => JSON.parse(Buffer.from(e.payload, "base64").toString()).predicate.image_digest,
+    );
+    expect(digests).toHaveLength(4);
+    for (const d of digests) expect(d).toEqual({ sha256: pulled });
 
     const fail = await log("e2e/fail");
     expect(fail).toContain("about to fail");

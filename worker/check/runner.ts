@@ -103,6 +103,18 @@ async function runCheck(
       log: log.toBuffer(),
     };
   }
+  // Whatever the steps did, they ran in this image: the attestation of the verdict names it.
+  return { ...(await runInImage(image, input, log, options, deadline)), imageDigest: image.digest };
+}
+
+/** The check's steps in its pulled image, in a fresh workspace. */
+async function runInImage(
+  image: PulledImage,
+  input: CheckInput,
+  log: CheckLog,
+  options: RunnerOptions,
+  deadline: number,
+): Promise<CheckResult> {
   let workspace: Workspace;
   try {
     workspace = await createWorkspace({

@@ -47,6 +47,8 @@ export interface CheckResult {
   /** One line for the check run's summary, e.g. "step 2 exited 1" or "timed out after 30m". */
   summary: string;
   log: Buffer;
+  /** The manifest digest of the image the steps ran in (absent when it could not be pulled). */
+  imageDigest?: string;
 }
 
 export type RunCheck = (input: CheckInput) => Promise<CheckResult>;
