@@ -34,6 +34,7 @@ import { measureBundles } from "./scenarios/bundles.ts";
 import { createCiRepo, measureCi } from "./scenarios/ci.ts";
 import { measureCiRun } from "./scenarios/ci-run.ts";
 import { measureCloudWebhooks } from "./scenarios/cloud-webhooks.ts";
+import { measureCommitLock } from "./scenarios/commit-lock.ts";
 import { type CommitLayout, measureCommits } from "./scenarios/commits.ts";
 import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
@@ -63,6 +64,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   "git-import": async (server, quick) => markdownTable(await measureGitImport(server, quick)),
   // 1 MB JSON and YAML changed on both sides, and 500-file merges against the whole-file rule.
   "structured-merge": async (server) => markdownTable(await measureStructuredMerge(server)),
+  // Commits from 1 and 16 clients on one repo's main against the INSERT baseline (issue 22).
+  commits: measureCommitLock,
   // Tree pages, file reads and history against the HTTP floor, 1 and 16 clients (issue 22).
   reads: measureReadPath,
   // Checkpoints and proofs on a 1,000,000-commit repo, and the commit rate with the log (docs/verifiable-history.md).

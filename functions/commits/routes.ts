@@ -57,9 +57,9 @@ export const commitRoutes = [
     etag: "branch-head",
     responses: { 200: treeResponse },
     handler: async ({ ctx, repo, query }) => {
-      const { entries, head } = await readTreePage(ctx, repo, query);
+      const { page, head } = await readTreePage(ctx, repo, query);
       // The head's tag only for a read of the head: a tree `at` a sequence is not the branch now.
-      return query.at === undefined ? withBranchTag(ok({ entries }), head) : ok({ entries });
+      return query.at === undefined ? withBranchTag(ok(page), head) : ok(page);
     },
   }),
   route({

@@ -2,6 +2,7 @@ import type { RepoAccess } from "../access/roles.ts";
 import type { AppContext } from "../context.ts";
 import { prepared, type Queryable } from "../db/pool.ts";
 import { fail } from "../errors.ts";
+import { type JsonBytes, jsonBytes } from "../http/json-bytes.ts";
 import { versionId } from "./content.ts";
 import { cached } from "./read-cache.ts";
 import { type FileVersion, resolveAccessView, treePageArgs, type View } from "./view.ts";
@@ -14,8 +15,6 @@ export const viewKey = (v: View) => `${v.branch.id}:${v.ownFrom}:${v.at}:${v.par
 
 /** Bytes of a tree entry or history entry held in memory, roughly: its strings, twice, and the object. */
 export const ENTRY_OVERHEAD = 160;
-const treeBytes = (entries: TreeEntry[]) =>
-  entries.reduce((n, e) => n + 2 * (e.path.length + e.version_id.length) + ENTRY_OVERHEAD, 0);
 
 export interface TreeEntry {
   path: string;
@@ -33,18 +32,21 @@ interface TreePageRow extends FileVersion {
 }
 
 /**
- * One page of the tree at (branch, at), paths after `after` in byte order, with the branch's head
- * sequence at the moment of the read (its ETag).
+ * One page of the tree at (branch, at), paths after `after` in byte order, as the reply body
+ * `{entries}` already serialized, with the branch's head sequence at the moment of the read (its
+ * ETag). The page of a view never changes, so it is cached as the bytes sent: a repeated read
+ * neither builds nor stringifies its 100 entries again.
  */
 export async function readTreePage(
   ctx: ReadContext,
   access: RepoAccess,
   q: { branch: string; at?: number | undefined; after?: string | undefined; limit: number },
-): Promise<{ entries: TreeEntry[]; head: number }> {
+): Promise<{ page: JsonBytes; head: number }> {
   const view = await resolveAccessView(ctx.pool, access, q.branch, q.at);
   const key = `tree:${viewKey(view)}:${q.limit}:${q.after ?? ""}`;
-  const entries = await cached(ctx.reads, key, () => readTreeInView(ctx.pool, view, q), treeBytes);
-  return { entries, head: view.branch.head_sequence };
+  const load = async () => jsonBytes({ entries: await readTreeInView(ctx.pool, view, q) });
+  const page = await cached(ctx.reads, key, load, (p) => p.bytes.length + ENTRY_OVERHEAD);
+  return { page, head: view.branch.head_sequence };
 }
 
 /** A page of the tree in a view already resolved (a page that shows the view reads it once). */

@@ -101,19 +101,41 @@ export async function resolveAccessView(
   return viewOf(db, access.repo.id, known.row, at, known);
 }
 
+/** Where `newestChangeInView` finds the view's parameters: placeholders such as `$1`. */
+export interface ViewPlaceholders {
+  branch: string;
+  at: string;
+  parent: string;
+  parentAt: string;
+  ownFrom: string;
+}
+
 /**
- * The newest change of the path `p.path` in a view: the branch's own, else the parent's. Used as a
- * LATERAL subquery over a list of paths (as `v`); each side is one index probe. Its parameters:
- * $1 the branch, $2 `at`, $3 the parent, $4 `parentAt`, $6 `ownFrom` (`viewParams`).
+ * The newest change of the path `path` (an SQL expression) in a view: the branch's own, else the
+ * parent's. Used as a LATERAL subquery over a list of paths (as `v`); each side is one index probe.
  */
-export const newest_change_in_view = `
+export const newestChangeInView = ($: ViewPlaceholders, path = "p.path") => `
   LATERAL (
     (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-     WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
+     WHERE f.branch_id = ${$.branch} AND f.path = ${path} AND f.sequence BETWEEN ${$.ownFrom} AND ${$.at}
+     ORDER BY f.sequence DESC LIMIT 1)
     UNION ALL
     (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
-     WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
+     WHERE f.branch_id = ${$.parent} AND f.path = ${path} AND f.sequence <= ${$.parentAt}
+     ORDER BY f.sequence DESC LIMIT 1)
     ORDER BY layer LIMIT 1) v`;
+
+/**
+ * `newestChangeInView` of `p.path` with the parameters `viewParams` gives: $1 the branch, $2 `at`,
+ * $3 the parent, $4 `parentAt`, $6 `ownFrom`.
+ */
+export const newest_change_in_view = newestChangeInView({
+  branch: "$1",
+  at: "$2",
+  parent: "$3",
+  parentAt: "$4",
+  ownFrom: "$6",
+});
 const files_in_view_select = `
   SELECT p.path, v.content_sha256, v.content_type, v.is_binary
   FROM unnest($5::text[]) AS p (path) CROSS JOIN ${newest_change_in_view}

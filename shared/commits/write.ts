@@ -7,6 +7,7 @@ import { wakeDeliverers } from "../events/notify.ts";
 import { cloudEvent, eventCtes, eventValues } from "../events/record.ts";
 import { appendLeaf } from "../transparency/merkle.ts";
 import { commitHash } from "./hash.ts";
+import { newestChangeInView, type View } from "./view.ts";
 
 /** One file change as it is written: the content's hash (already in `contents`), or null to delete. */
 export interface WrittenChange {
@@ -59,6 +60,36 @@ const commit_insert_announced = prepared(
   `WITH ${commit_ctes}, ${eventCtes(17)} SELECT 1`,
 );
 
+// Whether the commit changes anything in the view at the head it is written on ($23 to $26: the
+// head, the parent, its `at` and the branch's own_from; $3 is the branch, $9 to $11 the changes):
+// a deletion does (the path was checked to exist), and so does a write whose newest version differs
+// in bytes or type. EXISTS stops at the first such file, the first one in the usual commit. The
+// statement's snapshot is taken after the branch lock was granted (the lock is the statement before),
+// so it sees the commit it waited for; the rows written beside it are not in that snapshot.
+const changed_cte = `
+  changed AS (
+    SELECT EXISTS (
+      SELECT 1 FROM unnest($9::text[], $10::bytea[], $11::text[]) AS w (path, sha256, content_type)
+      LEFT JOIN ${newestChangeInView(
+        {
+          branch: "$3",
+          at: "$23::bigint",
+          parent: "$24::bigint",
+          parentAt: "$25::bigint",
+          ownFrom: "$26::bigint",
+        },
+        "w.path",
+      )} ON true
+      WHERE w.sha256 IS NULL OR v.content_sha256 IS DISTINCT FROM w.sha256
+        OR v.content_type IS DISTINCT FROM w.content_type) AS changed)`;
+// A commit from the API: the rows of commit_insert_announced, and whether they change anything. The
+// rows are written either way; one that changes nothing is refused, and its transaction rolls
+// them back. This saves the round trip a lookup before the write took while the branch lock was held.
+const commit_insert_if_changed = prepared<{ changed: boolean }>(
+  "commit_insert_if_changed",
+  `WITH ${commit_ctes}, ${eventCtes(17)}, ${changed_cte} SELECT changed FROM changed`,
+);
+
 /** Takes the repo's next sequence; the caller holds the branch row's lock. */
 export async function allocateSequence(tx: Tx, repoId: number): Promise<Allocated> {
   const allocated = await firstRowOf(tx, repo_next_sequence([repoId]));
@@ -81,18 +112,56 @@ function refuseUnwritable(changes: WrittenChange[]): void {
   }
 }
 
+/** The values of a commit's `commit.created` event, for eventCtes. */
+function eventOf(
+  repo: string,
+  branch: string,
+  sequence: number,
+  commit: { author: string; message: string; changes: WrittenChange[] },
+): unknown[] {
+  const data = {
+    repo,
+    branch,
+    sequence,
+    author: commit.author,
+    message: commit.message,
+    file_count: commit.changes.length,
+  };
+  const scope = { repo };
+  return eventValues(cloudEvent("com.svc.commit.created", data, scope), scope);
+}
+
+/** The view's values in changed_cte's order ($23 to $26). */
+const headView = (v: View): unknown[] => [v.at, v.parentId, v.parentAt, v.ownFrom];
+
+/** Refuses a commit that would change nothing, as git does; its transaction rolls back what it wrote. */
+function refuseEmpty(branch: BranchRow): never {
+  fail(
+    "EMPTY_COMMIT",
+    `nothing to commit: every file is already as '${branch.name}' has it at sequence ${branch.head_sequence}`,
+    { head_sequence: branch.head_sequence },
+  );
+}
+
 /**
  * Writes the rows of one commit at an allocated sequence onto a branch whose row the caller has
  * locked: the commit chained to the branch's previous hash, its file changes, the new head and
  * its `commit.created` event. A rebase passes `announce: false` for every replayed commit but the
  * last (the new head), which alone is announced. `branch.head_sequence` and `head_hash` are updated
- * in place for a caller writing several.
+ * in place for a caller writing several. With `unlessUnchangedIn` (the view at the branch head),
+ * a commit that changes nothing in it is refused with EMPTY_COMMIT in the same round trip.
  */
 export async function writeCommitRows(
   tx: Tx,
   repo: { id: number; name: string },
   branch: BranchRow,
-  commit: { author: string; message: string; changes: WrittenChange[]; announce?: boolean },
+  commit: {
+    author: string;
+    message: string;
+    changes: WrittenChange[];
+    announce?: boolean;
+    unlessUnchangedIn?: View;
+  },
   { sequence, created_at, tlog_frontier }: Allocated,
 ): Promise<number> {
   refuseUnwritable(commit.changes);
@@ -129,21 +198,13 @@ export async function writeCommitRows(
   if (commit.announce === false) {
     await tx.query(commit_insert(values));
   } else {
-    const data = {
-      repo: repo.name,
-      branch: branch.name,
-      sequence,
-      author: commit.author,
-      message: commit.message,
-      file_count: commit.changes.length,
-    };
-    const scope = { repo: repo.name };
-    await tx.query(
-      commit_insert_announced([
-        ...values,
-        ...eventValues(cloudEvent("com.svc.commit.created", data, scope), scope),
-      ]),
-    );
+    const event = eventOf(repo.name, branch.name, sequence, commit);
+    const view = commit.unlessUnchangedIn;
+    if (view === undefined) await tx.query(commit_insert_announced([...values, ...event]));
+    else {
+      const row = await firstRowOf(tx, commit_insert_if_changed([...values, ...event, ...headView(view)]));
+      if (!row?.changed) refuseEmpty(branch);
+    }
     tx.afterCommit(wakeDeliverers);
   }
   branch.head_sequence = sequence;

@@ -2,6 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import type { AppContext } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { createDispatcher, type Outcome, type RawRequest, refusalOutsideRoutes } from "./dispatch.ts";
+import { JsonBytes } from "./json-bytes.ts";
 import type { AnyRoute, Reply } from "./route.ts";
 
 /** Reads a request body, refusing one larger than `limit` bytes with PAYLOAD_TOO_LARGE. */
@@ -52,7 +53,8 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
     res.writeHead(reply.status, headers).end();
     return;
   }
-  const text = JSON.stringify(reply.body);
+  // A body serialized once (a cached tree page) goes out as its bytes, with no walk of its value.
+  const text = reply.body instanceof JsonBytes ? reply.body.bytes : JSON.stringify(reply.body);
   headers["content-type"] = "application/json; charset=utf-8";
   headers["content-length"] = String(Buffer.byteLength(text));
   res.writeHead(reply.status, headers).end(text);

@@ -54,6 +54,37 @@ describe("the read cache across instances", () => {
     expect(cacheStats().hits).toBeGreaterThan(before);
   });
 
+  it("sends a cached tree page as the bytes of its first answer, with the head read anew", async () => {
+    const fx = await world(app).repo();
+    const first = await commit(fx, "main", { "a.md": "a", "b.md": "b" });
+    const token = await app.idp.token(fx.owner);
+    const raw = async (q: string) => {
+      const res = await fetch(`${app.url}${fx.base}/tree${q}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      const text = await res.text();
+      expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+      return { text, etag: res.headers.get("etag") };
+    };
+    const built = await raw("");
+    const hits = cacheStats().hits;
+    const again = await raw("");
+    expect(cacheStats().hits).toBeGreaterThan(hits);
+    expect(again).toEqual(built);
+    expect(JSON.parse(built.text).entries.map((e: { path: string }) => e.path)).toEqual(["a.md", "b.md"]);
+    const next = await commit(viaSecond(fx), "main", { "c.md": "c" });
+    const moved = await raw("");
+    expect(moved.etag).toBe(`"${next}"`);
+    expect(JSON.parse(moved.text).entries.map((e: { path: string }) => e.path)).toEqual([
+      "a.md",
+      "b.md",
+      "c.md",
+    ]);
+    expect((await raw(`?at=${first}`)).text).toBe(built.text);
+  });
+
   it("a commit through another instance moves the head: the tree and file reads show it at once", async () => {
     const fx = await world(app).repo();
     const first = await commit(fx, "main", { "a.md": "one", "b.md": "b" });
