@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { commaList } from "../../shared/api/comma-list.ts";
 import type { IssueResponse } from "../../shared/api/issues.ts";
-import { ISSUE_PAGE } from "../../shared/issues/api.ts";
+import { ISSUE_PAGE } from "../../shared/issues/page.ts";
 import type { CliEnv } from "../env.ts";
 import { usageError } from "../errors.ts";
 import type { Column } from "../output.ts";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { identity, limitParam } from "../api/names.ts";
 import { proposalId, proposalTitle } from "../proposals/api.ts";
+import { ISSUE_PAGE, MAX_ISSUE_PAGE } from "./page.ts";
 
 /** Limits of an issue's fields (docs/issues.md). */
 export const MAX_ISSUE_BODY = 65_536;
@@ -61,8 +62,6 @@ export const closeIssueRequest = z.strictObject({
 });
 
 /** The most issues one page holds when a `limit` is sent; the web's page holds 50. */
-export const MAX_ISSUE_PAGE = 200;
-export const ISSUE_PAGE = 50;
 
 /**
  * The API's list. Without `limit` it answers every issue that matches, as the origin system's
