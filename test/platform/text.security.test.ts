@@ -160,10 +160,16 @@ describe("text PostgreSQL cannot store", () => {
       .replace(":number", "1")
       .replace(":comment", "00000000-0000-0000-0000-000000000000");
 
-  /** Top-level field names of a route's body schema (an object, maybe wrapped in a refinement). */
+  /**
+   * Top-level field names of a route's body schema: an object, or a union of objects (every
+   * option's fields), maybe wrapped in a refinement or a transform.
+   */
+  type Schema = { shape?: object; _zod?: { def?: { in?: Schema; options?: Schema[] } } };
   const fieldsOf = (route: AnyRoute): string[] => {
-    const schema = route.body as { shape?: object; _zod?: { def?: { in?: { shape?: object } } } };
-    return Object.keys(schema.shape ?? schema._zod?.def?.in?.shape ?? {});
+    const outer = route.body as Schema;
+    const schema = outer.shape ? outer : (outer._zod?.def?.in ?? outer);
+    const options = schema._zod?.def?.options ?? [schema];
+    return [...new Set(options.flatMap((o) => Object.keys(o.shape ?? o._zod?.def?.in?.shape ?? {})))];
   };
 
   const signedInBodyRoutes = allRoutes.filter(
