@@ -47,6 +47,12 @@ export function localLogSigner(pool: pg.Pool): LogSigner {
     const privateKey = createPrivateKey(pem);
     return { privateKey, publicKey: rawEd25519(createPublicKey(privateKey)) };
   });
+  // Loaded now, while the pool is idle. Loaded at first use, the key would be read inside a
+  // request's transaction (a check verdict's attestation, a merge's verified attestations) on a
+  // second connection while the transaction holds one: as many such requests as the pool has
+  // connections, arriving together, would each wait for a connection the others hold. A failed
+  // load (a database not migrated yet) is tried again at first use.
+  key().catch(() => {});
   return {
     publicKey: async () => (await key()).publicKey,
     sign: async (message) => sign(null, message, (await key()).privateKey),
