@@ -84,14 +84,7 @@ FROM contents WHERE repo_id = $1 AND sha256 = $2;
 
 -- file_with_body_in_view (prepared)
 SELECT v.content_sha256, v.content_type, v.is_binary, c.data, c.blob_key
-FROM (SELECT $5::text AS path) p CROSS JOIN 
-LATERAL (
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
-  UNION ALL
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
-   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
-  ORDER BY layer LIMIT 1) v
+FROM (SELECT $5::text AS path) p CROSS JOIN ${newest_change_in_view}
 LEFT JOIN contents c ON c.repo_id = $7 AND c.sha256 = v.content_sha256
 WHERE v.content_sha256 IS NOT NULL;
 
@@ -187,14 +180,7 @@ FROM (SELECT DISTINCT f.path FROM file_changes f
       WHERE f.branch_id IN ($1, $3)
         AND ((f.path >= $5::text || 'R' AND f.path < $5::text || 'S') OR (f.path >= $5::text || 'r' AND f.path < $5::text || 's'))
         AND lower(substr(f.path, length($5::text) + 1)) = ANY ($7::text[])) p
-CROSS JOIN 
-LATERAL (
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
-  UNION ALL
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
-   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
-  ORDER BY layer LIMIT 1) v
+CROSS JOIN ${newest_change_in_view}
 WHERE v.content_sha256 IS NOT NULL;
 
 -- shared/commits/history.ts
@@ -248,14 +234,7 @@ WHERE branch_id = $1 AND from_at <= $2 ORDER BY from_at DESC LIMIT 1;
 
 -- files_in_view_select
 SELECT p.path, v.content_sha256, v.content_type, v.is_binary
-FROM unnest($5::text[]) AS p (path) CROSS JOIN 
-LATERAL (
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
-  UNION ALL
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
-   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
-  ORDER BY layer LIMIT 1) v
+FROM unnest($5::text[]) AS p (path) CROSS JOIN ${newest_change_in_view}
 WHERE v.content_sha256 IS NOT NULL;
 
 -- shared/commits/write.ts
@@ -297,3 +276,35 @@ leaf AS (
   SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
 frontier AS (
   UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1), ${eventCtes(17)} SELECT 1;
+
+-- commit_insert_if_changed (prepared)
+WITH
+commit AS (
+  INSERT INTO commits (repo_id, sequence, branch_id, message, author, created_at, prev_hash, hash)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)),
+changes AS (
+  INSERT INTO file_changes (branch_id, path, sequence, repo_id, content_sha256, content_type, is_binary)
+  SELECT $3, c.path, $2, $1, c.sha256, c.content_type, c.is_binary
+  FROM unnest($9::text[], $10::bytea[], $11::text[], $12::boolean[]) AS c (path, sha256, content_type, is_binary)),
+head AS (
+  UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3),
+leaf AS (
+  INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
+frontier AS (
+  UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1), ${eventCtes(17)}, 
+changed AS (
+  SELECT EXISTS (
+    SELECT 1 FROM unnest($9::text[], $10::bytea[], $11::text[]) AS w (path, sha256, content_type)
+    LEFT JOIN ${newestChangeInView(
+      {
+        branch: "$3",
+        at: "$23::bigint",
+        parent: "$24::bigint",
+        parentAt: "$25::bigint",
+        ownFrom: "$26::bigint",
+      },
+      "w.path",
+    )} ON true
+    WHERE w.sha256 IS NULL OR v.content_sha256 IS DISTINCT FROM w.sha256
+      OR v.content_type IS DISTINCT FROM w.content_type) AS changed) SELECT changed FROM changed;

@@ -12,14 +12,7 @@ WITH hits AS MATERIALIZED (
     AND f.path > $8
 )
 SELECT page.path, t.body, (SELECT count(*) FROM hits)::int AS candidates FROM (
-  SELECT p.path, p.sha256 FROM placed p CROSS JOIN 
-LATERAL (
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
-  UNION ALL
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
-   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
-  ORDER BY layer LIMIT 1) v
+  SELECT p.path, p.sha256 FROM placed p CROSS JOIN ${newest_change_in_view}
   WHERE v.content_sha256 = p.sha256
   ORDER BY p.path LIMIT $9
 ) page JOIN search_texts t ON t.repo_id = $5 AND t.sha256 = page.sha256
@@ -32,14 +25,7 @@ WITH named AS (
     AND ((f.branch_id = $1 AND f.sequence BETWEEN $6 AND $2) OR (f.branch_id = $3 AND f.sequence <= $4))
     AND f.path ILIKE $7
 )
-SELECT p.path FROM named p CROSS JOIN 
-LATERAL (
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 0 AS layer FROM file_changes f
-   WHERE f.branch_id = $1 AND f.path = p.path AND f.sequence BETWEEN $6 AND $2 ORDER BY f.sequence DESC LIMIT 1)
-  UNION ALL
-  (SELECT f.content_sha256, f.content_type, f.is_binary, 1 AS layer FROM file_changes f
-   WHERE f.branch_id = $3 AND f.path = p.path AND f.sequence <= $4 ORDER BY f.sequence DESC LIMIT 1)
-  ORDER BY layer LIMIT 1) v
+SELECT p.path FROM named p CROSS JOIN ${newest_change_in_view}
 WHERE v.content_sha256 IS NOT NULL
 ORDER BY substring(p.path FROM '[^/]*$') ILIKE $8 DESC, p.path ILIKE $8 DESC, length(p.path), p.path
 LIMIT $9;
