@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ciYaml } from "../ci/support.ts";
 import { freshDatabase } from "../support/app.ts";
 import { commit, createBranch, repoWithOwner } from "../support/world.ts";
@@ -86,13 +86,16 @@ describe("the deployed topology", () => {
     expect(job["request_token"]).toEqual(expect.any(String));
     // One task for the attempt: one reservation (lease 1) and its claim (lease 2), delivered once.
     // (The event's other row is the auto-merge subscription's, for autoMerge, not started here.)
-    const rows = await top.app.sql<{ attempts: number; lease_seq: number; delivered: boolean }>(
-      `SELECT o.attempts, o.lease_seq::int AS lease_seq, o.delivered_at IS NOT NULL AS delivered
-         FROM webhook_outbox o JOIN events e ON e.id = o.event_id JOIN subscriptions s ON s.id = o.subscription_id
-        WHERE e.repo = $1 AND e.type = 'com.svc.commit.created' AND s.system_name = 'ci-scheduler'`,
-      [fx.repo],
-    );
-    expect(rows).toEqual([{ attempts: 1, lease_seq: 2, delivered: true }]);
+    // The delivery is recorded after the scheduler answers, and the job may be claimed before that.
+    const outboxRows = () =>
+      top.app.sql<{ attempts: number; lease_seq: number; delivered: boolean }>(
+        `SELECT o.attempts, o.lease_seq::int AS lease_seq, o.delivered_at IS NOT NULL AS delivered
+           FROM webhook_outbox o JOIN events e ON e.id = o.event_id JOIN subscriptions s ON s.id = o.subscription_id
+          WHERE e.repo = $1 AND e.type = 'com.svc.commit.created' AND s.system_name = 'ci-scheduler'`,
+        [fx.repo],
+      );
+    await vi.waitFor(async () => expect((await outboxRows())[0]?.delivered).toBe(true), { timeout: 10_000 });
+    expect(await outboxRows()).toEqual([{ attempts: 1, lease_seq: 2, delivered: true }]);
     // The scheduler reached the API server with its Google access token (the metadata server's).
     expect(top.k8s.requests.some((r) => r.path.endsWith("/tokenreviews"))).toBe(true);
     // A token that is not a worker pod's is refused.
