@@ -1,4 +1,4 @@
-import { commitHash } from "../../shared/commits/hash.ts";
+import { recomputedHash } from "../workcopy/history.ts";
 import type { Remote } from "../workcopy/remote.ts";
 import { type Audit, auditRepo, type LogGet, proveIncluded } from "./audit.ts";
 import type { CheckpointStore } from "./store.ts";
@@ -17,7 +17,6 @@ export interface LogVerification {
   commits: ProvedCommit[];
 }
 
-const ZERO_HASH = "0".repeat(64);
 
 /**
  * `quire verify`: the checkpoint (signature, and consistency with the one remembered), then, for
@@ -43,16 +42,7 @@ export async function verifyLog(
     if (sequence > audit.checkpoint.size) continue; // committed after the checkpoint was read
     const [c] = await remote.chain(repo, sequence, sequence);
     if (!c) throw new Error(`the chain shows no commit ${sequence}`);
-    const recomputed = commitHash({
-      prevHash: c.prev_hash ?? ZERO_HASH,
-      sequence: c.sequence,
-      repo: c.repo,
-      branch: c.branch,
-      author: c.author,
-      message: c.message,
-      createdAt: c.created_at,
-      files: c.files.map((f) => ({ path: f.path, sha256: f.content_sha256 })),
-    });
+    const recomputed = recomputedHash(c);
     // The recomputed hash is what is proved: a commit whose shown contents differ from what was
     // logged fails here whatever hash the server sends beside it.
     const proof_hashes = await proveIncluded(get, repo, audit.checkpoint, sequence, recomputed);

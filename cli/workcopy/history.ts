@@ -3,6 +3,20 @@ import { CopyError } from "./meta.ts";
 import type { ChainEntry, Remote } from "./remote.ts";
 
 const ZERO_HASH = "0".repeat(64);
+
+/** A chain entry's hash recomputed from what the chain shows of it (docs/hash-chain.md). */
+export const recomputedHash = (c: ChainEntry) =>
+  commitHash({
+    prevHash: c.prev_hash ?? ZERO_HASH,
+    sequence: c.sequence,
+    repo: c.repo,
+    branch: c.branch,
+    author: c.author,
+    message: c.message,
+    createdAt: c.created_at,
+    files: c.files.map((f) => ({ path: f.path, sha256: f.content_sha256 })),
+  });
+
 const PAGE = 1000;
 
 export interface LogEntry {
@@ -94,16 +108,7 @@ export async function verify(repo: string, remote: Remote): Promise<VerifyResult
   const lastOnBranch = new Map<string, string>();
   for (const c of commits) {
     const expectedPrev = lastOnBranch.get(c.branch) ?? ZERO_HASH;
-    const recomputed = commitHash({
-      prevHash: c.prev_hash ?? ZERO_HASH,
-      sequence: c.sequence,
-      repo: c.repo,
-      branch: c.branch,
-      author: c.author,
-      message: c.message,
-      createdAt: c.created_at,
-      files: c.files.map((f) => ({ path: f.path, sha256: f.content_sha256 })),
-    });
+    const recomputed = recomputedHash(c);
     const reason =
       recomputed !== c.hash
         ? `its contents do not hash to its recorded hash (recomputed ${recomputed.slice(0, 12)}…, recorded ${c.hash.slice(0, 12)}…)`
