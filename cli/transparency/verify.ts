@@ -17,7 +17,6 @@ export interface LogVerification {
   commits: ProvedCommit[];
 }
 
-
 /**
  * `quire verify`: the checkpoint (signature, and consistency with the one remembered), then, for
  * the head of main and of every active branch and each sequence asked for, the commit recomputed
