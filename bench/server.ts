@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -100,14 +101,9 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
     : sharedToken
       ? { SVC_CI_WORKER_TOKEN: sharedToken }
       : {};
-  // As `npm start` runs it: the local bundle on plain Node with the start script's flags, in this
-  // server's own folder. The probe is bundled too: a .ts file would make Node load its type
-  // stripper into the process whose memory is measured.
-  // Another checkout (an A/B against older code, which may predate the local bundle) runs from
-  // its sources.
-  const command = opts.root
-    ? ["--import", "tsx", "functions/main.ts"]
-    : [...(await startFlags()), await buildLocal(path.join(dir, "build"))];
+  // The probe is bundled: a .ts file would make Node load its type stripper into the process
+  // whose memory is measured.
+  const command = await serverCommand(opts.root, dir);
   const probeFile = opts.loopProbe ? path.join(dir, "loop-delay.json") : undefined;
   const probe = probeFile ? ["--import", await bundledProbe(dir)] : [];
   const [flags, entry] = [command.slice(0, -1), command.slice(-1)];
@@ -162,8 +158,23 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
 }
 
 /** The Node flags of `npm start` (package.json: `node <flags> dist/local/main.js`). */
-export async function startFlags(): Promise<string[]> {
-  const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "package.json"), "utf8"));
+/**
+ * As `npm start` runs it: the local bundle on plain Node with the start script's flags, built into
+ * this server's own folder. Another checkout (an A/B against other code) is built and started the
+ * same way with its own build script and flags, so the two differ only in their code; one that
+ * predates the local bundle runs from its sources.
+ */
+async function serverCommand(root: string | undefined, dir: string): Promise<string[]> {
+  const out = path.join(dir, "build");
+  if (!root) return [...(await startFlags()), await buildLocal(out)];
+  const builder = path.join(root, "scripts/build-local.ts");
+  if (!existsSync(builder)) return ["--import", "tsx", "functions/main.ts"];
+  const theirs = (await import(builder)) as { buildLocal: typeof buildLocal };
+  return [...(await startFlags(root)), await theirs.buildLocal(out)];
+}
+
+export async function startFlags(root: string = REPO_ROOT): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(root, "package.json"), "utf8"));
   const start = /\bnode ((?:--\S+ )*)dist\/local\/main\.js/.exec(String(manifest.scripts.start));
   if (!start) throw new Error("package.json's start script no longer runs `node [flags] dist/local/main.js`");
   return (start[1] ?? "").trim().split(" ").filter(Boolean);

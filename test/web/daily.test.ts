@@ -56,6 +56,12 @@ describe("refusal pages inside a repo", () => {
   });
 });
 
+/** A 1×1 PNG, so the page can show that an image in Markdown is drawn, not only linked. */
+const ONE_PIXEL_PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64",
+);
+
 describe("relative links in rendered Markdown", () => {
   it("keep the branch and sequence being read, and never leave the repo", async () => {
     const repo = await world(app).repo();
@@ -64,7 +70,12 @@ describe("relative links in rendered Markdown", () => {
       "[web](https://example.com/a) [here](#here) ![pic](img/p.png)",
     ].join("\n\n");
     const b = await repo.branch("b", {
-      files: { "docs/guide.md": guide, "docs/other.md": "# Old other\n", "top.md": "# Top\n" },
+      files: {
+        "docs/guide.md": guide,
+        "docs/other.md": "# Old other\n",
+        "top.md": "# Top\n",
+        "docs/img/p.png": ONE_PIXEL_PNG,
+      },
     });
     const at = b.head;
     await b.commit({ "docs/other.md": "# New other\n" });
@@ -80,6 +91,10 @@ describe("relative links in rendered Markdown", () => {
     expect(await href("web")).toBe("https://example.com/a");
     expect(await href("here")).toBe("#here");
     expect(await md.locator("img").getAttribute("src")).toBe(`${base}/raw/docs/img/p.png?branch=b&at=${at}`);
+    // The raw route answers a download, which an <img> still shows: the picture is drawn.
+    await expect
+      .poll(() => md.locator("img").evaluate((img: { naturalWidth: number }) => img.naturalWidth))
+      .toBe(1);
     await md.getByText("other", { exact: true }).click();
     expect(await page.locator(".markdown h1").textContent()).toBe("Old other");
   });
