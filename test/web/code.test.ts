@@ -166,6 +166,8 @@ describe("a commit's diff", () => {
       .getByRole("region", { name: "big.txt" })
       .getByRole("link", { name: "Load this file's diff" })
       .click();
+    // The click returns once the navigation commits; a 2,000-row page may still be parsing.
+    await page.waitForLoadState("load");
     expect(new URL(page.url()).searchParams.get("file")).toBe("big.txt");
     expect(await page.locator("table.split td.add").count()).toBe(2000);
     expect(await page.locator(".file-diff").count()).toBe(1);
