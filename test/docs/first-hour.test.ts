@@ -48,7 +48,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
-  await rm(scratch, { recursive: true, force: true });
+  // A child killed by a timed-out test can still be writing its tsx cache here for a moment.
+  await rm(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 });
 
 /** The page's fixed addresses, mapped to this test's; only those a block names. */
