@@ -132,9 +132,9 @@ class Narrowing {
         const to = this.#entryEnd(side, end[side], col, kind);
         if (to && before(e, to)) e = to;
       }
+      this.#checkSize(s, e);
       if (samePosition(s, start) && samePosition(e, end)) return { start, end, col, kind };
       [start, end] = [s, e];
-      this.#checkSize(start, end);
     }
     return giveUp();
   }
@@ -333,6 +333,8 @@ class Narrowing {
     for (let i = slice.start[side]; i < slice.end[side] && !content; i++) content = outline.indent(i) >= 0;
     if (!content) return slice.kind === "map" ? "{}\n" : "[]\n";
     const lines = outline.lines.slice(slice.start[side], slice.end[side]);
+    // The merged slice is written with \n: in a file of \r\n lines it would mix them.
+    if (lines.some((line) => line.endsWith("\r\n"))) giveUp();
     return lines.map((line) => line.slice(Math.min(slice.col, leadingSpaces(line)))).join("");
   }
 
