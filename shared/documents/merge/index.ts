@@ -3,7 +3,8 @@ import { mergeJson } from "./json.ts";
 import type { DocumentConflict, DocumentMerge } from "./result.ts";
 import { mergeText } from "./text.ts";
 import type { ValueMergeOptions } from "./values.ts";
-import { mergeYaml, tooLargeForYaml } from "./yaml.ts";
+import { mergeYaml } from "./yaml.ts";
+import { mergeYamlFile } from "./yaml-narrow.ts";
 
 export type { DocumentConflict, DocumentMerge } from "./result.ts";
 
@@ -52,21 +53,16 @@ export function mergeDocument(
   if (ours === theirs || base === theirs) return { content: ours, merged_as: "text" };
   if (base === ours) return { content: theirs, merged_as: "text" };
   if (rule.merge === "file") return { conflicts: [], merged_as: "file" };
-  const kind = rule.merge === "text" ? "text" : structuredKind(filePath, base, ours, theirs);
+  const kind = rule.merge === "text" ? "text" : kindOf(filePath);
   const structured = structuredMerge(kind, base, ours, theirs, rule);
-  if (structured) return { ...structured, merged_as: kind };
+  if (structured) return { merged_as: kind, ...structured };
   return { ...mergeText(base, ours, theirs), merged_as: "text" };
-}
-
-/** The kind a file merges as: a YAML file too large to merge by structure merges by lines. */
-function structuredKind(filePath: string, ...texts: string[]): Kind {
-  const kind = kindOf(filePath);
-  return kind === "yaml" && tooLargeForYaml(...texts) ? "text" : kind;
 }
 
 /**
  * The merge by structure, or null to merge by lines: also when reading a side throws (a YAML
  * file whose aliases expand past the limit, say), so no document can make a merge answer 500.
+ * A YAML file past the structured bound says itself how it merged (yaml-narrow.ts).
  */
 function structuredMerge(
   kind: Kind,
@@ -74,10 +70,10 @@ function structuredMerge(
   ours: string,
   theirs: string,
   options: ValueMergeOptions,
-): DocumentMerge | null {
+): (DocumentMerge & { merged_as?: MergedAs }) | null {
   try {
     if (kind === "json") return mergeJson(base, ours, theirs, options);
-    if (kind === "yaml") return mergeYaml(base, ours, theirs, options);
+    if (kind === "yaml") return mergeYamlFile(base, ours, theirs, options);
     if (kind === "markdown") return mergeMarkdown(base, ours, theirs, options);
     return null;
   } catch {

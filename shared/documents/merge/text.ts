@@ -82,48 +82,96 @@ function groups(hunks: Hunk[]): Hunk[][] {
   return out;
 }
 
-/** What `side` holds for the base lines [start, end) of a group, given its hunks there. */
-function sideLines(base: string[], lines: string[], hunks: Hunk[], start: number, end: number): string[] {
-  const first = hunks[0];
-  const last = hunks[hunks.length - 1];
-  if (!first || !last) return base.slice(start, end);
-  return lines.slice(first.sideStart - (first.baseStart - start), last.sideEnd + (end - last.baseEnd));
+const sameLines = (a: string[], b: string[]) => a.length === b.length && a.every((l, i) => l === b[i]);
+
+/** A line position in the three versions: line `b` of the base is line `o` of ours and `t` of theirs. */
+export interface Position {
+  b: number;
+  o: number;
+  t: number;
 }
 
-const sameLines = (a: string[], b: string[]) => a.length === b.length && a.every((l, i) => l === b[i]);
+/**
+ * A stretch of the line merge, from `start` to `end` on each side: `stable` where neither side
+ * changed the base (so a position inside it is the same line on all three), `clean` where one
+ * side's change (or the same change on both) is taken, `conflict` where the sides differ. `lines`
+ * is what the merge writes there (none for a conflict).
+ */
+export interface Chunk {
+  kind: "stable" | "clean" | "conflict";
+  start: Position;
+  end: Position;
+  lines: string[];
+}
+
+/** The line merge of three versions already split into lines, as chunks in order. */
+export function mergeChunks(b: string[], o: string[], t: string[]): Chunk[] {
+  const out: Chunk[] = [];
+  // Where the previous group ended on each side: the stable lines after it start there.
+  let at: Position = { b: 0, o: 0, t: 0 };
+  const stable = (bEnd: number) => {
+    const n = bEnd - at.b;
+    if (n > 0)
+      out.push({
+        kind: "stable",
+        start: at,
+        end: { b: bEnd, o: at.o + n, t: at.t + n },
+        lines: b.slice(at.b, bEnd),
+      });
+  };
+  for (const group of groups([...hunksOf(b, o, "ours"), ...hunksOf(b, t, "theirs")])) {
+    const start = Math.min(...group.map((h) => h.baseStart));
+    const end = Math.max(...group.map((h) => h.baseEnd));
+    stable(start);
+    const from = { b: start, o: at.o + start - at.b, t: at.t + start - at.b };
+    const mine = group.filter((h) => h.side === "ours");
+    const their = group.filter((h) => h.side === "theirs");
+    const [oStart, oEnd] = sideRange(mine, from.o, start, end);
+    const [tStart, tEnd] = sideRange(their, from.t, start, end);
+    const oursHere = o.slice(oStart, oEnd);
+    const theirsHere = t.slice(tStart, tEnd);
+    at = { b: end, o: oEnd, t: tEnd };
+    const chunk = { start: { b: start, o: oStart, t: tStart }, end: at };
+    if (their.length === 0 || sameLines(oursHere, theirsHere))
+      out.push({ kind: "clean", ...chunk, lines: oursHere });
+    else if (mine.length === 0) out.push({ kind: "clean", ...chunk, lines: theirsHere });
+    else out.push({ kind: "conflict", ...chunk, lines: [] });
+  }
+  stable(b.length);
+  return out;
+}
+
+/** The lines [start, end) of a side for the base lines [baseStart, baseEnd) of a group, given its hunks there. */
+function sideRange(
+  hunks: Hunk[],
+  unchangedStart: number,
+  baseStart: number,
+  baseEnd: number,
+): [number, number] {
+  const first = hunks[0];
+  const last = hunks[hunks.length - 1];
+  if (!first || !last) return [unchangedStart, unchangedStart + baseEnd - baseStart];
+  return [first.sideStart - (first.baseStart - baseStart), last.sideEnd + (baseEnd - last.baseEnd)];
+}
 
 /** The merge of `ours` and `theirs`, both edits of `base`, as clean and conflicting regions in order. */
 export function diff3(base: string, ours: string, theirs: string): Region[] {
   const b = splitLines(base);
   const o = splitLines(ours);
   const t = splitLines(theirs);
-  const out: Region[] = [];
-  const clean = (lines: string[]) => {
-    if (lines.length > 0) out.push({ kind: "clean", lines });
-  };
-  let at = 0;
-  for (const group of groups([...hunksOf(b, o, "ours"), ...hunksOf(b, t, "theirs")])) {
-    const start = Math.min(...group.map((h) => h.baseStart));
-    const end = Math.max(...group.map((h) => h.baseEnd));
-    clean(b.slice(at, start));
-    at = end;
-    const mine = group.filter((h) => h.side === "ours");
-    const their = group.filter((h) => h.side === "theirs");
-    const oursHere = sideLines(b, o, mine, start, end);
-    const theirsHere = sideLines(b, t, their, start, end);
-    if (their.length === 0 || sameLines(oursHere, theirsHere)) clean(oursHere);
-    else if (mine.length === 0) clean(theirsHere);
-    else
-      out.push({
+  return mergeChunks(b, o, t).flatMap((c): Region[] => {
+    if (c.kind !== "conflict") return c.lines.length > 0 ? [{ kind: "clean", lines: c.lines }] : [];
+    const base = b.slice(c.start.b, c.end.b);
+    return [
+      {
         kind: "conflict",
-        baseStart: start,
-        base: b.slice(start, end),
-        ours: oursHere,
-        theirs: theirsHere,
-      });
-  }
-  clean(b.slice(at));
-  return out;
+        baseStart: c.start.b,
+        base,
+        ours: o.slice(c.start.o, c.end.o),
+        theirs: t.slice(c.start.t, c.end.t),
+      },
+    ];
+  });
 }
 
 /**
@@ -133,20 +181,25 @@ export function diff3(base: string, ours: string, theirs: string): Region[] {
 export function mergeText(base: string, ours: string, theirs: string): DocumentMerge {
   if (ours === theirs || base === theirs) return { content: ours };
   if (base === ours) return { content: theirs };
-  const regions = diff3(base, ours, theirs);
-  const conflicts = regions.flatMap((r) =>
-    r.kind === "conflict"
+  const [b, o, t] = [splitLines(base), splitLines(ours), splitLines(theirs)];
+  return answerOf(mergeChunks(b, o, t), b, o, t);
+}
+
+/** The line merge's chunks (of the versions split into lines) as a document merge. */
+export function answerOf(chunks: Chunk[], b: string[], o: string[], t: string[]): DocumentMerge {
+  const conflicts = chunks.flatMap((c) =>
+    c.kind === "conflict"
       ? [
           {
             path: "",
-            line: r.baseStart + 1,
-            base: r.base.join(""),
-            ours: r.ours.join(""),
-            theirs: r.theirs.join(""),
+            line: c.start.b + 1,
+            base: b.slice(c.start.b, c.end.b).join(""),
+            ours: o.slice(c.start.o, c.end.o).join(""),
+            theirs: t.slice(c.start.t, c.end.t).join(""),
           },
         ]
       : [],
   );
   if (conflicts.length > 0) return { conflicts };
-  return { content: regions.map((r) => (r.kind === "clean" ? r.lines.join("") : "")).join("") };
+  return { content: chunks.map((c) => c.lines.join("")).join("") };
 }

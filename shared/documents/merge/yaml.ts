@@ -39,9 +39,9 @@ import {
  */
 export const MAX_STRUCTURED_YAML_BYTES = 64 * 1024;
 
-/** Whether one of the versions is past `MAX_STRUCTURED_YAML_BYTES`: the file merges by lines. */
-export const tooLargeForYaml = (...texts: string[]): boolean =>
-  texts.some((text) => text.length > MAX_STRUCTURED_YAML_BYTES);
+/** Whether one of the versions is past the bound: the file is not read whole (yaml-narrow.ts). */
+export const tooLargeForYaml = (texts: readonly string[], bound = MAX_STRUCTURED_YAML_BYTES): boolean =>
+  texts.some((text) => text.length > bound);
 
 type Docs = Document.Parsed[];
 type Slot = Node | null | typeof ABSENT;
@@ -257,7 +257,7 @@ export function mergeYaml(
   theirs: string,
   options: ValueMergeOptions = {},
 ): DocumentMerge | null {
-  if (tooLargeForYaml(base, ours, theirs)) return mergeText(base, ours, theirs);
+  if (tooLargeForYaml([base, ours, theirs])) return mergeText(base, ours, theirs);
   const b = parseDocs(base);
   const o = parseDocs(ours);
   const t = parseDocs(theirs);

@@ -149,16 +149,26 @@ describe("YAML past the structured bound", () => {
     expect(small).toEqual({ content: settings(2, "ann, bob"), merged_as: "yaml" });
   });
 
-  it("answers the conflict of its lines, without reading it by structure", () => {
+  it("merges the lines that conflict by structure, the rest of the file by lines", () => {
     const merged = mergeDocument("big.yaml", big(1, "ann"), big(2, "ann"), big(1, "ann, bob"));
-    expect(merged).toEqual({
+    expect(merged).toEqual({ content: big(2, "ann, bob"), merged_as: "yaml" });
+  });
+
+  it("answers the conflict of its lines when the slice around them cannot be merged alone", () => {
+    // A flow mapping over two lines: its second line only looks like a key of `settings`.
+    const flow = (a: number, b: number) => `settings: {
+  a: ${a},
+  b: ${b}}
+items:
+${items}`;
+    expect(mergeDocument("big.yaml", flow(1, 2), flow(10, 2), flow(1, 20))).toEqual({
       conflicts: [
         {
           path: "",
           line: 2,
-          base: "  max_files: 1\n  owners: [ann]\n",
-          ours: "  max_files: 2\n  owners: [ann]\n",
-          theirs: "  max_files: 1\n  owners: [ann, bob]\n",
+          base: "  a: 1,\n  b: 2}\n",
+          ours: "  a: 10,\n  b: 2}\n",
+          theirs: "  a: 1,\n  b: 20}\n",
         },
       ],
       merged_as: "text",
