@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { renderChanges } from "../../functions/web/pages/diff.ts";
-import { highlightLines, languageOf } from "../../functions/web/pages/highlight.ts";
+import { highlighter, highlightLines, languageOf } from "../../functions/web/pages/highlight.ts";
+
+// The pages' routes load highlight.js before a page runs (functions/web/routes.ts); so do these.
+beforeAll(() => highlighter.load());
 
 /** Server-side highlighting and the diff renderer, without a server (docs/web.md, "Code and diffs"). */
 describe("highlighting", () => {
