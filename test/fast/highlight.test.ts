@@ -42,9 +42,9 @@ describe("the diff renderer", () => {
       { layout: "unified", layoutHref },
     ).text;
     expect(page).toContain(
-      '3 files changed</strong>, <span class="added">+1</span> <span class="removed">−1</span>',
+      '3 files changed</strong>, <span class="added">+1</span> <span class="removed">&minus;1</span>',
     );
-    expect(page).toContain("Binary file (3 bytes → 5 bytes), not shown.");
+    expect(page).toContain("Binary file (3 bytes &rarr; 5 bytes), not shown.");
     expect(page).toContain("No text diff");
     expect(page).toContain("&lt;three&gt;");
     expect(page).not.toContain("<three>");
