@@ -40,6 +40,7 @@ import { measureGitImport } from "./scenarios/git-import.ts";
 import { largeFileRows, measureLargeFiles } from "./scenarios/large-files.ts";
 import { measureReadPath } from "./scenarios/read-path.ts";
 import { measureHttpFloor, measureRead, READ_CASES } from "./scenarios/reads.ts";
+import { measureStartMemory } from "./scenarios/start-memory.ts";
 import { measureStructuredMerge } from "./scenarios/structured-merge.ts";
 import { measureTransparency } from "./scenarios/transparency.ts";
 import { measureWeb } from "./scenarios/web.ts";
@@ -68,6 +69,8 @@ const ALONE: Record<string, (server: QuireProcess, quick: boolean) => Promise<st
   commits: measureCommitLock,
   // Tree pages, file reads and history against the HTTP floor, 1 and 16 clients (issue 22).
   reads: measureReadPath,
+  // RSS after start of servers of its own as `npm start` runs them, and after a first page (issue 22).
+  start: measureStartMemory,
   // Checkpoints and proofs on a 1,000,000-commit repo, and the commit rate with the log (docs/verifiable-history.md).
   transparency: measureTransparency,
 };

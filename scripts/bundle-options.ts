@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Plugin } from "esbuild";
+import type { Metafile, Plugin } from "esbuild";
 
 /**
  * The esbuild settings the cloud build (scripts/build.ts) and `npm start`'s bundle
@@ -38,6 +38,50 @@ export const EXTERNAL = [
  * "Where the memory goes"). `npm start`'s bundle and the functions' bundle use it.
  */
 export const COMPACT = { minifyWhitespace: true, minifySyntax: true, charset: "ascii" } as const;
+
+/**
+ * The outputs a process loads before it serves: every entry point and the chunks it imports
+ * statically, transitively. A chunk reached only by `await import()` (esbuild makes each such
+ * module an entry of its own) loads at its first use.
+ */
+function startOutputs(metafile: Metafile): string[] {
+  const outputs = Object.entries(metafile.outputs);
+  const lazy = new Set(
+    outputs.flatMap(([, o]) => o.imports.filter((i) => i.kind === "dynamic-import").map((i) => i.path)),
+  );
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const i of metafile.outputs[file]?.imports ?? [])
+      if (i.kind === "import-statement" && !i.external) visit(i.path);
+  };
+  for (const [file, output] of outputs) if (output.entryPoint && !lazy.has(file)) visit(file);
+  return [...seen];
+}
+
+/** A character V8 cannot keep in a one-byte (Latin-1) string. */
+const WIDE = /[\u0100-\u{10ffff}]/u;
+
+/**
+ * Fails the build when an output loaded at start holds a character above U+00FF. V8 keeps each
+ * script's source for the life of the process, and keeps it two bytes a character when one
+ * character needs it: one `✓` in a page's template doubled `npm start`'s 1.2 MiB bundle text
+ * (docs/benchmarks.md, "Where the memory goes"). `charset: "ascii"` escapes string literals, but
+ * not tagged templates (their raw text is observable) or regular expressions; write those as
+ * HTML character references (`&check;`) or `\u` escapes, or load the module at its first use.
+ */
+export async function refuseWideStartSources(metafile: Metafile): Promise<void> {
+  for (const file of startOutputs(metafile)) {
+    const text = await readFile(path.resolve(file), "utf8");
+    const at = text.search(WIDE);
+    if (at < 0) continue;
+    const char = text.codePointAt(at)?.toString(16).toUpperCase().padStart(4, "0");
+    throw new Error(
+      `${file} holds U+${char} near ${JSON.stringify(text.slice(Math.max(0, at - 60), at + 20))}: a script loaded at start must hold Latin-1 alone (scripts/bundle-options.ts refuseWideStartSources)`,
+    );
+  }
+}
 
 /**
  * The Node options every deployed function runs with (terraform/functions.tf `node_env`, checked by

@@ -58,9 +58,8 @@ export async function runLocal(env: CliEnv, opts: LocalRunOptions): Promise<void
   const { root, branch } = await sourceRoot(env.cwd);
   // The config parser, the `if:` evaluator and the runner load only here: other commands start
   // without zod and the sandbox code.
-  const { CI_CONFIG_PATH, describeConfigErrors, parseCiConfig } = await import(
-    "../../shared/ci/config/parse.ts"
-  );
+  const { CI_CONFIG_PATH, describeConfigErrors } = await import("../../shared/ci/config/file.ts");
+  const { parseCiConfig } = await import("../../shared/ci/config/parse.ts");
   const { checksToRun } = await import("../../shared/ci/config/triggers.ts");
   const text = await readFile(path.join(root, CI_CONFIG_PATH), "utf8").catch(() => {
     throw new CliError(`no ${CI_CONFIG_PATH} in ${root}`, {

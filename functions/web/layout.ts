@@ -118,7 +118,7 @@ ${p.actor?.session ? html`<form class="inline" method="post" action="/auth/logou
 ${p.crumbs ? crumbsNav(p.crumbs) : ""}
 ${p.repo ? repoNav(p.repo, p.tab) : ""}
 ${p.repo ? searchBox(p.repo.repo.name, p.view) : ""}
-${live ? html`<p id="live-status" class="muted" role="status" aria-live="polite">Connecting…</p>` : ""}
+${live ? html`<p id="live-status" class="muted" role="status" aria-live="polite">Connecting&hellip;</p>` : ""}
 ${withScrollingTables(p.body)}
 </main>
 </body>

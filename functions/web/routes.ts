@@ -35,6 +35,8 @@ import { memberRoutes } from "./member-routes.ts";
 import { commitPage, fileBytes, filePage, fileShows } from "./pages/content.ts";
 import { diffLayoutParam } from "./pages/diff.ts";
 import { homePage, orgPage, releasesPage } from "./pages/directory.ts";
+import { highlighter } from "./pages/highlight.ts";
+import { markdownIt } from "./pages/markdown.ts";
 import { membersPage } from "./pages/members.ts";
 import {
   branchesPage,
@@ -105,11 +107,17 @@ ${repo ? html`<li><a href="${u.repoUrl(repo)}" id="repo-link">Back to ${repo}</a
 /**
  * Every web route shows a refusal to a browser as a page of the site, whether it arose in access
  * (no such repo, no role), in the input or in the page itself; a client that does not ask for
- * HTML gets the API's JSON error instead.
+ * HTML gets the API's JSON error instead. Its handler runs once the libraries the pages render
+ * code and Markdown with are loaded: the first page of a process imports them, so a server that
+ * shows no page never holds them (docs/benchmarks.md, "Where the memory goes").
  */
 function withErrorPages<R extends AnyRoute>(r: R): R {
   return {
     ...r,
+    handler: async (call) => {
+      await Promise.all([highlighter.load(), markdownIt.load()]);
+      return r.handler(call);
+    },
     section: { headers: SECURITY_HEADERS, answersHead: true },
     errorPage: (
       err: DomainError,

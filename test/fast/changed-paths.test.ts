@@ -1,6 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { changedPathsTable } from "../../functions/web/pages/changed-paths.ts";
 import { renderChanges } from "../../functions/web/pages/diff.ts";
+import { highlighter } from "../../functions/web/pages/highlight.ts";
+
+// The pages' routes load highlight.js before a page runs (functions/web/routes.ts); so do these.
+beforeAll(() => highlighter.load());
 
 /** The web's "changed paths" table, without a server (docs/web.md, "Changed paths"). */
 

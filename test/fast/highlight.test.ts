@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { renderChanges } from "../../functions/web/pages/diff.ts";
-import { highlightLines, languageOf } from "../../functions/web/pages/highlight.ts";
+import { highlighter, highlightLines, languageOf } from "../../functions/web/pages/highlight.ts";
+
+// The pages' routes load highlight.js before a page runs (functions/web/routes.ts); so do these.
+beforeAll(() => highlighter.load());
 
 /** Server-side highlighting and the diff renderer, without a server (docs/web.md, "Code and diffs"). */
 describe("highlighting", () => {
@@ -39,9 +42,9 @@ describe("the diff renderer", () => {
       { layout: "unified", layoutHref },
     ).text;
     expect(page).toContain(
-      '3 files changed</strong>, <span class="added">+1</span> <span class="removed">−1</span>',
+      '3 files changed</strong>, <span class="added">+1</span> <span class="removed">&minus;1</span>',
     );
-    expect(page).toContain("Binary file (3 bytes → 5 bytes), not shown.");
+    expect(page).toContain("Binary file (3 bytes &rarr; 5 bytes), not shown.");
     expect(page).toContain("No text diff");
     expect(page).toContain("&lt;three&gt;");
     expect(page).not.toContain("<three>");

@@ -31,8 +31,8 @@ const HISTORY_PER_PAGE = 50;
 const runStatusWords: Record<JobStatus, Html> = {
   queued: html`<span class="status queued">queued</span>`,
   claimed: html`<span class="status running">running</span>`,
-  passed: html`<span class="status pass">✓ passed</span>`,
-  failed: html`<span class="status fail">✗ failed</span>`,
+  passed: html`<span class="status pass">&check; passed</span>`,
+  failed: html`<span class="status fail">&cross; failed</span>`,
 };
 
 function checkStatusWords(status: CheckStatus | null): Html {
@@ -125,7 +125,7 @@ function logView(repo: string, job: JobRow, check: string, w: LogWindow, streame
 ${w.start > 0 ? html`<a href="${u.runLogUrl(repo, job.id, check, { before: w.start })}" class="earlier">Earlier output</a>` : ""}
 ${w.end < w.size ? html`<a href="${u.runLogUrl(repo, job.id, check, { start: w.end })}" class="later">Later output</a>` : ""}
 <a href="${raw}" class="raw">Whole log as text</a>
-<span class="muted">bytes ${w.start}–${w.end} of ${w.size}${streamed ? " so far" : ""}</span></nav>
+<span class="muted">bytes ${w.start}&ndash;${w.end} of ${w.size}${streamed ? " so far" : ""}</span></nav>
 ${logPre(repo, job, check, w.text, streamed ? w.end : undefined)}`;
 }
 

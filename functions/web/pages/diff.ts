@@ -261,7 +261,7 @@ function statusLabels(p: Prepared): Html {
 
 const counts = (p: Prepared) =>
   p.hunks
-    ? html`<span class="counts"><span class="added">+${p.added}</span> <span class="removed">−${p.removed}</span></span>`
+    ? html`<span class="counts"><span class="added">+${p.added}</span> <span class="removed">&minus;${p.removed}</span></span>`
     : html``;
 
 const sizeText = (size: number | undefined) =>
@@ -274,7 +274,7 @@ function notShown(p: Prepared, why: "binary" | "large" | "page-full" | "unread")
   if (why === "binary") {
     const side = (s: FileChange["before"]) => (s && typeof s === "object" ? sizeText(s.size) : "none");
     const sizes =
-      before !== undefined || after !== undefined ? html` (${side(before)} → ${side(after)})` : "";
+      before !== undefined || after !== undefined ? html` (${side(before)} &rarr; ${side(after)})` : "";
     return html`<p class="muted not-shown">Binary file${sizes}, not shown.</p>`;
   }
   if (why === "large") return html`<p class="muted not-shown">Large diff not shown.${see}</p>`;
@@ -334,7 +334,7 @@ export function renderChanges(changes: FileChange[], options: DiffOptions): Html
   const added = prepared.reduce((n, p) => n + p.added, 0);
   const removed = prepared.reduce((n, p) => n + p.removed, 0);
   const budget = { rows: 0 };
-  return html`<p class="diff-summary" id="diff-summary"><strong>${changes.length} ${changes.length === 1 ? "file" : "files"} changed</strong>, <span class="added">+${added}</span> <span class="removed">−${removed}</span> · ${layoutToggle(options)}</p>
+  return html`<p class="diff-summary" id="diff-summary"><strong>${changes.length} ${changes.length === 1 ? "file" : "files"} changed</strong>, <span class="added">+${added}</span> <span class="removed">&minus;${removed}</span> · ${layoutToggle(options)}</p>
 ${fileList(prepared)}
 ${prepared.map((p, i) => fileSection(p, i, options, budget))}`;
 }

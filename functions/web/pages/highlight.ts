@@ -1,50 +1,37 @@
-import hljs from "#hljs/core";
-import bash from "#hljs/languages/bash";
-import css from "#hljs/languages/css";
-import diff from "#hljs/languages/diff";
-import dockerfile from "#hljs/languages/dockerfile";
-import go from "#hljs/languages/go";
-import ini from "#hljs/languages/ini";
-import javascript from "#hljs/languages/javascript";
-import json from "#hljs/languages/json";
-import makefile from "#hljs/languages/makefile";
-import markdown from "#hljs/languages/markdown";
-import python from "#hljs/languages/python";
-import rust from "#hljs/languages/rust";
-import sql from "#hljs/languages/sql";
-import typescript from "#hljs/languages/typescript";
-import xml from "#hljs/languages/xml";
-import yaml from "#hljs/languages/yaml";
+import { preloaded } from "../../../shared/lazy.ts";
 import { escapeHtml, type Html, html, trusted } from "../html.ts";
 
 /**
  * Syntax highlighting on the server (docs/web.md, "Code and diffs"). Only highlight.js's core and
- * the languages of documents and code kept in a repo are loaded, once per process, so a cold start
- * stays small (the full bundle registers ~190 languages). Its output is `<span class="hljs-…">`
- * around escaped text: class names only, so it needs no inline style under the CSP; the colours
- * are in the stylesheet (functions/web/assets.ts), for the light and the dark scheme.
+ * the languages of documents and code kept in a repo are loaded (highlighter.ts), once per
+ * process and at the first web page, not at start (the full bundle registers ~190 languages).
+ * Its output is `<span class="hljs-…">` around escaped text: class names only, so it needs no
+ * inline style under the CSP; the colours are in the stylesheet (functions/web/assets.ts), for
+ * the light and the dark scheme. These are the languages; highlighter.ts registers each.
  */
-const LANGUAGES = {
-  bash,
-  css,
-  diff,
-  dockerfile,
-  go,
-  ini,
-  javascript,
-  json,
-  makefile,
-  markdown,
-  python,
-  rust,
-  sql,
-  typescript,
-  xml,
-  yaml,
-};
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+const LANGUAGES = [
+  "bash",
+  "css",
+  "diff",
+  "dockerfile",
+  "go",
+  "ini",
+  "javascript",
+  "json",
+  "makefile",
+  "markdown",
+  "python",
+  "rust",
+  "sql",
+  "typescript",
+  "xml",
+  "yaml",
+] as const;
 
-export type Language = keyof typeof LANGUAGES;
+export type Language = (typeof LANGUAGES)[number];
+
+/** highlight.js and its languages, loaded before the first page (functions/web/routes.ts). */
+export const highlighter = preloaded(() => import("./highlighter.ts"));
 
 const BY_EXTENSION: Record<string, Language> = {
   sh: "bash",
@@ -146,7 +133,7 @@ export function highlightLines(text: string, language: Language | null): Html[] 
     return lines.split("\n").map((l) => trusted(escapeHtml(l)));
   // highlight.js escapes every character of the text it is given (& < > " '), and adds only its own
   // <span class="hljs-…"> tags, so its output is markup this service vouches for.
-  const markup = hljs.highlight(lines, { language, ignoreIllegals: true }).value;
+  const markup = highlighter.get().highlightMarkup(lines, language);
   return splitLines(markup).map(trusted);
 }
 

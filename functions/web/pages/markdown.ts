@@ -1,9 +1,16 @@
-import MarkdownIt from "markdown-it";
+import type { Token } from "markdown-it";
+import { preloaded } from "../../../shared/lazy.ts";
 import * as u from "../urls.ts";
 
-/** Markdown with raw HTML off: a `<script>` in a file is text, never markup. Links stay links. */
-const markdown = new MarkdownIt({ html: false, linkify: false });
-type Token = ReturnType<typeof markdown.parse>[number];
+/**
+ * Markdown with raw HTML off: a `<script>` in a file is text, never markup. Links stay links.
+ * Files and issues (mentions.ts) share it. markdown-it is imported before the first web page
+ * (functions/web/routes.ts), not at start: few requests render Markdown.
+ */
+export const markdownIt = preloaded(async () => {
+  const { default: Parser } = await import("markdown-it");
+  return new Parser({ html: false, linkify: false });
+});
 
 /** Where a Markdown file is being read: its relative links keep this branch and sequence. */
 export interface ReadingAt {
@@ -67,6 +74,7 @@ function rewriteLinks(tokens: Token[], where: ReadingAt): void {
 
 /** The file rendered, its relative links and images pointing into the repo at the same view. */
 export function renderMarkdown(text: string, where: ReadingAt): string {
+  const markdown = markdownIt.get();
   const env = {};
   const tokens = markdown.parse(text, env);
   rewriteLinks(tokens, where);

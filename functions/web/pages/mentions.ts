@@ -1,7 +1,8 @@
-import MarkdownIt from "markdown-it";
+import type { Token } from "markdown-it";
 import { mentionPattern } from "../../../shared/issues/mentions.ts";
 import { type Html, html, trusted } from "../html.ts";
 import * as u from "../urls.ts";
+import { markdownIt } from "./markdown.ts";
 
 /**
  * `#12` as a link to item 12 of the repo (docs/issues.md, "References"): the issue page, which
@@ -30,10 +31,6 @@ export const linkMentions = (repo: string, text: string): Html =>
   html`${pieces(text).map((p) =>
     "text" in p ? p.text : html`<a class="mention" href="${u.issueUrl(repo, p.number)}">#${p.number}</a>`,
   )}`;
-
-// Raw HTML off, as for files: a `<script>` in an issue is text. Links to outside stay links.
-const markdown = new MarkdownIt({ html: false, linkify: false });
-type Token = ReturnType<typeof markdown.parse>[number];
 
 /** Replaces the text tokens outside links with text and mention links. */
 function linkTokens(
@@ -70,8 +67,12 @@ function linkTokens(
   return out;
 }
 
-/** An issue's body or comment: Markdown, with its `#n` linked. */
+/**
+ * An issue's body or comment: Markdown, with its `#n` linked. Raw HTML off, as for files (the
+ * parser of markdown.ts): a `<script>` in an issue is text. Links to outside stay links.
+ */
 export function renderIssueMarkdown(repo: string, text: string): Html {
+  const markdown = markdownIt.get();
   const env = {};
   const tokens = markdown.parse(text, env);
   const Token = tokens[0]?.constructor as

@@ -17,8 +17,8 @@ ${owners.paths.map(
   (p) =>
     html`<tr class="path-owners"><td><code>${p.path}</code></td><td>${p.owners.join(", ")} <span class="muted">(${p.prefix}OWNERS)</span></td><td>${
       p.approved_by.length > 0
-        ? html`<span class="pass">✓ ${p.approved_by.join(", ")}</span>`
-        : html`<span class="fail">✗ waiting</span>`
+        ? html`<span class="pass">&check; ${p.approved_by.join(", ")}</span>`
+        : html`<span class="fail">&cross; waiting</span>`
     }</td></tr>`,
 )}</tbody></table>`
 }

@@ -61,7 +61,7 @@ export interface Refused {
 
 const when = timeTag;
 const passFail = (pass: boolean) =>
-  pass ? html`<span class="pass">✓ pass</span>` : html`<span class="fail">✗ fail</span>`;
+  pass ? html`<span class="pass">&check; pass</span>` : html`<span class="fail">&cross; fail</span>`;
 
 export async function branchesPage(
   ctx: AppContext,

@@ -83,11 +83,11 @@ function results(
 ): Html {
   const where = { branch: q.branch, at: view.at };
   const last = found.hits.at(-1);
-  return html`<section aria-labelledby="results-h"><h2 id="results-h">Files on ${q.branch} at sequence ${view.at} containing “${q.q}”</h2>
-${found.capped ? html`<p class="notice" id="search-capped">More than ${MAX_CANDIDATES.toLocaleString("en")} different texts in this repo contain “${q.q}”: these results come from ${MAX_CANDIDATES.toLocaleString("en")} of them. A longer search finds the rest.</p>` : ""}
+  return html`<section aria-labelledby="results-h"><h2 id="results-h">Files on ${q.branch} at sequence ${view.at} containing &ldquo;${q.q}&rdquo;</h2>
+${found.capped ? html`<p class="notice" id="search-capped">More than ${MAX_CANDIDATES.toLocaleString("en")} different texts in this repo contain &ldquo;${q.q}&rdquo;: these results come from ${MAX_CANDIDATES.toLocaleString("en")} of them. A longer search finds the rest.</p>` : ""}
 ${
   found.hits.length === 0
-    ? html`<p id="no-results">No ${q.after ? "more files" : "file"} on ${q.branch} at sequence ${view.at} contains “${q.q}”.</p>`
+    ? html`<p id="no-results">No ${q.after ? "more files" : "file"} on ${q.branch} at sequence ${view.at} contains &ldquo;${q.q}&rdquo;.</p>`
     : html`<ol class="search-results">${found.hits.map((hit) => fileHit(repo, where, hit))}</ol>`
 }
 <nav class="pager" aria-label="Pages">
@@ -143,7 +143,7 @@ ${
   found === null
     ? html`<p class="muted">Type part of a path: its letters in order are enough (<kbd>rdme</kbd> finds README.md).</p>`
     : found.paths.length === 0
-      ? html`<p id="no-paths">No path on ${q.branch} at sequence ${view.at} matches “${q.q}”.</p>`
+      ? html`<p id="no-paths">No path on ${q.branch} at sequence ${view.at} matches &ldquo;${q.q}&rdquo;.</p>`
       : html`<ol class="found-paths">${found.paths.map((path) => html`<li><a href="${u.fileUrl(name, path, where)}">${path}</a></li>`)}</ol>
 ${found.more ? html`<p class="muted">Only the best ${FINDER_LIMIT} are listed; type more to narrow them.</p>` : ""}`
 }

@@ -15,7 +15,7 @@ import * as u from "../urls.ts";
 export const setSecretForm = (repo: string, csrf: Html, typed: Typed = {}) =>
   html`<form method="post" action="${u.secretsUrl(repo)}" id="set-secret" autocomplete="off"><fieldset><legend>Set a secret</legend>${csrf}
 <label for="secret-name">Name</label><input id="secret-name" name="name" required maxlength="128" pattern="[A-Z_][A-Z0-9_]*" value="${typed["name"] ?? ""}" aria-describedby="secret-name-help">
-<p class="muted" id="secret-name-help">Like an environment variable: A–Z, 0–9 and _. Setting an existing name replaces its value.</p>
+<p class="muted" id="secret-name-help">Like an environment variable: A&ndash;Z, 0&ndash;9 and _. Setting an existing name replaces its value.</p>
 <label for="secret-value">Value</label><textarea id="secret-value" name="value" required rows="3" spellcheck="false" autocomplete="off" aria-describedby="secret-value-help"></textarea>
 <p class="muted" id="secret-value-help">At most ${String(MAX_SECRET_BYTES / 1024)} KiB. Encrypted when stored; no page or API shows it again.</p>
 <label for="secret-description">Description (optional)</label><input id="secret-description" name="description" maxlength="500" value="${typed["description"] ?? ""}">

@@ -41,7 +41,7 @@ function entriesOf(value: object): [string, unknown][] {
 /** One value as a tree, counting values against the budget. */
 function node(value: unknown, budget: { left: number }): Html {
   budget.left--;
-  if (budget.left < 0) return html`<span class="muted">…</span>`;
+  if (budget.left < 0) return html`<span class="muted">&hellip;</span>`;
   if (typeof value !== "object" || value === null || value instanceof Date) return scalar(value);
   const list = Array.isArray(value);
   const entries = entriesOf(value);

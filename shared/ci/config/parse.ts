@@ -10,26 +10,8 @@ import {
   parseDocument,
 } from "yaml";
 import type { z } from "zod";
+import { type ConfigError, MAX_CONFIG_BYTES } from "./file.ts";
 import { type CiConfig, ciFileSchema, isPlainObject, knownKeys } from "./schema.ts";
-
-/** Where the configuration lives on the branch under test. */
-export const CI_CONFIG_PATH = ".svc/ci.yaml";
-
-/**
- * The check run the scheduler posts, failed, when the file is invalid: no job is queued and the
- * author reads why in this run (see `describeConfigErrors`).
- */
-export const CONFIG_ERROR_CHECK = "ci/config";
-
-/** Largest file parsed; a configuration is a few hundred lines. */
-export const MAX_CONFIG_BYTES = 256 * 1024;
-
-/** One problem in the file; `line` and `column` are 1-based and point at the offending node. */
-export interface ConfigError {
-  message: string;
-  line?: number;
-  column?: number;
-}
 
 export type ParseCiConfigResult = { ok: true; config: CiConfig } | { ok: false; errors: ConfigError[] };
 
@@ -63,15 +45,6 @@ export function parseCiConfig(text: string): ParseCiConfigResult {
   for (const p of crossCheckProblems(data)) errors.push(located.at(p.path, `${where(p.path)}: ${p.message}`));
   if (errors.length > 0 || !parsed.success) return fail(errors);
   return { ok: true, config: parsed.data };
-}
-
-/** The errors as one text for the failed check run's log, one `path:line:column: message` per line. */
-export function describeConfigErrors(errors: readonly ConfigError[], path = CI_CONFIG_PATH): string {
-  return errors
-    .map((e) =>
-      e.line === undefined ? `${path}: ${e.message}` : `${path}:${e.line}:${e.column}: ${e.message}`,
-    )
-    .join("\n");
 }
 
 function fail(errors: ConfigError[]): ParseCiConfigResult {

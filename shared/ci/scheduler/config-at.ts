@@ -3,7 +3,7 @@ import type { BranchRow } from "../../branches/branches.ts";
 import { loadBody } from "../../commits/content.ts";
 import { fileInView, viewOf } from "../../commits/view.ts";
 import type { Queryable } from "../../db/pool.ts";
-import { CI_CONFIG_PATH, type ConfigError, MAX_CONFIG_BYTES, parseCiConfig } from "../config/parse.ts";
+import { CI_CONFIG_PATH, type ConfigError, MAX_CONFIG_BYTES } from "../config/file.ts";
 import type { CiConfig } from "../config/schema.ts";
 
 /** What `.svc/ci.yaml` says on the branch under test at one sequence. */
@@ -35,14 +35,15 @@ export async function configAt(
   const known = parsed.get(key);
   if (known) return known;
   const body = await loadBody(db, blobs, repoId, version.content_sha256);
-  const result = parseBody(body);
+  const result = await parseBody(body);
   const oldest = parsed.keys().next();
   if (parsed.size >= PARSED_MAX && !oldest.done) parsed.delete(oldest.value);
   parsed.set(key, result);
   return result;
 }
 
-function parseBody(body: Buffer): ConfigAt {
+/** Imports the parser at the first file it reads (shared/ci/config/file.ts says why). */
+async function parseBody(body: Buffer): Promise<ConfigAt> {
   if (body.length > MAX_CONFIG_BYTES)
     return {
       kind: "invalid",
@@ -52,6 +53,7 @@ function parseBody(body: Buffer): ConfigAt {
         },
       ],
     };
+  const { parseCiConfig } = await import("../config/parse.ts");
   const result = parseCiConfig(body.toString("utf8"));
   return result.ok ? { kind: "valid", config: result.config } : { kind: "invalid", errors: result.errors };
 }

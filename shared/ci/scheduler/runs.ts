@@ -4,8 +4,8 @@ import { reportCheck } from "../../checks/checks.ts";
 import type { AppContext } from "../../context.ts";
 import { withTx } from "../../db/tx.ts";
 import { DomainError } from "../../errors.ts";
-import { CONFIG_ERROR_CHECK, describeConfigErrors } from "../config/parse.ts";
-import { type CiDelivery, checksToRun, type TriggerType, triggersFor } from "../config/triggers.ts";
+import { CONFIG_ERROR_CHECK, describeConfigErrors } from "../config/file.ts";
+import type { CiDelivery, TriggerType } from "../config/triggers.ts";
 import { storeLog } from "../jobs/logs.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { configAt } from "./config-at.ts";
@@ -49,6 +49,8 @@ export async function requestRuns(ctx: AppContext, req: RunRequest): Promise<Run
     const problems = describeConfigErrors(config.errors);
     return { kind: "invalid", jobId: await reportInvalidConfig(ctx, req, problems) };
   }
+  // Loaded with the parser, which a valid configuration has already loaded (config-at.ts).
+  const { checksToRun, triggersFor } = await import("../config/triggers.ts");
   const now = ctx.clock.now();
   const jobs = await withTx(ctx.pool, async (tx) => {
     const queued: { id: string; trigger_type: TriggerType }[] = [];

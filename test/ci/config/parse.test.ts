@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type ConfigError,
-  describeConfigErrors,
-  MAX_CONFIG_BYTES,
-  parseCiConfig,
-} from "../../../shared/ci/config/parse.ts";
+import { type ConfigError, describeConfigErrors, MAX_CONFIG_BYTES } from "../../../shared/ci/config/file.ts";
+import { parseCiConfig } from "../../../shared/ci/config/parse.ts";
 import { type CiConfig, type CiOn, MAX_CHECKS, MAX_SCHEDULES } from "../../../shared/ci/config/schema.ts";
 
 /** Joins lines, so that a test's YAML reads with its line numbers obvious. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { IfEvent } from "../../../shared/ci/config/expression.ts";
-import { describeConfigErrors, parseCiConfig } from "../../../shared/ci/config/parse.ts";
+import { describeConfigErrors } from "../../../shared/ci/config/file.ts";
+import { parseCiConfig } from "../../../shared/ci/config/parse.ts";
 import type { CiConfig } from "../../../shared/ci/config/schema.ts";
 import { type CiDelivery, checksToRun, triggersFor } from "../../../shared/ci/config/triggers.ts";
 
