@@ -5,6 +5,7 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { BlobStore } from "../blobs/store.ts";
 import { prepared, type Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/tx.ts";
+import type { DecodedBytes, DecodedContents } from "../http/large-json.ts";
 import { searchableText } from "../search/search.ts";
 
 /** A file body ready to store: its bytes, SHA-256 and how it is classified. */
@@ -58,7 +59,7 @@ const DECODE_STEP_CHARS = 4 * 1024 * 1024;
  * served between the steps: decoding a 24 MiB file in one go held the event loop for as long as
  * the whole of it took. A body of one step (most) is decoded without yielding.
  */
-export async function bodyFromBase64(filePath: string, base64: string, contentType?: string): Promise<Body> {
+async function bodyFromBase64(filePath: string, base64: string, contentType?: string): Promise<Body> {
   const data = Buffer.allocUnsafe((base64.length / 4) * 3);
   const hash = createHash("sha256");
   let length = 0;
@@ -69,14 +70,27 @@ export async function bodyFromBase64(filePath: string, base64: string, contentTy
     length += written;
   }
   // Only the bytes written: padding makes the decoded length up to 2 bytes shorter than allocated.
-  const bytes = data.subarray(0, length);
-  const binary = isBinary(bytes);
-  return {
-    data: bytes,
-    sha256: hash.digest(),
-    binary,
-    contentType: contentTypeFor(filePath, binary, contentType),
-  };
+  return classified(filePath, { data: data.subarray(0, length), sha256: hash.digest() }, contentType);
+}
+
+/**
+ * A file change's body: the bytes `decoded` holds for its content when it is a placeholder of a
+ * value decoded as the request was parsed (shared/http/large-json.ts), else decoded from `base64`.
+ */
+export async function bodyOfContent(
+  filePath: string,
+  base64: string,
+  contentType: string | undefined,
+  decoded: DecodedContents,
+): Promise<Body> {
+  const done = decoded.get(base64);
+  return done ? classified(filePath, done, contentType) : bodyFromBase64(filePath, base64, contentType);
+}
+
+/** Decoded bytes with their hash, classified as binary or text, and their content type. */
+function classified(filePath: string, bytes: DecodedBytes, contentType?: string): Body {
+  const binary = isBinary(bytes.data);
+  return { ...bytes, binary, contentType: contentTypeFor(filePath, binary, contentType) };
 }
 
 /** The blob store key of a body: content-addressed within its repo. */
