@@ -4,6 +4,11 @@ import { bodyText } from "./text.ts";
 
 /** A string value at least this many bytes long is lifted out of the text that JSON.parse reads. */
 const LIFT_FROM_BYTES = 64 * 1024;
+/**
+ * A standard base64 value this long is lifted too when some key is decoded: a 500-file commit of
+ * 4 KiB files is 2.7 MiB of them, which would otherwise be held as text, strings and bytes.
+ */
+const LIFT_BASE64_FROM_BYTES = 1024;
 /** Base64 characters decoded per step (a multiple of 4), with other requests served in between. */
 const DECODE_STEP_CHARS = 1024 * 1024;
 
@@ -72,7 +77,7 @@ export async function parseDecodingBase64(
 
 function lift(body: Buffer, base64Keys: ReadonlySet<string>): Lifted {
   const pending = new Map<string, Span>();
-  const spans = longPlainStrings(body);
+  const spans = longPlainStrings(body, base64Keys.size > 0 ? LIFT_BASE64_FROM_BYTES : LIFT_FROM_BYTES);
   if (spans.length === 0) return { value: JSON.parse(bodyText(body)), pending };
   const prefix = `quire-lifted-${randomUUID()}-`;
   const pieces: Buffer[] = [];
@@ -134,22 +139,24 @@ async function decodeInPlace(body: Buffer, span: Span): Promise<DecodedBytes> {
 }
 
 /**
- * The characters (between the quotes) of each string token of at least LIFT_FROM_BYTES that holds
- * only printable ASCII and no escape, so that its value is exactly its bytes, and that is not an
- * object key (a key stays in the text, where an unknown one is named in the refusal). A quote
- * outside a string can only open one in valid JSON; in invalid JSON a misread span is harmless,
- * since one valid string token stands in for another and the error elsewhere remains.
+ * The characters (between the quotes) of each string token of at least LIFT_FROM_BYTES (standard
+ * base64: `base64From`) that holds only printable ASCII and no escape, so that its value is
+ * exactly its bytes, and that is not an object key (a key stays in the text, where an unknown one
+ * is named in the refusal). A quote outside a string can only open one in valid JSON; in invalid
+ * JSON a misread span is harmless, since one valid string token stands in for another and the
+ * error elsewhere remains.
  */
-function longPlainStrings(body: Buffer): Span[] {
+function longPlainStrings(body: Buffer, base64From: number): Span[] {
   const spans: Span[] = [];
   let at = body.indexOf(QUOTE);
   while (at !== -1) {
     const close = closingQuote(body, at);
     if (close === -1) break;
     const start = at + 1;
-    if (close - start >= LIFT_FROM_BYTES && !isKey(body, close)) {
+    if (close - start >= base64From && !isKey(body, close)) {
       const kind = plainKind(body, start, close);
-      if (kind !== "other") spans.push({ start, end: close, base64: kind === "base64" });
+      if (kind === "base64" || (kind === "plain" && close - start >= LIFT_FROM_BYTES))
+        spans.push({ start, end: close, base64: kind === "base64" });
     }
     at = body.indexOf(QUOTE, close + 1);
   }

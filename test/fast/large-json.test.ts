@@ -116,6 +116,21 @@ describe("decoding a large body's base64 contents in its own bytes", () => {
     expect(decodedGood?.data.equals(files[0] ?? Buffer.alloc(0))).toBe(true);
   });
 
+  it("decodes base64 contents from 1 KiB up, and leaves shorter ones and other fields strings", async () => {
+    const small = Array.from({ length: 400 }, (_, i) => randomBytes(3000 + i));
+    const short = randomBytes(700).toString("base64");
+    const message = randomBytes(3000).toString("base64");
+    const body = commit([...small.map((f) => f.toString("base64")), short], { message });
+    const { value, decoded } = await parseDecodingBase64(Buffer.from(body), new Set(["content"]));
+    const parsed = value as { message: string; files: { content: string }[] };
+    expect(parsed.message).toBe(message);
+    expect(parsed.files.at(-1)?.content).toBe(short);
+    expect(decoded.size).toBe(small.length);
+    small.forEach((file, i) => {
+      expect(decoded.get(parsed.files[i]?.content ?? "")?.data.equals(file)).toBe(true);
+    });
+  });
+
   it("gives what JSON.parse gives when no key is decoded, and the same errors", async () => {
     const body = commit(files.map((f) => f.toString("base64")));
     expect((await parseDecodingBase64(Buffer.from(body), new Set())).value).toEqual(plain(body));
