@@ -1,5 +1,4 @@
 import http from "node:http";
-import { setImmediate } from "node:timers/promises";
 import type { RawReply, Send, StrictApi } from "../cli/client/index.ts";
 import { errorBodyOf, QuireApiError, strictApi, typedApi } from "../cli/client/index.ts";
 
@@ -16,8 +15,6 @@ export interface QuireClient extends StrictApi {
 
 // A request that takes this long means the server is stuck; fail it rather than hang the run.
 const REQUEST_TIMEOUT_MS = 60_000;
-/** A body above this size is serialized before its request takes a socket (keepAliveSend). */
-const LARGE_PAYLOAD_BYTES = 1_048_576;
 
 /**
  * A client for `baseUrl`, which must be on 127.0.0.1: the bench only ever talks to the server it
@@ -44,13 +41,9 @@ function keepAliveSend(baseUrl: string): Send {
   if (base.hostname !== "127.0.0.1")
     throw new Error(`the bench only talks to 127.0.0.1, not ${base.hostname}`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  return async (method, path, init) => {
-    const payload = init.body === undefined ? undefined : Buffer.from(init.body);
-    // Serializing a large body holds this process's event loop: on a busy machine for longer than
-    // the server's keep-alive timeout, and a socket it closed meanwhile, not yet seen closed, was
-    // then given the request (EPIPE). A turn of the loop first lets the agent see the close.
-    if (payload && payload.length > LARGE_PAYLOAD_BYTES) await setImmediate();
-    return new Promise<RawReply>((resolve, reject) => {
+  return (method, path, init) =>
+    new Promise<RawReply>((resolve, reject) => {
+      const payload = init.body === undefined ? undefined : Buffer.from(init.body);
       const headers: http.OutgoingHttpHeaders = { ...init.headers };
       if (payload) headers["content-length"] = payload.length;
       const req = http.request(
@@ -69,7 +62,6 @@ function keepAliveSend(baseUrl: string): Send {
       req.on("error", reject);
       req.end(payload);
     });
-  };
 }
 
 /** JSON bodies parsed, anything else (bytes routes, plain-text errors) kept as text. */
