@@ -18,8 +18,14 @@ export interface PhaseRecord {
   cpuSeconds: { client: number; server: number; postgres: number };
   /** CPU time of processes outside the bench's tree, as a share of all CPUs over the phase. */
   othersCpuShare: number;
-  /** The server's VmHWM when the phase ended, to see which phase raised it. */
+  /**
+   * The server's peak RSS during the phase: VmHWM at its end, reset at its start (where the kernel
+   * allows it: else the high-water mark of the run so far, and `peakOfPhase` is false).
+   */
   peakRssMiB: number;
+  /** VmHWM right before that reset: the peak since the previous phase's start, the gap between included. */
+  peakBeforeMiB: number;
+  peakOfPhase: boolean;
 }
 
 export const sentBy = (r: LoadResult) => r.warmup + r.requests + r.errors;
@@ -40,6 +46,8 @@ export function phaseRunner(server: QuireProcess) {
     );
   async function run<T>(name: string, work: () => Promise<T>, requests?: (result: T) => number): Promise<T> {
     await checkpoint(server.databaseUrl);
+    const peakBeforeMiB = (await server.memory()).peakKiB / 1024;
+    const peakOfPhase = await server.resetPeak();
     const before = await sample();
     const start = performance.now();
     const result = await work();
@@ -54,6 +62,8 @@ export function phaseRunner(server: QuireProcess) {
       cpuSeconds,
       othersCpuShare: othersShare,
       peakRssMiB: (await server.memory()).peakKiB / 1024,
+      peakBeforeMiB,
+      peakOfPhase,
     });
     return result;
   }

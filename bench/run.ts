@@ -22,6 +22,7 @@ import {
   ciRowsOf,
   cpuTable,
   eventRowsOf,
+  LARGE_FILES_PHASE,
   machineLine,
   markdownTable,
   type RepoBuild,
@@ -175,7 +176,7 @@ async function measureAll(server: QuireProcess, plan: Plan, loadAtStart: number)
   });
   const events = await measureEvents(server, q, phases, plan);
   const ci = await measureCi(server, q, ciRepo, plan.ci, phases.run);
-  const largeFiles = await phases.run("large files", () => measureLargeFiles(server));
+  const largeFiles = await phases.run(LARGE_FILES_PHASE, () => measureLargeFiles(server));
   const baselineEnd = await phases.run(
     "baseline again",
     () => measureBaseline(server.databaseUrl, plan.baseline),
@@ -228,8 +229,8 @@ async function runAlone(name: string, quick: boolean): Promise<number> {
  * The archive phase resets VmHWM to measure its own peak, so the run's peak is the highest VmHWM
  * read after any phase (each phase records it as it ends), or at the end.
  */
-function runPeakMiB(endPeakKiB: number, records: { peakRssMiB: number }[]): number {
-  return Math.max(endPeakKiB / 1024, ...records.map((r) => r.peakRssMiB));
+function runPeakMiB(endPeakKiB: number, records: { peakRssMiB: number; peakBeforeMiB: number }[]): number {
+  return Math.max(endPeakKiB / 1024, ...records.flatMap((r) => [r.peakRssMiB, r.peakBeforeMiB]));
 }
 
 /** A read fixture: the tree in bulk commits, the edits (a phase of their own), then the branch. */

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -33,6 +33,8 @@ export interface QuireProcess {
   loopDelay(): Promise<LoopDelay | undefined>;
   /** Current and peak (VmHWM) resident memory of the server process, in KiB. */
   memory(): Promise<{ rssKiB: number; peakKiB: number }>;
+  /** Resets VmHWM to the current RSS (Linux clear_refs "5"); false where the kernel does not allow it. */
+  resetPeak(): Promise<boolean>;
   /** Stops the server and its PostgreSQL and deletes the temp dir; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -145,6 +147,7 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
     ...(workerToken ? { workerToken } : {}),
     loopDelay: async () => (probeFile ? readLoopDelay(pid, probeFile) : undefined),
     memory: () => memoryOf(pid),
+    resetPeak: () => resetPeakOf(pid),
     stop,
   };
   running.push(server); // before waiting: a Ctrl-C during startup must stop it too
@@ -244,6 +247,15 @@ async function memoryOf(pid: number): Promise<{ rssKiB: number; peakKiB: number 
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
   return { rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM") };
+}
+
+async function resetPeakOf(pid: number): Promise<boolean> {
+  try {
+    await writeFile(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function onlyOnce(fn: () => Promise<void>): () => Promise<void> {

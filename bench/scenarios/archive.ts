@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import { createGunzip } from "node:zlib";
 import { extract } from "tar-stream";
@@ -186,7 +185,7 @@ async function fetchArchive(
   path: string,
   opts: { countEntries: boolean },
 ): Promise<Fetched> {
-  const hwmReset = await resetPeak(server.pid);
+  const hwmReset = await server.resetPeak();
   const before = await server.memory();
   let sampledPeak = before.rssKiB;
   let sampling = true;
@@ -245,16 +244,6 @@ async function fetchArchive(
     peakKiB,
     peakSource: hwmReset ? "hwm" : "sampled",
   };
-}
-
-/** Resets the process's VmHWM to its current RSS (Linux clear_refs "5"); false where not allowed. */
-async function resetPeak(pid: number): Promise<boolean> {
-  try {
-    await writeFile(`/proc/${pid}/clear_refs`, "5");
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const kib = (k: number) => `${(k / 1024).toFixed(1)} MiB`;

@@ -29,6 +29,17 @@ interface Timed {
   mbps: number;
 }
 
+/** How far some 30 MiB commits raised the server's peak RSS (VmHWM, reset right before them). */
+export interface PeakRise {
+  commits: number;
+  /** MiB of each commit's body (its base64 content; the JSON around it is a few bytes). */
+  bodyMiB: number;
+  rssBeforeMiB: number;
+  peakMiB: number;
+  /** False where the kernel does not let VmHWM be reset: the rise is then not measured. */
+  measured: boolean;
+}
+
 export interface LargeFilesResult {
   fileBytes: number;
   pgInsert: Timed;
@@ -36,7 +47,12 @@ export interface LargeFilesResult {
   read: Timed & { pause: LoopDelay };
   archive: Timed & { pause: LoopDelay };
   concurrent: { commits: number; fileBytes: number; seconds: number; mbps: number; pause: LoopDelay };
+  /** One 30 MiB commit alone, then the concurrent ones. */
+  memory: { alone: PeakRise; concurrent: PeakRise };
 }
+
+/** What a commit of a 30 MiB body may add to the server's peak, in bodies (issue 22). */
+export const COMMIT_PEAK_PER_BODY_TARGET = 2.5;
 
 const ORG = "large-files";
 
@@ -65,11 +81,40 @@ export async function measureLargeFiles(server: QuireProcess): Promise<LargeFile
   );
   // A client of its own: the keep-alive sockets of the first may have idled past the server's
   // keep-alive timeout during the archive phase, and a 30 MiB write on one it is closing fails.
-  const concurrent = await paused(server, () => concurrentCommits(quireClient(server.url), repo));
+  const fresh = quireClient(server.url);
+  const alone = await peakRise(server, 1, () =>
+    commitFile(fresh, repo, "big/alone.bin", randomBytes(CONCURRENT_FILE_BYTES)),
+  );
+  const atOnce = await peakRise(server, CONCURRENT_COMMITS, () =>
+    paused(server, () => concurrentCommits(fresh, repo)),
+  );
+  const concurrent = atOnce.result;
   progress(
     `large files: ${CONCURRENT_COMMITS} concurrent commits in ${ms(concurrent.seconds)}, longest pause ${concurrent.pause.maxMs.toFixed(0)} ms`,
   );
-  return { fileBytes: LARGE_FILE_BYTES, pgInsert, commit, read, archive, concurrent };
+  const memory = { alone: alone.rise, concurrent: atOnce.rise };
+  return { fileBytes: LARGE_FILE_BYTES, pgInsert, commit, read, archive, concurrent, memory };
+}
+
+/** `work` (`commits` commits of a 30 MiB body) with how far it raised the server's peak RSS. */
+async function peakRise<T>(
+  server: QuireProcess,
+  commits: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; rise: PeakRise }> {
+  const measured = await server.resetPeak();
+  const before = await server.memory();
+  const result = await work();
+  const after = await server.memory();
+  const bodyMiB = (Math.ceil(CONCURRENT_FILE_BYTES / 3) * 4) / MiB;
+  const rise = {
+    commits,
+    bodyMiB,
+    rssBeforeMiB: before.rssKiB / 1024,
+    peakMiB: after.peakKiB / 1024,
+    measured,
+  };
+  return { result, rise };
 }
 
 /** `work` with the server's longest event-loop pause while it ran. */
@@ -185,5 +230,24 @@ export function largeFileRows(r: LargeFilesResult): Row[] {
       result: `${ms(c.seconds)} for all, ${c.mbps.toFixed(0)} MB/s; ${pauseText(c.pause)}`,
       errors: 0,
     },
+    peakRow(r.memory.alone),
+    peakRow(r.memory.concurrent),
   ];
+}
+
+/** The rise of the server's peak RSS over its RSS before the commits, per body. */
+function peakRow(p: PeakRise): Row {
+  const what = p.commits === 1 ? "one commit" : `${p.commits} commits at once`;
+  const scenario = `Large files: server peak RSS (VmHWM), ${what} of a ${p.bodyMiB.toFixed(0)} MiB body`;
+  if (!p.measured) return { scenario, result: "not measured: VmHWM cannot be reset here", errors: 0 };
+  const perBody = (p.peakMiB - p.rssBeforeMiB) / p.commits / p.bodyMiB;
+  return {
+    scenario,
+    result: `${p.rssBeforeMiB.toFixed(0)} MiB before, ${p.peakMiB.toFixed(0)} MiB peak`,
+    ratio: perBody,
+    ratioOf: "body size, per commit (the rise of the peak)",
+    target: `<= ${COMMIT_PEAK_PER_BODY_TARGET}x`,
+    met: perBody <= COMMIT_PEAK_PER_BODY_TARGET,
+    errors: 0,
+  };
 }

@@ -62,15 +62,18 @@ SELECT b.name FROM commits c JOIN branches b ON b.id = c.branch_id WHERE c.repo_
 -- shared/commits/content.ts
 
 -- content_insert_batch (prepared)
-WITH stored AS (
+WITH sent AS (
+  SELECT s.sha256, s.size, s.blob_key, s.searchable,
+    CASE WHEN s.at IS NOT NULL THEN substring($4::bytea FROM s.at + 1 FOR s.size::int) END AS data
+  FROM unnest($2::bytea[], $3::bigint[], $5::text[], $6::boolean[], $7::int[])
+    AS s (sha256, size, blob_key, searchable, at)
+), stored AS (
   INSERT INTO contents (repo_id, sha256, size, data, blob_key)
-  SELECT $1, s.sha256, s.size, s.data, s.blob_key
-  FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
+  SELECT $1, sha256, size, CASE WHEN blob_key IS NULL THEN data END, blob_key FROM sent
   ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size
 )
 INSERT INTO search_texts (repo_id, sha256, body)
-SELECT $1, s.sha256, s.body FROM unnest($2::bytea[], $6::text[]) AS s (sha256, body)
-WHERE s.body IS NOT NULL
+SELECT $1, sha256, convert_from(data, 'UTF8') FROM sent WHERE searchable
 ON CONFLICT (repo_id, sha256) DO NOTHING;
 
 -- content_select

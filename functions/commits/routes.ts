@@ -29,10 +29,11 @@ export const commitRoutes = [
       "Commit file changes to a branch (main needs maintainer); a commit that changes nothing is 409 EMPTY_COMMIT",
     etag: "branch-head",
     body: commitRequest,
+    base64Fields: ["content"],
     // A new commit is answered as `GET commit/{sequence}` answers it (docs/api.md).
     responses: { 201: commitResponse },
-    handler: async ({ ctx, actor, repo, body, headers }) =>
-      created(await createCommit(ctx, actor, repo, body, parseIfMatch(headers))),
+    handler: async ({ ctx, actor, repo, body, headers, decoded }) =>
+      created(await createCommit(ctx, actor, repo, body, parseIfMatch(headers), decoded)),
   }),
   route({
     method: "GET",

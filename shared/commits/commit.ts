@@ -7,7 +7,8 @@ import { firstRowOf, prepared, type Queryable } from "../db/pool.ts";
 import { type Tx, withTx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { type IfMatch, requireIfMatch } from "../http/conditional.ts";
-import { bodyFromBase64, insertBodies, uploadLargeBodies, versionId } from "./content.ts";
+import { type DecodedContents, NO_DECODED } from "../http/large-json.ts";
+import { bodyOfContent, insertBodies, uploadLargeBodies, versionId } from "./content.ts";
 import { filesInView, type View, viewOf } from "./view.ts";
 import { type Allocated, type WrittenChange, writeCommitRows } from "./write.ts";
 
@@ -95,8 +96,9 @@ function requireExpectedHead(branch: BranchRow, expected: number | undefined): v
  * caller. `If-Match` (the branch head's entity tag) is checked under the branch lock, like
  * `expected_head_sequence`. Committing to `main` needs maintainer; other branches need writer; the branch must be
  * active. Bodies above the blob threshold are uploaded before the transaction (they are
- * content-addressed, so one left behind by a rollback is harmless). Answers the spec's Commit
- * record, as `GET commit/{sequence}` would.
+ * content-addressed, so one left behind by a rollback is harmless). A content that was decoded as
+ * the request's body was parsed is a placeholder that `decoded` maps to its bytes. Answers the
+ * spec's Commit record, as `GET commit/{sequence}` would.
  */
 export async function createCommit(
   ctx: AppContext,
@@ -104,6 +106,7 @@ export async function createCommit(
   access: RepoAccess,
   input: CommitRequest,
   ifMatch?: IfMatch,
+  decoded: DecodedContents = NO_DECODED,
 ): Promise<CommitRecord> {
   if (input.branch === MAIN && !atLeast(access.role, "maintainer"))
     fail("FORBIDDEN", "committing to 'main' needs the maintainer role");
@@ -111,7 +114,7 @@ export async function createCommit(
   for (const f of input.files)
     files.push({
       path: f.path,
-      body: f.content == null ? null : await bodyFromBase64(f.path, f.content, f.content_type),
+      body: f.content == null ? null : await bodyOfContent(f.path, f.content, f.content_type, decoded),
     });
   const bodies = files.flatMap((f) => (f.body ? [f.body] : []));
   const threshold = ctx.config.SVC_BLOB_THRESHOLD_BYTES;

@@ -5,7 +5,8 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { BlobStore } from "../blobs/store.ts";
 import { prepared, type Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/tx.ts";
-import { searchableText } from "../search/search.ts";
+import type { DecodedBytes, DecodedContents } from "../http/large-json.ts";
+import { isSearchable } from "../search/search.ts";
 
 /** A file body ready to store: its bytes, SHA-256 and how it is classified. */
 export interface Body {
@@ -58,7 +59,7 @@ const DECODE_STEP_CHARS = 4 * 1024 * 1024;
  * served between the steps: decoding a 24 MiB file in one go held the event loop for as long as
  * the whole of it took. A body of one step (most) is decoded without yielding.
  */
-export async function bodyFromBase64(filePath: string, base64: string, contentType?: string): Promise<Body> {
+async function bodyFromBase64(filePath: string, base64: string, contentType?: string): Promise<Body> {
   const data = Buffer.allocUnsafe((base64.length / 4) * 3);
   const hash = createHash("sha256");
   let length = 0;
@@ -69,34 +70,54 @@ export async function bodyFromBase64(filePath: string, base64: string, contentTy
     length += written;
   }
   // Only the bytes written: padding makes the decoded length up to 2 bytes shorter than allocated.
-  const bytes = data.subarray(0, length);
-  const binary = isBinary(bytes);
-  return {
-    data: bytes,
-    sha256: hash.digest(),
-    binary,
-    contentType: contentTypeFor(filePath, binary, contentType),
-  };
+  return classified(filePath, { data: data.subarray(0, length), sha256: hash.digest() }, contentType);
+}
+
+/**
+ * A file change's body: the bytes `decoded` holds for its content when it is a placeholder of a
+ * value decoded as the request was parsed (shared/http/large-json.ts), else decoded from `base64`.
+ */
+export async function bodyOfContent(
+  filePath: string,
+  base64: string,
+  contentType: string | undefined,
+  decoded: DecodedContents,
+): Promise<Body> {
+  const done = decoded.get(base64);
+  return done ? classified(filePath, done, contentType) : bodyFromBase64(filePath, base64, contentType);
+}
+
+/** Decoded bytes with their hash, classified as binary or text, and their content type. */
+function classified(filePath: string, bytes: DecodedBytes, contentType?: string): Body {
+  const binary = isBinary(bytes.data);
+  return { ...bytes, binary, contentType: contentTypeFor(filePath, binary, contentType) };
 }
 
 /** The blob store key of a body: content-addressed within its repo. */
 export const blobKey = (repoId: number, sha256: Buffer) => `repos/${repoId}/${sha256.toString("hex")}`;
 
-// With the text of each searchable body ($6, null for the others) indexed for search in the same
-// statement (docs/search.md): one round trip, not two. The foreign key of search_texts is checked
-// at the end of the statement, when the contents rows are there.
+// The bytes of the bodies stored inline or indexed for search go as one bytea ($4), each at its
+// offset ($7; null for a body sent as neither): bytea[] and text[] parameters are sent as text, so
+// a 500-file commit of 4 KiB files became 4 MiB of hex and 2 MiB of escaped text on top of its
+// bytes (docs/benchmarks.md, "Where the memory goes"); one bytea parameter goes as it is. The text
+// of each searchable body ($6) is indexed for search in the same statement (docs/search.md): one
+// round trip, not two; it is UTF-8 (isSearchable), so convert_from reads it as Node would. The
+// foreign key of search_texts is checked at the end of the statement, when the contents rows are there.
 const content_insert_batch = prepared(
   "content_insert_batch",
   `
-  WITH stored AS (
+  WITH sent AS (
+    SELECT s.sha256, s.size, s.blob_key, s.searchable,
+      CASE WHEN s.at IS NOT NULL THEN substring($4::bytea FROM s.at + 1 FOR s.size::int) END AS data
+    FROM unnest($2::bytea[], $3::bigint[], $5::text[], $6::boolean[], $7::int[])
+      AS s (sha256, size, blob_key, searchable, at)
+  ), stored AS (
     INSERT INTO contents (repo_id, sha256, size, data, blob_key)
-    SELECT $1, s.sha256, s.size, s.data, s.blob_key
-    FROM unnest($2::bytea[], $3::bigint[], $4::bytea[], $5::text[]) AS s (sha256, size, data, blob_key)
+    SELECT $1, sha256, size, CASE WHEN blob_key IS NULL THEN data END, blob_key FROM sent
     ON CONFLICT (repo_id, sha256) DO UPDATE SET size = excluded.size
   )
   INSERT INTO search_texts (repo_id, sha256, body)
-  SELECT $1, s.sha256, s.body FROM unnest($2::bytea[], $6::text[]) AS s (sha256, body)
-  WHERE s.body IS NOT NULL
+  SELECT $1, sha256, convert_from(data, 'UTF8') FROM sent WHERE searchable
   ON CONFLICT (repo_id, sha256) DO NOTHING`,
 );
 
@@ -117,7 +138,7 @@ export async function uploadLargeBodies(
 
 /**
  * Records the bodies (inline, or by blob key above the threshold); identical bytes are stored once,
- * and the text of each is indexed for search (`searchableText`).
+ * and the text of each is indexed for search (`isSearchable`).
  * A body that is already stored is updated in place (to itself) so that its row is locked until
  * this commit ends: purge skips locked rows, so it cannot remove content a commit is about to use.
  */
@@ -129,14 +150,23 @@ export async function insertBodies(tx: Tx, repoId: number, bodies: Body[], thres
   );
   if (distinct.length === 0) return;
   const large = (b: Body) => b.data.length > threshold;
+  const searchable = distinct.map(isSearchable);
+  const sent = distinct.map((b, i) => !large(b) || searchable[i]);
+  let at = 0;
+  const offsets = distinct.map((b, i) => {
+    if (!sent[i]) return null;
+    at += b.data.length;
+    return at - b.data.length;
+  });
   await tx.query(
     content_insert_batch([
       repoId,
       distinct.map((b) => b.sha256),
       distinct.map((b) => b.data.length),
-      distinct.map((b) => (large(b) ? null : b.data)),
+      Buffer.concat(distinct.filter((_, i) => sent[i]).map((b) => b.data)),
       distinct.map((b) => (large(b) ? blobKey(repoId, b.sha256) : null)),
-      distinct.map(searchableText),
+      searchable,
+      offsets,
     ]),
   );
 }

@@ -3,8 +3,13 @@ import type { Reply } from "../http/route.ts";
 
 /** Bodies larger than this are sent by fileJsonStream rather than one JSON.stringify. */
 export const STREAM_FILE_ABOVE_BYTES = 1_048_576;
-/** Bytes encoded per step: a multiple of 3, so each step's base64 has no padding inside. */
-const ENCODE_STEP_BYTES = 3 * 1024 * 1024;
+/**
+ * Bytes encoded per step: a multiple of 3, so each step's base64 has no padding inside, and small
+ * enough that each step's string lives and dies in V8's young generation: 3 MiB steps made 4 MiB
+ * strings in the large-object space, and the read of a 22.5 MiB file raised the peak by up to
+ * 74 MiB before a full collection freed them (docs/benchmarks.md, "A commit held once").
+ */
+const ENCODE_STEP_BYTES = 48 * 1024;
 
 /**
  * The file object `{path, content, content_type, version_id}` of a large body as a stream of the

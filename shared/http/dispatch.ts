@@ -12,7 +12,12 @@ import { repoGone, runInRepo } from "../repos/guard.ts";
 import { admit } from "./access.ts";
 import { refuseUnevaluatedPreconditions } from "./conditional.ts";
 import { idempotently, principalOf } from "./idempotency.ts";
-import { parseLiftingLongStrings } from "./large-json.ts";
+import {
+  type DecodedContents,
+  NO_DECODED,
+  parseDecodingBase64,
+  parseLiftingLongStrings,
+} from "./large-json.ts";
 import { matchPath, matchSegments, patternSegments, segmentsOf } from "./match.ts";
 import { requireDeclaredReply } from "./responses.ts";
 import type { AnyRoute, Reply } from "./route.ts";
@@ -116,23 +121,36 @@ function parsePathParams(route: AnyRoute, params: Record<string, string>): unkno
 const YIELD_ABOVE_BYTES = 1_048_576;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** A parsed body, with the base64 values decoded as it was parsed (large-json.ts). */
+interface ParsedBody {
+  value: unknown;
+  decoded: DecodedContents;
+}
+
 /**
  * The body as JSON; one that is not UTF-8 is refused, not read with U+FFFD in place of its bad
  * bytes. Parsing a 27 MiB commit body takes a sizeable fraction of a second, so a large body gives
- * other requests a turn after it. A large body is parsed without its whole text (large-json.ts).
+ * other requests a turn after it. A large body is parsed without its whole text (large-json.ts),
+ * and its long base64 values under `base64Fields` are decoded in its own bytes.
  */
-async function parseJsonBody(body: Buffer | undefined, json?: unknown): Promise<unknown> {
-  if (body === undefined || body.length === 0) return undefined;
+async function parseJsonBody(
+  body: Buffer | undefined,
+  json: unknown,
+  base64Fields: readonly string[] | undefined,
+): Promise<ParsedBody> {
+  if (body === undefined || body.length === 0) return { value: undefined, decoded: NO_DECODED };
   if (json !== undefined) {
     // The framework read bad bytes as U+FFFD; Quire refuses them, and checking needs no copy.
     if (!isUtf8(body)) throw new DomainError("MALFORMED_JSON", "the request body is not valid UTF-8");
-    return json;
+    return { value: json, decoded: NO_DECODED };
   }
   const large = body.length > YIELD_ABOVE_BYTES;
-  let parsed: unknown;
+  let parsed: ParsedBody;
   try {
     // A large body's long strings (file contents) are read from its bytes, not from its whole text.
-    parsed = large ? parseLiftingLongStrings(body) : JSON.parse(bodyText(body));
+    if (!large) parsed = { value: JSON.parse(bodyText(body)), decoded: NO_DECODED };
+    else if (base64Fields) parsed = await parseDecodingBase64(body, new Set(base64Fields));
+    else parsed = { value: parseLiftingLongStrings(body), decoded: NO_DECODED };
   } catch (err) {
     if (err instanceof DomainError) throw err;
     throw new DomainError("MALFORMED_JSON", `the request body is not valid JSON: ${(err as Error).message}`);
@@ -247,9 +265,10 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
         refuseUnevaluatedPreconditions(route.method, raw.headers, route.etag === "branch-head");
         const query = parseWith(route.query ?? noFields, queryOf(url.search), "query");
         const pathParams = parsePathParams(route, params);
-        const body = route.body
-          ? parseWith(route.body, (await parseJsonBody(raw.body, raw.json)) ?? {}, "body")
-          : undefined;
+        const parsed = route.body
+          ? await parseJsonBody(raw.body, raw.json, route.base64Fields)
+          : { value: undefined, decoded: NO_DECODED };
+        const body = route.body ? parseWith(route.body, parsed.value ?? {}, "body") : undefined;
         const granted = (await admission.grant()) as { repo?: RepoAccess };
         workedIn = granted.repo?.repo;
         const log = ctx.log.child({ request_id: requestId });
@@ -263,6 +282,7 @@ export function createDispatcher(ctx: AppContext, routes: readonly AnyRoute[]) {
             log,
             headers: raw.headers,
             rawBody: raw.body,
+            decoded: parsed.decoded,
             ...granted,
           } as Parameters<AnyRoute["handler"]>[0]);
         const answer = workedIn ? await runInRepo(workedIn, handle) : await handle();

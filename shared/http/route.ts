@@ -8,6 +8,7 @@ import type { WorkerIdentity } from "../ci/worker/index.ts";
 import type { AppContext } from "../context.ts";
 import type { DomainError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import type { DecodedContents } from "./large-json.ts";
 import type { Responses } from "./responses.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -103,8 +104,13 @@ export interface Call<P, Q, B> {
   log: Logger;
   /** The request headers, for a route that reads one (Last-Event-ID, a signature). */
   headers: IncomingHttpHeaders;
-  /** The body as received, for signatures over its exact bytes and for non-JSON uploads. */
+  /**
+   * The body as received, for signatures over its exact bytes and for non-JSON uploads. A route
+   * with `base64Fields` gets a large body's bytes partly overwritten by the decoded values.
+   */
   rawBody: Buffer | undefined;
+  /** The values of `base64Fields` decoded as a large body was parsed, by their placeholders in `body`. */
+  decoded: DecodedContents;
 }
 
 /** `cookies`: whole `Set-Cookie` values, one header each (shared/auth/cookies.ts). */
@@ -147,6 +153,13 @@ export interface Route<
   params?: PS;
   query?: QS;
   body?: BS;
+  /**
+   * Keys whose values the handler decodes as base64 (a commit's `content`). In a large body, each
+   * long one is decoded in the body's own bytes as it is parsed and stands in `body` as a
+   * placeholder that `call.decoded` maps to the bytes (shared/http/large-json.ts), so that the
+   * content is never held as a string too.
+   */
+  base64Fields?: readonly string[];
   /** What it answers on success, by status (shared/http/responses.ts); errors are `{code, error}`. */
   responses: Responses;
   handler: (call: Call<Out<PS>, Out<QS>, Out<BS>> & Granted<A>) => Promise<Reply>;

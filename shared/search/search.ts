@@ -44,13 +44,12 @@ const containing = (text: string) => `%${likeLiteral(text)}%`;
 const subsequence = (text: string) => `%${[...text].map(likeLiteral).join("%")}%`;
 
 /**
- * The text of a body as search indexes it (in the commit's transaction, by `insertBodies`), or null
- * for a body it leaves out: binary, above MAX_INDEXED_BYTES, or holding a NUL byte (which
- * PostgreSQL's text cannot hold; `isBinary` looks for NUL in the first 8,000 bytes only).
+ * Whether search indexes a body's text (in the commit's transaction, by `insertBodies`): not when
+ * it is binary (so not UTF-8), above MAX_INDEXED_BYTES, or holds a NUL byte (which PostgreSQL's
+ * text cannot hold; `isBinary` looks for NUL in the first 8,000 bytes only).
  */
-export function searchableText(body: Body): string | null {
-  if (body.binary || body.data.length > MAX_INDEXED_BYTES || body.data.includes(0)) return null;
-  return body.data.toString("utf8");
+export function isSearchable(body: Body): boolean {
+  return !body.binary && body.data.length <= MAX_INDEXED_BYTES && !body.data.includes(0);
 }
 
 // $7 the term as a literal regular expression (`***=`, matched case-insensitively by ~*, which

@@ -65,6 +65,31 @@ describe("a file as large as the body limit allows", () => {
     expect(tree.body.entries[0]).toMatchObject({ path: "big/prose.md", binary: false });
   });
 
+  it("files of a large body decoded as it is parsed: padded, repeated and beside small ones, read back identical", async () => {
+    // Over 1 MiB of body, each long content (64 KiB or more) decoded in the body's own bytes.
+    const one = randomBytes(400_001);
+    const two = randomBytes(400_002);
+    const text = "a line of markdown\n".repeat(5_000);
+    const files = { "pad/one.bin": one, "pad/two.bin": two, "pad/again.bin": one, "pad/text.md": text };
+    const seq = await commit(fx, "main", { ...files, "pad/small.md": "small" });
+    const res = await api(fx.client).get("/repos/:repo*/-/commit/:sequence", {
+      params: { repo: fx.repo, sequence: String(seq) },
+    });
+    expectOk(res, 200);
+    for (const [path, data] of Object.entries(files)) {
+      const read = await readBack(path);
+      expect(read.bytes.equals(Buffer.from(data))).toBe(true);
+      expect(res.body.files.find((f) => f.path === path)?.version_id).toBe(sha256hex(Buffer.from(data)));
+    }
+    expect((await readBack("pad/text.md")).bytes.toString("utf8")).toBe(text);
+    const tree = await api(fx.client).get("/repos/:repo*/-/tree", {
+      params: { repo: fx.repo },
+      query: { after: "pad/small.md", limit: "1" },
+    });
+    expectOk(tree, 200);
+    expect(tree.body.entries[0]).toMatchObject({ path: "pad/text.md", binary: false });
+  });
+
   it("base64 that is invalid only near the end of a large body: 400 INVALID_CONTENT, nothing written", async () => {
     const content = `${b64(randomBytes(6 * 1024 * 1024)).slice(0, -8)}-AAAAAAA`;
     const res = await api(fx.client).post("/repos/:repo*/-/commit", {

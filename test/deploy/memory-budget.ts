@@ -8,7 +8,8 @@
 export const REPOS_STARTED_MIB = 128;
 /**
  * What one request of a 30 MiB commit body and the read of its file add to that peak, with three
- * such requests at once: measured 84-85 MiB a request since a large JSON body is read before the
+ * such requests at once: measured 59 MiB a request since the contents are decoded in the body's own
+ * bytes (shared/http/large-json.ts), 84-85 MiB since a large JSON body is read before the
  * Functions Framework's parsers and parsed from its bytes (functions/large-bodies.ts); 119-133 MiB
  * while the framework held it as bytes, text and parsed JSON, 150-161 MiB while Quire parsed it a
  * second time. The bound fails a build in which the framework parses large bodies again.
