@@ -127,7 +127,7 @@ class NodeMerger {
       const pair = this.#pair(bp, op, tp);
       if (pair) out.items.push(pair);
     }
-    return out;
+    return emptyAsFlow(out);
   }
 
   #pair(bp: Pair | undefined, op: Pair | undefined, tp: Pair | undefined): Pair | undefined {
@@ -163,7 +163,7 @@ class NodeMerger {
       const item = this.merge(b.get(id) ?? ABSENT, o.get(id) ?? ABSENT, t.get(id) ?? ABSENT);
       if (item !== ABSENT) out.items.push(item);
     }
-    return out;
+    return emptyAsFlow(out);
   }
 }
 
@@ -183,6 +183,15 @@ function pairsOf(map: YAMLMap | undefined): Map<string, Pair> {
  */
 function lookOf<T extends YAMLMap | YAMLSeq>(base: T | undefined, ours: T, theirs: T): T {
   return [base, ours, theirs].find((c): c is T => c !== undefined && c.items.length > 0) ?? ours;
+}
+
+/**
+ * A collection the merge emptied is written `{}` or `[]` after its key, as YAML writes any empty
+ * one: a block collection with no items would put its `{}` on a line of its own.
+ */
+function emptyAsFlow<T extends YAMLMap | YAMLSeq>(collection: T): T {
+  if (collection.items.length === 0) collection.flow = true;
+  return collection;
 }
 
 /** A merged collection is written as ours is: flow or block, its tag, anchor and comments. */
