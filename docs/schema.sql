@@ -26,12 +26,16 @@ DECLARE
   made bigint;
 BEGIN
   SELECT last_sequence INTO size FROM repos WHERE id = repo FOR UPDATE;
-  DELETE FROM tlog_nodes WHERE repo_id = repo;
+  DELETE FROM tlog_nodes WHERE repo_id = repo AND level > 0;
+  DELETE FROM tlog_nodes n USING commits c
+  WHERE n.repo_id = repo AND n.level = 0 AND c.repo_id = repo AND c.sequence = n.idx + 1;
+  -- Every leaf as a row while the levels are built; those of existing commits go again below.
   INSERT INTO tlog_nodes (repo_id, level, idx, hash)
   SELECT repo, 0, s.seq - 1,
          sha256('\x00'::bytea || coalesce(decode(c.hash, 'hex'), decode(repeat('00', 32), 'hex')))
   FROM generate_series(1::bigint, size) AS s (seq)
-  LEFT JOIN commits c ON c.repo_id = repo AND c.sequence = s.seq;
+  LEFT JOIN commits c ON c.repo_id = repo AND c.sequence = s.seq
+  ON CONFLICT (repo_id, level, idx) DO NOTHING;
   LOOP
     INSERT INTO tlog_nodes (repo_id, level, idx, hash)
     SELECT repo, lvl + 1, l.idx / 2, sha256('\x01'::bytea || l.hash || r.hash)
@@ -42,12 +46,9 @@ BEGIN
     EXIT WHEN made = 0;
     lvl := lvl + 1;
   END LOOP;
-  UPDATE repos SET tlog_frontier = ARRAY(
-    SELECT n.hash FROM generate_series(62, 0, -1) AS k
-    JOIN tlog_nodes n ON n.repo_id = repo AND n.level = k AND n.idx = (size >> k) - 1
-    WHERE (size >> k) & 1 = 1
-    ORDER BY k DESC)
-  WHERE id = repo;
+  DELETE FROM tlog_nodes WHERE repo_id = repo AND level BETWEEN 1 AND 3;
+  DELETE FROM tlog_nodes n USING commits c
+  WHERE n.repo_id = repo AND n.level = 0 AND c.repo_id = repo AND c.sequence = n.idx + 1;
 END $function$
 ;
 
@@ -539,7 +540,6 @@ CREATE TABLE public.repos (
   created_at timestamp with time zone DEFAULT now() NOT NULL,
   created_by text NOT NULL,
   last_sequence bigint DEFAULT 0 NOT NULL,
-  tlog_frontier bytea[] DEFAULT '{}'::bytea[] NOT NULL,
   CONSTRAINT repos_name_key UNIQUE (name),
   CONSTRAINT repos_pkey PRIMARY KEY (id),
   CONSTRAINT repos_owner_fkey FOREIGN KEY (owner) REFERENCES orgs(name)

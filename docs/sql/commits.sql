@@ -36,8 +36,8 @@ WITH branch AS (SELECT id, name, head_sequence, base_sequence, status, draft, he
 next AS (
   UPDATE repos SET last_sequence = last_sequence + 1
   WHERE id = $1 AND EXISTS (SELECT 1 FROM branch WHERE status = 'active')
-  RETURNING last_sequence, date_trunc('milliseconds', clock_timestamp()) AS allocated_at, tlog_frontier)
-SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at, next.tlog_frontier
+  RETURNING last_sequence, date_trunc('milliseconds', clock_timestamp()) AS allocated_at)
+SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at
 FROM branch LEFT JOIN next ON true;
 
 -- shared/commits/compare.ts
@@ -244,7 +244,7 @@ WHERE v.content_sha256 IS NOT NULL;
 
 -- next_sequence (prepared as repo_next_sequence)
 UPDATE repos SET last_sequence = last_sequence + 1 WHERE id = $1
-RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at, tlog_frontier;
+RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at;
 
 -- commit_insert (prepared)
 WITH
@@ -257,11 +257,9 @@ changes AS (
   FROM unnest($9::text[], $10::bytea[], $11::text[], $12::boolean[]) AS c (path, sha256, content_type, is_binary)),
 head AS (
   UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3),
-leaf AS (
+log AS (
   INSERT INTO tlog_nodes (repo_id, level, idx, hash)
-  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
-frontier AS (
-  UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1) SELECT 1;
+  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)) SELECT 1;
 
 -- commit_insert_announced (prepared)
 WITH
@@ -274,11 +272,9 @@ changes AS (
   FROM unnest($9::text[], $10::bytea[], $11::text[], $12::boolean[]) AS c (path, sha256, content_type, is_binary)),
 head AS (
   UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3),
-leaf AS (
+log AS (
   INSERT INTO tlog_nodes (repo_id, level, idx, hash)
-  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
-frontier AS (
-  UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1), ${eventCtes(17)} SELECT 1;
+  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)), ${eventCtes(16)} SELECT 1;
 
 -- commit_insert_if_changed (prepared)
 WITH
@@ -291,21 +287,19 @@ changes AS (
   FROM unnest($9::text[], $10::bytea[], $11::text[], $12::boolean[]) AS c (path, sha256, content_type, is_binary)),
 head AS (
   UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3),
-leaf AS (
+log AS (
   INSERT INTO tlog_nodes (repo_id, level, idx, hash)
-  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
-frontier AS (
-  UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1), ${eventCtes(17)}, 
+  SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)), ${eventCtes(16)}, 
 changed AS (
   SELECT EXISTS (
     SELECT 1 FROM unnest($9::text[], $10::bytea[], $11::text[]) AS w (path, sha256, content_type)
     LEFT JOIN ${newestChangeInView(
       {
         branch: "$3",
-        at: "$23::bigint",
-        parent: "$24::bigint",
-        parentAt: "$25::bigint",
-        ownFrom: "$26::bigint",
+        at: "$22::bigint",
+        parent: "$23::bigint",
+        parentAt: "$24::bigint",
+        ownFrom: "$25::bigint",
       },
       "w.path",
     )} ON true

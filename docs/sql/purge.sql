@@ -12,6 +12,12 @@ WHERE b.repo_id = $1 AND b.status IN ('merged', 'abandoned')
 ORDER BY b.name
 FOR UPDATE OF b;
 
+-- purged_leaves_keep
+INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+SELECT repo_id, 0, sequence - 1, sha256('\x00'::bytea || decode(hash, 'hex'))
+FROM commits WHERE branch_id = ANY ($1::bigint[])
+ON CONFLICT (repo_id, level, idx) DO NOTHING;
+
 -- commits_delete
 DELETE FROM commits WHERE branch_id = ANY ($1::bigint[]);
 

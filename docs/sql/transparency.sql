@@ -12,12 +12,17 @@ RETURNING size;
 
 -- shared/transparency/log.ts
 
--- tlog_head (prepared)
-SELECT last_sequence AS size, tlog_frontier AS frontier FROM repos WHERE id = $1;
+-- tlog_size (prepared)
+SELECT last_sequence AS size FROM repos WHERE id = $1;
 
 -- tlog_nodes_read (prepared)
 SELECT want.i::int AS i,
-       (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx) AS hash
+       CASE WHEN want.level = 0 THEN coalesce(
+         (SELECT sha256('\x00'::bytea || decode(c.hash, 'hex')) FROM commits c
+          WHERE c.repo_id = $1 AND c.sequence = want.idx + 1),
+         (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = 0 AND n.idx = want.idx))
+       ELSE (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx)
+       END AS hash
 FROM unnest($2::smallint[], $3::bigint[]) WITH ORDINALITY AS want (level, idx, i);
 
 -- tlog_cosignature_lines (prepared)

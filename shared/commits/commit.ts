@@ -51,15 +51,15 @@ async function requireDeletedPathsExist(tx: Queryable, view: View, paths: string
 // Lock order as everywhere: the branch row (in the EXISTS), then the repo's counter row.
 const branch_lock_and_allocate = prepared<
   // No sequence is taken (null) when the branch is not active.
-  BranchRow & { allocated_sequence: number | null; allocated_at: Date | null; tlog_frontier: Buffer[] | null }
+  BranchRow & { allocated_sequence: number | null; allocated_at: Date | null }
 >(
   "branch_lock_and_allocate",
   `WITH branch AS (SELECT ${branch_columns} FROM branches WHERE repo_id = $1 AND name = $2 FOR UPDATE),
    next AS (
      UPDATE repos SET last_sequence = last_sequence + 1
      WHERE id = $1 AND EXISTS (SELECT 1 FROM branch WHERE status = 'active')
-     RETURNING last_sequence, date_trunc('milliseconds', clock_timestamp()) AS allocated_at, tlog_frontier)
-   SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at, next.tlog_frontier
+     RETURNING last_sequence, date_trunc('milliseconds', clock_timestamp()) AS allocated_at)
+   SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at
    FROM branch LEFT JOIN next ON true`,
 );
 
@@ -70,11 +70,11 @@ async function lockBranchAndAllocate(
 ): Promise<{ branch: BranchRow; allocated: Allocated }> {
   const row = await firstRowOf(tx, branch_lock_and_allocate([repoId, name]));
   if (!row) fail("BRANCH_NOT_FOUND", `branch '${name}' not found`);
-  const { allocated_sequence, allocated_at, tlog_frontier, ...branch } = row;
+  const { allocated_sequence, allocated_at, ...branch } = row;
   requireActive(branch);
-  if (allocated_sequence === null || allocated_at === null || tlog_frontier === null)
+  if (allocated_sequence === null || allocated_at === null)
     throw new Error(`active branch '${name}' was given no sequence`);
-  return { branch, allocated: { sequence: allocated_sequence, created_at: allocated_at, tlog_frontier } };
+  return { branch, allocated: { sequence: allocated_sequence, created_at: allocated_at } };
 }
 
 /**

@@ -5,7 +5,8 @@ import type { Tx } from "../db/tx.ts";
 import { fail } from "../errors.ts";
 import { wakeDeliverers } from "../events/notify.ts";
 import { cloudEvent, eventCtes, eventValues } from "../events/record.ts";
-import { appendLeaf } from "../transparency/merkle.ts";
+import { nodeReader } from "../transparency/log.ts";
+import { nodesCompletedBy } from "../transparency/merkle.ts";
 import { commitHash } from "./hash.ts";
 import { newestChangeInView, type View } from "./view.ts";
 
@@ -17,14 +18,10 @@ export interface WrittenChange {
   binary: boolean;
 }
 
-/**
- * A commit's place: its sequence and time, allocated from the repo's counter, and the right edge
- * of the repo's transparency log before it (read from the row the bump locks: see 0017).
- */
+/** A commit's place: its sequence and time, allocated from the repo's counter. */
 export interface Allocated {
   sequence: number;
   created_at: Date;
-  tlog_frontier: Buffer[];
 }
 
 // Bumped while the branch row is already locked: sequences are gap-free (a rollback undoes the
@@ -32,7 +29,7 @@ export interface Allocated {
 // to one repo serialize from here on: what follows is kept to one statement.
 const next_sequence = `
   UPDATE repos SET last_sequence = last_sequence + 1 WHERE id = $1
-  RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at, tlog_frontier`;
+  RETURNING last_sequence AS sequence, date_trunc('milliseconds', clock_timestamp()) AS created_at`;
 const repo_next_sequence = prepared<Allocated>("repo_next_sequence", next_sequence);
 
 const commit_ctes = `
@@ -45,22 +42,20 @@ const commit_ctes = `
     FROM unnest($9::text[], $10::bytea[], $11::text[], $12::boolean[]) AS c (path, sha256, content_type, is_binary)),
   head AS (
     UPDATE branches SET head_sequence = $2, head_hash = $8, updated_at = now() WHERE id = $3),
-  leaf AS (
+  log AS (
     INSERT INTO tlog_nodes (repo_id, level, idx, hash)
-    SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash)),
-  frontier AS (
-    UPDATE repos SET tlog_frontier = $16::bytea[] WHERE id = $1)`;
-// The commit row, its file changes, the new branch head, its leaf in the repo's transparency log
-// with the log's new right edge and (unless silent) its event with the event's outbox rows: one
-// statement, so one round trip while the locks are held. A commit without its leaf, or a leaf
-// without its commit, cannot happen: they are one statement of one transaction.
+    SELECT $1, n.level, n.idx, n.hash FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) AS n (level, idx, hash))`;
+// The commit row, its file changes, the new branch head, the transparency log's nodes it completes
+// (none for 15 commits of 16: its leaf is its own hash, see merkle.ts) and (unless silent) its
+// event with the event's outbox rows: one statement, so one round trip while the locks are held.
+// A commit is its leaf, and the nodes it completes are written in the same statement.
 const commit_insert = prepared("commit_insert", `WITH ${commit_ctes} SELECT 1`);
 const commit_insert_announced = prepared(
   "commit_insert_announced",
-  `WITH ${commit_ctes}, ${eventCtes(17)} SELECT 1`,
+  `WITH ${commit_ctes}, ${eventCtes(16)} SELECT 1`,
 );
 
-// Whether the commit changes anything in the view at the head it is written on ($23 to $26: the
+// Whether the commit changes anything in the view at the head it is written on ($22 to $25: the
 // head, the parent, its `at` and the branch's own_from; $3 is the branch, $9 to $11 the changes):
 // a deletion does (the path was checked to exist), and so does a write whose newest version differs
 // in bytes or type. EXISTS stops at the first such file, the first one in the usual commit. The
@@ -73,10 +68,10 @@ const changed_cte = `
       LEFT JOIN ${newestChangeInView(
         {
           branch: "$3",
-          at: "$23::bigint",
-          parent: "$24::bigint",
-          parentAt: "$25::bigint",
-          ownFrom: "$26::bigint",
+          at: "$22::bigint",
+          parent: "$23::bigint",
+          parentAt: "$24::bigint",
+          ownFrom: "$25::bigint",
         },
         "w.path",
       )} ON true
@@ -87,7 +82,7 @@ const changed_cte = `
 // them back. This saves the round trip a lookup before the write took while the branch lock was held.
 const commit_insert_if_changed = prepared<{ changed: boolean }>(
   "commit_insert_if_changed",
-  `WITH ${commit_ctes}, ${eventCtes(17)}, ${changed_cte} SELECT changed FROM changed`,
+  `WITH ${commit_ctes}, ${eventCtes(16)}, ${changed_cte} SELECT changed FROM changed`,
 );
 
 /** Takes the repo's next sequence; the caller holds the branch row's lock. */
@@ -131,7 +126,7 @@ function eventOf(
   return eventValues(cloudEvent("com.svc.commit.created", data, scope), scope);
 }
 
-/** The view's values in changed_cte's order ($23 to $26). */
+/** The view's values in changed_cte's order ($22 to $25). */
 const headView = (v: View): unknown[] => [v.at, v.parentId, v.parentAt, v.ownFrom];
 
 /** Refuses a commit that would change nothing, as git does; its transaction rolls back what it wrote. */
@@ -162,7 +157,7 @@ export async function writeCommitRows(
     announce?: boolean;
     unlessUnchangedIn?: View;
   },
-  { sequence, created_at, tlog_frontier }: Allocated,
+  { sequence, created_at }: Allocated,
 ): Promise<number> {
   refuseUnwritable(commit.changes);
   const hash = commitHash({
@@ -175,8 +170,9 @@ export async function writeCommitRows(
     createdAt: created_at.toISOString(),
     files: commit.changes.map((c) => ({ path: c.path, sha256: c.sha256 ? c.sha256.toString("hex") : "" })),
   });
-  // Leaf i is commit i + 1: sequences are gap-free and allocated under the repo row's lock.
-  const log = appendLeaf(tlog_frontier, sequence - 1, Buffer.from(hash, "hex"));
+  // Leaf i is commit i + 1: sequences are gap-free and allocated under the repo row's lock, so the
+  // leaves and nodes it completes are all committed and visible to this statement's snapshot.
+  const log = await nodesCompletedBy(sequence - 1, Buffer.from(hash, "hex"), nodeReader(tx, repo.id));
   const values = [
     repo.id,
     sequence,
@@ -190,10 +186,9 @@ export async function writeCommitRows(
     commit.changes.map((c) => c.sha256),
     commit.changes.map((c) => c.contentType),
     commit.changes.map((c) => c.binary),
-    log.nodes.map((n) => n.level),
-    log.nodes.map((n) => n.idx),
-    log.nodes.map((n) => n.hash),
-    log.frontier,
+    log.map((n) => n.level),
+    log.map((n) => n.idx),
+    log.map((n) => n.hash),
   ];
   if (commit.announce === false) {
     await tx.query(commit_insert(values));

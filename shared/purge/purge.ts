@@ -27,6 +27,13 @@ const purgeable_branches_select = `
                     WHERE r.repo_id = $1 AND c.branch_id = b.id)
   ORDER BY b.name
   FOR UPDATE OF b`;
+// A leaf of the transparency log is its commit's hash: the commit goes, its leaf stays, so proofs
+// given before the purge still verify (docs/verifiable-history.md, "Purge keeps the leaves").
+const purged_leaves_keep = `
+  INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+  SELECT repo_id, 0, sequence - 1, sha256('\\x00'::bytea || decode(hash, 'hex'))
+  FROM commits WHERE branch_id = ANY ($1::bigint[])
+  ON CONFLICT (repo_id, level, idx) DO NOTHING`;
 const commits_delete = `DELETE FROM commits WHERE branch_id = ANY ($1::bigint[])`;
 const file_changes_delete = `DELETE FROM file_changes WHERE branch_id = ANY ($1::bigint[])`;
 const branches_delete = `DELETE FROM branches WHERE id = ANY ($1::bigint[])`;
@@ -43,6 +50,7 @@ const orphan_contents_delete = `
 async function purgeInTx(tx: Tx, repoId: number, cutoff: Date) {
   const { rows: branches } = await tx.query(purgeable_branches_select, [repoId, cutoff]);
   const ids = branches.map((b) => b.id);
+  await tx.query(purged_leaves_keep, [ids]);
   const commits = await tx.query(commits_delete, [ids]);
   const changes = await tx.query(file_changes_delete, [ids]);
   await tx.query(branches_delete, [ids]);

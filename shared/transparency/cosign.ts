@@ -125,7 +125,7 @@ export async function addCosignature(
 
 /** The checkpoint text the log signs for the repo's tree of `size` leaves, or null beyond its size. */
 async function signedText(ctx: CosignContext, repo: RepoRow, size: number): Promise<string | null> {
-  const current = (await treeSize(ctx.pool, repo.id)).size;
+  const current = await treeSize(ctx.pool, repo.id);
   if (size > current) return null;
   const root = await rootAt(ctx.pool, repo.id, size);
   return checkpointText({ origin: logOrigin(ctx, repo.name), size, root });

@@ -8,9 +8,10 @@ import {
   consistencyPlan,
   EMPTY_ROOT,
   inclusionPlan,
+  type NodeReader,
   type ProofPlan,
   proofFrom,
-  rootOf,
+  resolveNodes,
   rootPlan,
 } from "./merkle.ts";
 import { checkpointText, signatureLine, verifierKey } from "./note.ts";
@@ -34,22 +35,41 @@ export async function publishedLogKey(ctx: Omit<LogContext, "pool">): Promise<st
   return verifierKey(logKeyName(ctx), await ctx.logSigner.publicKey());
 }
 
-// The committed size and right edge: last_sequence and tlog_frontier change in one transaction.
-const tlog_head = prepared<{ size: number; frontier: Buffer[] }>(
-  "tlog_head",
-  "SELECT last_sequence AS size, tlog_frontier AS frontier FROM repos WHERE id = $1",
+// The committed size of the log: leaf i is the commit with sequence i + 1, and sequences have no gaps.
+const tlog_size = prepared<{ size: number }>(
+  "tlog_size",
+  "SELECT last_sequence AS size FROM repos WHERE id = $1",
 );
 
-// The nodes of a proof: one primary-key probe each, O(log n) of them however long the history.
-// A scalar subquery per wanted node rather than a join, so that each node is one index probe
-// whatever the planner guesses of the array's length: with the join, proofs on the bench's
-// million-commit repo took about 25 ms at p50 where a checkpoint took 5 (docs/verifiable-history.md).
+// Stored hashes: one primary-key probe each, O(log n) of them however long the history. A leaf
+// (level 0) is its commit's hash, or the leaf row purge kept when it removed the commit (0022);
+// the stored levels are in tlog_nodes. A scalar subquery per wanted node rather than a join, so
+// that each is one index probe whatever the planner guesses of the array's length: with the join,
+// proofs on the bench's million-commit repo took about 25 ms at p50 (docs/verifiable-history.md).
 const tlog_nodes_read = prepared<{ i: number; hash: Buffer | null }>(
   "tlog_nodes_read",
   `SELECT want.i::int AS i,
-          (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx) AS hash
+          CASE WHEN want.level = 0 THEN coalesce(
+            (SELECT sha256('\\x00'::bytea || decode(c.hash, 'hex')) FROM commits c
+             WHERE c.repo_id = $1 AND c.sequence = want.idx + 1),
+            (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = 0 AND n.idx = want.idx))
+          ELSE (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx)
+          END AS hash
    FROM unnest($2::smallint[], $3::bigint[]) WITH ORDINALITY AS want (level, idx, i)`,
 );
+
+/** Reads a repo's stored hashes (merkle.ts, NodeReader): leaves and the stored levels. */
+export const nodeReader =
+  (db: Queryable, repoId: number): NodeReader =>
+  async (refs) => {
+    const { rows } = await db.query(
+      tlog_nodes_read([repoId, refs.map((n) => n.level), refs.map((n) => n.idx)]),
+    );
+    return rows.map((row) => {
+      if (!row.hash) throw new Error(`the log has no node ${JSON.stringify(refs[row.i - 1])}`);
+      return row.hash;
+    });
+  };
 
 // Witnesses' signature lines for one tree size (shared/transparency/cosign.ts), in a stable order.
 const tlog_cosignature_lines = prepared<{ line: string }>(
@@ -57,21 +77,16 @@ const tlog_cosignature_lines = prepared<{ line: string }>(
   "SELECT line FROM tlog_cosignatures WHERE repo_id = $1 AND size = $2 ORDER BY witness_key",
 );
 
-export async function treeSize(db: Queryable, repoId: number): Promise<{ size: number; frontier: Buffer[] }> {
-  const head = await firstRowOf(db, tlog_head([repoId]));
+export async function treeSize(db: Queryable, repoId: number): Promise<number> {
+  const head = await firstRowOf(db, tlog_size([repoId]));
   if (!head) fail("REPO_NOT_FOUND", "repo not found");
-  return head;
+  return head.size;
 }
 
 /** Reads a plan's nodes and folds them into the proof's hashes. */
 async function readProof(db: Queryable, repoId: number, plan: ProofPlan): Promise<Buffer[]> {
   if (plan.nodes.length === 0) return [];
-  const { rows } = await db.query(
-    tlog_nodes_read([repoId, plan.nodes.map((n) => n.level), plan.nodes.map((n) => n.idx)]),
-  );
-  const hashes: Buffer[] = [];
-  for (const row of rows) if (row.hash) hashes[row.i - 1] = row.hash;
-  return proofFrom(plan, hashes);
+  return proofFrom(plan, await resolveNodes(plan.nodes, nodeReader(db, repoId)));
 }
 
 /**
@@ -80,8 +95,12 @@ async function readProof(db: Queryable, repoId: number, plan: ProofPlan): Promis
  * "Witnesses"). Ed25519 is deterministic, so every instance serves the same bytes for the same tree.
  */
 export async function signedCheckpoint(ctx: LogContext, repo: RepoRow): Promise<string> {
-  const { size, frontier } = await treeSize(ctx.pool, repo.id);
-  const text = checkpointText({ origin: logOrigin(ctx, repo.name), size, root: rootOf(frontier) });
+  const size = await treeSize(ctx.pool, repo.id);
+  const text = checkpointText({
+    origin: logOrigin(ctx, repo.name),
+    size,
+    root: await rootAt(ctx.pool, repo.id, size),
+  });
   const [publicKey, signature, cosignatures] = await Promise.all([
     ctx.logSigner.publicKey(),
     ctx.logSigner.sign(Buffer.from(text)),
@@ -113,7 +132,7 @@ export async function inclusionProof(
 ): Promise<{ leaf_index: number; tree_size: number; hashes: string[] }> {
   if (q.sequence < 1 || q.sequence > q.size)
     fail("SEQUENCE_OUT_OF_RANGE", `sequence must be from 1 to size (${q.size}), not ${q.sequence}`);
-  requireTreeSize(q.size, (await treeSize(pool, repo.id)).size, "size");
+  requireTreeSize(q.size, await treeSize(pool, repo.id), "size");
   const hashes = await readProof(pool, repo.id, inclusionPlan(q.sequence - 1, q.size));
   return { leaf_index: q.sequence - 1, tree_size: q.size, hashes: b64(hashes) };
 }
@@ -126,7 +145,7 @@ export async function consistencyProof(
 ): Promise<{ from: number; to: number; hashes: string[] }> {
   if (q.from < 1 || q.from > q.to)
     fail("SEQUENCE_OUT_OF_RANGE", `from must be from 1 to 'to' (${q.to}), not ${q.from}`);
-  requireTreeSize(q.to, (await treeSize(pool, repo.id)).size, "to");
+  requireTreeSize(q.to, await treeSize(pool, repo.id), "to");
   const hashes = await readProof(pool, repo.id, consistencyPlan(q.from, q.to));
   return { from: q.from, to: q.to, hashes: b64(hashes) };
 }

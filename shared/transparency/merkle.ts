@@ -64,39 +64,75 @@ export function foldRight(hashes: Buffer[]): Buffer {
 /** The hash of the empty tree: SHA-256 of nothing. */
 export const EMPTY_ROOT = createHash("sha256").digest();
 
-/** The root of a tree whose right edge (largest subtree first) is `frontier`. */
-export const rootOf = (frontier: Buffer[]): Buffer =>
-  frontier.length === 0 ? EMPTY_ROOT : foldRight(frontier);
+/**
+ * Nodes below this level are never stored. A leaf is its commit's own hash (read from the commit
+ * row, or from the leaf row purge keeps), and the commit that completes a block of
+ * 2^STORED_FROM_LEVEL leaves stores the block's node and every larger subtree it completes: 15 of
+ * 16 commits write nothing for the log, and a proof hashes at most a block or two of leaves
+ * (docs/verifiable-history.md, "How the log is stored").
+ */
+export const STORED_FROM_LEVEL = 4;
+const BLOCK = 2 ** STORED_FROM_LEVEL;
 
-/** The nodes of a tree of `size` leaves' right edge, largest first: one per bit set in `size`. */
-export function frontierRefs(size: number): NodeRef[] {
-  return blocksOf(0, size);
+/**
+ * Reads stored hashes, one per ref and in their order: level 0 gives leaf hashes, levels from
+ * STORED_FROM_LEVEL the stored nodes. A ref it cannot find is a broken log: it throws.
+ */
+export type NodeReader = (refs: NodeRef[]) => Promise<Buffer[]>;
+
+const keyOf = (ref: NodeRef) => `${ref.level}/${ref.idx}`;
+
+/** The leaves under a node, as level-0 refs. */
+const leavesUnder = (ref: NodeRef): NodeRef[] =>
+  Array.from({ length: 2 ** ref.level }, (_, k) => ({ level: 0, idx: ref.idx * 2 ** ref.level + k }));
+
+/** A complete subtree's hash from its leaf hashes (a power of two of them), pairwise upwards. */
+function subtreeOf(leafHashes: Buffer[]): Buffer {
+  let row = leafHashes;
+  while (row.length > 1)
+    row = Array.from({ length: row.length / 2 }, (_, k) =>
+      nodeHash(row[2 * k] as Buffer, row[2 * k + 1] as Buffer),
+    );
+  return row[0] as Buffer;
 }
 
 /**
- * Appends leaf number `size` to a tree of `size` leaves whose right edge is `frontier`: the rows
- * to store (the leaf's hash and every subtree it completes) and the new right edge.
+ * The hashes of any complete subtrees, in one read: a stored one as it is, a lower one from its
+ * leaves. A leaf and a stored node are the same thing whichever ref asks for it, so each is read once.
  */
-export function appendLeaf(
-  frontier: Buffer[],
-  size: number,
-  leaf: Buffer,
-): { nodes: StoredNode[]; frontier: Buffer[] } {
-  if (frontier.length !== frontierRefs(size).length)
-    throw new Error(
-      `a tree of ${size} leaves has ${frontierRefs(size).length} edge subtrees, not ${frontier.length}`,
-    );
-  const edge = [...frontier];
-  let hash = leafHash(leaf);
-  const nodes: StoredNode[] = [{ level: 0, idx: size, hash }];
-  for (let n = size, level = 0; isOdd(n); ) {
-    hash = nodeHash(edge.pop() as Buffer, hash);
-    n = half(n);
-    level++;
-    nodes.push({ level, idx: n, hash });
-  }
-  edge.push(hash);
-  return { nodes, frontier: edge };
+export async function resolveNodes(refs: NodeRef[], read: NodeReader): Promise<Buffer[]> {
+  const wanted = new Map<string, NodeRef>();
+  for (const ref of refs)
+    for (const r of ref.level === 0 || ref.level >= STORED_FROM_LEVEL ? [ref] : leavesUnder(ref))
+      wanted.set(keyOf(r), r);
+  const list = [...wanted.values()];
+  const hashes = await read(list);
+  const got = new Map(list.map((r, i) => [keyOf(r), hashes[i] as Buffer]));
+  return refs.map(
+    (ref) => got.get(keyOf(ref)) ?? subtreeOf(leavesUnder(ref).map((l) => got.get(keyOf(l)) as Buffer)),
+  );
+}
+
+/**
+ * The nodes the commit of leaf `index` stores: none, unless its leaf completes a block; then the
+ * block's node, hashed from its leaves, and each larger subtree that completes with it, from the
+ * stored left sibling at each level.
+ */
+export async function nodesCompletedBy(index: number, leaf: Buffer, read: NodeReader): Promise<StoredNode[]> {
+  if ((index + 1) % BLOCK !== 0) return [];
+  const block = { level: STORED_FROM_LEVEL, idx: (index + 1) / BLOCK - 1 };
+  const siblings: NodeRef[] = [];
+  for (let n = block.idx, level = block.level; isOdd(n); n = half(n), level++)
+    siblings.push({ level, idx: n - 1 });
+  const earlier = leavesUnder(block).slice(0, -1);
+  const hashes = await read([...earlier, ...siblings]);
+  let hash = subtreeOf([...hashes.slice(0, earlier.length), leafHash(leaf)]);
+  const nodes: StoredNode[] = [{ ...block, hash }];
+  siblings.forEach((sibling, k) => {
+    hash = nodeHash(hashes[earlier.length + k] as Buffer, hash);
+    nodes.push({ level: sibling.level + 1, idx: half(sibling.idx), hash });
+  });
+  return nodes;
 }
 
 /** A range of leaves [lo, hi) whose RFC 9162 hash is one element of a proof. */

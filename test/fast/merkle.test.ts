@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
-  appendLeaf,
   consistencyPlan,
   EMPTY_ROOT,
   inclusionPlan,
   leafHash,
+  type NodeReader,
   nodeHash,
+  nodesCompletedBy,
   type ProofPlan,
   proofFrom,
-  rootOf,
+  resolveNodes,
   rootPlan,
+  STORED_FROM_LEVEL,
 } from "../../shared/transparency/merkle.ts";
 import { verifyConsistency, verifyInclusion } from "../../shared/transparency/verify.ts";
 
@@ -25,48 +27,65 @@ function mth(leaves: Buffer[]): Buffer {
   return nodeHash(mth(leaves.slice(0, k)), mth(leaves.slice(k)));
 }
 
-/** A tree grown leaf by leaf with appendLeaf, its stored nodes kept in a map as the table keeps them. */
-function grow(size: number) {
+/**
+ * A tree grown leaf by leaf as commits grow it: the leaves readable as the commits' hashes are,
+ * and the nodes each append completes kept in a map as tlog_nodes keeps them. Every read is
+ * counted, and refused beyond the current size, as no commit past it exists.
+ */
+async function grow(size: number) {
   const stored = new Map<string, Buffer>();
-  let frontier: Buffer[] = [];
-  const frontiers: Buffer[][] = [frontier];
+  let appended = 0;
+  const reads: number[] = [];
+  const reader: NodeReader = async (refs) => {
+    reads.push(refs.length);
+    return refs.map((r) => {
+      const hash =
+        r.level === 0 && r.idx < appended ? leafHash(leafOf(r.idx)) : stored.get(`${r.level}/${r.idx}`);
+      if (!hash) throw new Error(`no node ${r.level}/${r.idx}`);
+      return hash;
+    });
+  };
   for (let i = 0; i < size; i++) {
-    const next = appendLeaf(frontier, i, leafOf(i));
-    for (const n of next.nodes) stored.set(`${n.level}/${n.idx}`, n.hash);
-    frontier = next.frontier;
-    frontiers.push(frontier);
+    for (const n of await nodesCompletedBy(i, leafOf(i), reader)) stored.set(`${n.level}/${n.idx}`, n.hash);
+    appended++;
   }
-  const read = (plan: ProofPlan) =>
-    proofFrom(
-      plan,
-      plan.nodes.map((n) => stored.get(`${n.level}/${n.idx}`)!),
-    );
-  return { stored, frontiers, read };
+  const read = async (plan: ProofPlan) => proofFrom(plan, await resolveNodes(plan.nodes, reader));
+  return { stored, reads, read };
 }
 
 const leaves = Array.from({ length: 70 }, (_, i) => leafOf(i));
-const tree = grow(70);
+const tree = await grow(70);
 
 describe("the transparency log's tree", () => {
-  it("keeps the right edge whose root is RFC 9162's MTH at every size", () => {
-    for (let n = 0; n <= 70; n++)
-      expect(rootOf(tree.frontiers[n]!).equals(mth(leaves.slice(0, n)))).toBe(true);
-  });
-
-  it("reads every root from stored nodes", () => {
+  it("reads every root, RFC 9162's MTH, from its leaves and stored nodes", async () => {
     for (let n = 1; n <= 70; n++)
-      expect(tree.read(rootPlan(n))[0]!.equals(mth(leaves.slice(0, n)))).toBe(true);
+      expect((await tree.read(rootPlan(n)))[0]!.equals(mth(leaves.slice(0, n)))).toBe(true);
   });
 
-  it("stores two nodes per leaf at most on average", () => {
-    expect(tree.stored.size).toBeLessThan(2 * 70);
+  it("stores only the subtrees of a block and above, written by the commit that completes them", () => {
+    // 70 leaves: the blocks [0, 16) to [48, 64), the two of 32 and the one of 64.
+    expect([...tree.stored.keys()].sort()).toEqual(["4/0", "4/1", "4/2", "4/3", "5/0", "5/1", "6/0"]);
+    for (const [key, hash] of tree.stored) {
+      const [level, idx] = key.split("/").map(Number) as [number, number];
+      expect(level).toBeGreaterThanOrEqual(STORED_FROM_LEVEL);
+      expect(hash.equals(mth(leaves.slice(idx * 2 ** level, (idx + 1) * 2 ** level)))).toBe(true);
+    }
   });
 
-  it("answers inclusion proofs that RFC 9162's verifier accepts, and only for their own leaf", () => {
+  it("reads the stored hashes a proof needs in one read, the leaves of a block or two among them", async () => {
+    const grown = await grow(1000);
+    grown.reads.length = 0;
+    await grown.read(inclusionPlan(997, 1000));
+    await grown.read(consistencyPlan(500, 999));
+    expect(grown.reads.length).toBe(2);
+    for (const count of grown.reads) expect(count).toBeLessThanOrEqual(2 * 2 ** STORED_FROM_LEVEL + 10);
+  });
+
+  it("answers inclusion proofs that RFC 9162's verifier accepts, and only for their own leaf", async () => {
     for (let n = 1; n <= 70; n++) {
       const root = mth(leaves.slice(0, n));
       for (let i = 0; i < n; i++) {
-        const proof = tree.read(inclusionPlan(i, n));
+        const proof = await tree.read(inclusionPlan(i, n));
         expect(proof.length).toBeLessThanOrEqual(Math.ceil(Math.log2(n)));
         expect(verifyInclusion(i, n, leaves[i]!, proof, root)).toBe(true);
         expect(verifyInclusion(i, n, leaves[(i + 1) % 70]!, proof, root)).toBe(false);
@@ -74,12 +93,12 @@ describe("the transparency log's tree", () => {
     }
   });
 
-  it("answers consistency proofs that RFC 9162's verifier accepts, and refuses a forked tree", () => {
+  it("answers consistency proofs that RFC 9162's verifier accepts, and refuses a forked tree", async () => {
     const forked = [...leaves];
     forked[5] = leafOf(1000);
     for (let to = 1; to <= 70; to++) {
       for (let from = 1; from <= to; from++) {
-        const proof = tree.read(consistencyPlan(from, to));
+        const proof = await tree.read(consistencyPlan(from, to));
         const fromRoot = mth(leaves.slice(0, from));
         const toRoot = mth(leaves.slice(0, to));
         expect(verifyConsistency(from, to, fromRoot, toRoot, proof)).toBe(true);
@@ -89,10 +108,10 @@ describe("the transparency log's tree", () => {
     }
   });
 
-  it("refuses a proof with an element dropped", () => {
-    const proof = tree.read(inclusionPlan(9, 70));
+  it("refuses a proof with an element dropped", async () => {
+    const proof = await tree.read(inclusionPlan(9, 70));
     expect(verifyInclusion(9, 70, leaves[9]!, proof.slice(1), mth(leaves))).toBe(false);
-    const cproof = tree.read(consistencyPlan(33, 70));
+    const cproof = await tree.read(consistencyPlan(33, 70));
     expect(verifyConsistency(33, 70, mth(leaves.slice(0, 33)), mth(leaves), cproof.slice(0, -1))).toBe(false);
   });
 });

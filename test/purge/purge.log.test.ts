@@ -40,13 +40,24 @@ describe("purge and the transparency log", () => {
       verifyInclusion(old.head - 1, before.size, Buffer.from(purged!.hash, "hex"), hashes, before.root),
     ).toBe(true);
 
-    await repo.commit("main", { "later.md": "later" });
+    // Past the first block of 16 leaves: the commit that completes it hashes the purged leaf too.
+    for (let i = before.size; i < 17; i++) await repo.commit("main", { "later.md": `later ${i}` });
     const after = verifyCheckpoint((await repo.client.get(`${repo.base}/checkpoint`)).body as string, key);
     const consistency = (
       (await repo.client.get(`${repo.base}/proof/consistency?from=${before.size}&to=${after.size}`)).body as {
         hashes: string[];
       }
     ).hashes.map((h) => Buffer.from(h, "base64"));
+    expect(after.size).toBe(17);
     expect(verifyConsistency(before.size, after.size, before.root, after.root, consistency)).toBe(true);
+    const late = (
+      (await repo.client.get(`${repo.base}/proof/inclusion?sequence=${old.head}&size=${after.size}`))
+        .body as {
+        hashes: string[];
+      }
+    ).hashes.map((h) => Buffer.from(h, "base64"));
+    expect(
+      verifyInclusion(old.head - 1, after.size, Buffer.from(purged!.hash, "hex"), late, after.root),
+    ).toBe(true);
   });
 });
