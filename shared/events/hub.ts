@@ -6,14 +6,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { after, type Cursor, formatCursor, maxCursor } from "./cursor.ts";
 import type { EventFeed } from "./feed.ts";
-import {
-  deleteExpiredEvents,
-  type Filter,
-  type LoggedEvent,
-  logHead,
-  readRange,
-  resumeState,
-} from "./log.ts";
+import { deleteExpiredEvents, type Filter, type LoggedEvent, logNow, readRange, resumeState } from "./log.ts";
 import { KEEPALIVE, noticeMessage, SHUTDOWN, Subscriber } from "./stream.ts";
 
 export interface HubOptions {
@@ -287,13 +280,15 @@ export function createEventHub(deps: {
     async open(request) {
       await start();
       const from = request.resumeAfter;
-      // A new client starts at the later of the hub's head and the log's horizon now: events of
-      // transactions that ended before it connected are not sent to it, even while the hub is an
-      // instant behind; every transaction still running may commit later and is sent.
+      // A new client starts at the later of the hub's head and the log's horizon now, and is sent
+      // no event of a transaction that had ended when it connected (the horizon alone lags behind
+      // while any long transaction runs); every transaction still running may commit later and is sent.
       let startAt = from;
+      let endedBefore: ((txid: bigint) => boolean) | undefined;
       if (startAt === undefined) {
-        const horizon = await logHead(pool);
-        startAt = maxCursor(startedHead(), horizon);
+        const now = await logNow(pool);
+        startAt = maxCursor(startedHead(), now.horizon);
+        endedBefore = now.endedBefore;
       }
       const s = new Subscriber(
         request.actor,
@@ -302,6 +297,7 @@ export function createEventHub(deps: {
         startAt,
         options.maxBufferedBytes,
         unregister,
+        endedBefore,
       );
       register(s);
       s.write(": ok\n\n");

@@ -86,6 +86,35 @@ export async function logHead(db: Queryable): Promise<Cursor> {
   return { txid: BigInt(row.horizon), position: 0n };
 }
 
+/**
+ * The log as a client connecting now sees it: the horizon (logHead), and which transactions at or
+ * after it had already ended. The horizon alone is the oldest transaction still running anywhere
+ * on the cluster, so it can lie far behind "now" while one long transaction runs (in any database
+ * of the server): an event of a transaction that ended before the client connected is after it,
+ * yet not new to that client. The snapshot's list of running transactions tells them apart.
+ */
+export interface LogNow {
+  horizon: Cursor;
+  /** Whether a transaction at or after the horizon had ended when the snapshot was taken. */
+  endedBefore(txid: bigint): boolean;
+}
+
+export async function logNow(db: Queryable): Promise<LogNow> {
+  const { rows } = await db.query<{ xmin: string; xmax: string; running: string[] }>(
+    `SELECT pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax,
+            ARRAY(SELECT pg_snapshot_xip(s)::text) AS running
+     FROM pg_current_snapshot() AS s`,
+  );
+  const [row] = rows;
+  if (row === undefined) throw new Error("the snapshot query returned no row");
+  const xmax = BigInt(row.xmax);
+  const running = new Set(row.running.map(BigInt));
+  return {
+    horizon: { txid: BigInt(row.xmin), position: 0n },
+    endedBefore: (txid) => txid < xmax && !running.has(txid),
+  };
+}
+
 export interface Filter {
   /** Exact repo name; null: every event (org events included). */
   repo: string | null;

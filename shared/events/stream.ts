@@ -41,6 +41,8 @@ export class Subscriber {
   lastSent: Cursor;
   private readonly maxBufferedBytes: number;
   private readonly onEnd: (s: Subscriber) => void;
+  /** For a new client: whether an event's transaction ended before it connected (log.ts, logNow). */
+  private readonly endedBefore: ((txid: bigint) => boolean) | undefined;
 
   constructor(
     actor: Actor,
@@ -49,6 +51,7 @@ export class Subscriber {
     lastSent: Cursor,
     maxBufferedBytes: number,
     onEnd: (s: Subscriber) => void,
+    endedBefore?: (txid: bigint) => boolean,
   ) {
     this.actor = actor;
     this.scope = scope;
@@ -56,6 +59,7 @@ export class Subscriber {
     this.lastSent = lastSent;
     this.maxBufferedBytes = maxBufferedBytes;
     this.onEnd = onEnd;
+    this.endedBefore = endedBefore;
     this.types = filter.types ? new Set(filter.types) : null;
     this.stream = new Readable({ read() {} });
     this.stream.once("close", () => this.finish());
@@ -81,9 +85,9 @@ export class Subscriber {
     else this.send(event);
   }
 
-  /** Sends an event now (replay, or live): only one after the last sent. */
+  /** Sends an event now (replay, or live): only one after the last sent, and none from before it connected. */
   send(event: LoggedEvent): void {
-    if (this.ended || !after(event.cursor, this.lastSent)) return;
+    if (this.ended || !after(event.cursor, this.lastSent) || this.endedBefore?.(event.cursor.txid)) return;
     this.lastSent = event.cursor;
     this.write(eventMessage(event));
   }

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { errorBody } from "../../shared/http/responses.ts";
 import { ADMIN, startTestApp } from "../support/app.ts";
@@ -51,6 +52,29 @@ describe("access when the stream opens", () => {
     const badId = await stream(`/repos/${fx.repo}/-/events`, fx.owner, { "last-event-id": "yesterday" });
     expect(badId.status).toBe(400);
     expect(errorBody.parse(badId.body).code).toBe("VALIDATION_FAILED");
+  });
+});
+
+describe("where a new stream starts", () => {
+  it("sends no event of a transaction that ended before it connected, while a long one runs", async () => {
+    // A transaction left open holds the snapshot's horizon behind both commits (as one would in
+    // any database of the server); only the commit made after the stream opened is new to it.
+    const held = new pg.Client({ connectionString: app.databaseUrl });
+    await held.connect();
+    try {
+      await held.query("BEGIN");
+      await held.query("SELECT pg_current_xact_id()");
+      await commit(fx, "main", { "before.md": "before" }, "before the stream");
+      const s = await stream(`/repos/${fx.repo}/-/events?types=com.svc.commit.created`, fx.owner);
+      await commit(fx, "main", { "after.md": "after" }, "after the stream opened");
+      await held.query("ROLLBACK");
+      await s.waitForEvents(1);
+      await sleep(100);
+      expect(s.events().map((e) => e.envelope.data.message)).toEqual(["after the stream opened"]);
+      s.close();
+    } finally {
+      await held.end();
+    }
   });
 });
 
