@@ -12,6 +12,11 @@ LIMIT $3;
 -- (inline)
 SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon;
 
+-- (inline)
+SELECT pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax,
+       ARRAY(SELECT pg_snapshot_xip(s)::text) AS running
+FROM pg_current_snapshot() AS s;
+
 -- range_all
 SELECT e.txid::text AS txid, e.position::text AS position, e.id, e.type, e.source, e.repo, e.time, e.data FROM events e
 WHERE (e.txid, e.position) > ($1::xid8, $2::bigint) AND (e.txid, e.position) <= ($3::xid8, $4::bigint)

@@ -24,6 +24,21 @@ declare module "vitest" {
   }
 }
 
+/** What the global setup makes once for every project that names it. */
+interface Shared {
+  provided: { adminUrl: string; cliBundle: { bin: string } | { error: string }; idpKeys: string[] };
+  stop(): Promise<void>;
+}
+
+/**
+ * The projects that use the global setup (`server` and `isolated`) share one: vitest calls the
+ * setup once per project, in this one process, so the first call starts it and the last teardown
+ * stops it. Kept on `globalThis` in case each project loads this module anew.
+ */
+const SHARED = Symbol.for("quire.test.global-setup");
+type SharedSlot = { started: Promise<Shared>; users: number };
+const slot = globalThis as typeof globalThis & { [SHARED]?: SharedSlot };
+
 /**
  * Runs once per `npm test`: a PostgreSQL cluster (embedded, or the server at TEST_DATABASE_URL)
  * with a template database migrated once. Each test file then copies the template (CREATE
@@ -32,6 +47,21 @@ declare module "vitest" {
  * makes the RSA keys of the test identity providers (test/support/idp.ts).
  */
 export default async function setup(project: TestProject) {
+  slot[SHARED] ??= { started: startShared(), users: 0 };
+  const shared = slot[SHARED];
+  shared.users++;
+  const { provided, stop } = await shared.started;
+  project.provide("adminUrl", provided.adminUrl);
+  project.provide("cliBundle", provided.cliBundle);
+  project.provide("idpKeys", provided.idpKeys);
+  return async () => {
+    if (--shared.users > 0) return;
+    delete slot[SHARED];
+    await stop();
+  };
+}
+
+async function startShared(): Promise<Shared> {
   const cliDir = await mkdtemp(path.join(tmpdir(), "quire-cli-build-"));
   const [{ url: adminUrl, stop }, cliBundle, idpKeys] = await Promise.all([
     testCluster(),
@@ -44,12 +74,12 @@ export default async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
   await admin.end();
   await migrate(databaseUrl(adminUrl, TEMPLATE_DATABASE));
-  project.provide("adminUrl", adminUrl);
-  project.provide("cliBundle", cliBundle);
-  project.provide("idpKeys", idpKeys);
-  return async () => {
-    await stop();
-    await rm(cliDir, { recursive: true, force: true });
+  return {
+    provided: { adminUrl, cliBundle, idpKeys },
+    stop: async () => {
+      await stop();
+      await rm(cliDir, { recursive: true, force: true });
+    },
   };
 }
 
