@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The transparency log stores less (docs/verifiable-history.md, "How the log is stored"). A leaf
+-- The transparency log stores less (docs/verifiable-history.md, "How it is stored"). A leaf
 -- is its commit's own hash, read from the commit row; only a commit that a purge removes leaves a
 -- level-0 row behind, written by the purge before it deletes the commit. Levels 1 to 3 are not
 -- stored: a proof hashes the few leaves under such a node. The commit that completes a block of

@@ -14,7 +14,7 @@ FOR UPDATE OF b;
 
 -- purged_leaves_keep
 INSERT INTO tlog_nodes (repo_id, level, idx, hash)
-SELECT repo_id, 0, sequence - 1, sha256('\x00'::bytea || decode(hash, 'hex'))
+SELECT repo_id, 0, sequence - 1, ${commitLeafSql("hash")}
 FROM commits WHERE branch_id = ANY ($1::bigint[])
 ON CONFLICT (repo_id, level, idx) DO NOTHING;
 

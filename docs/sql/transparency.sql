@@ -18,7 +18,7 @@ SELECT last_sequence AS size FROM repos WHERE id = $1;
 -- tlog_nodes_read (prepared)
 SELECT want.i::int AS i,
        CASE WHEN want.level = 0 THEN coalesce(
-         (SELECT sha256('\x00'::bytea || decode(c.hash, 'hex')) FROM commits c
+         (SELECT ${commitLeafSql("c.hash")} FROM commits c
           WHERE c.repo_id = $1 AND c.sequence = want.idx + 1),
          (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = 0 AND n.idx = want.idx))
        ELSE (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx)

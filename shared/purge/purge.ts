@@ -2,6 +2,7 @@ import type { RepoAccess } from "../access/roles.ts";
 import type { Actor } from "../auth/actor.ts";
 import type { AppContext } from "../context.ts";
 import { Rollback, type Tx, withTx } from "../db/tx.ts";
+import { commitLeafSql } from "../transparency/log.ts";
 import { parseDuration } from "./duration.ts";
 
 export interface PurgeReport {
@@ -28,10 +29,10 @@ const purgeable_branches_select = `
   ORDER BY b.name
   FOR UPDATE OF b`;
 // A leaf of the transparency log is its commit's hash: the commit goes, its leaf stays, so proofs
-// given before the purge still verify (docs/verifiable-history.md, "Purge keeps the leaves").
+// given before the purge still verify (docs/verifiable-history.md, "The log").
 const purged_leaves_keep = `
   INSERT INTO tlog_nodes (repo_id, level, idx, hash)
-  SELECT repo_id, 0, sequence - 1, sha256('\\x00'::bytea || decode(hash, 'hex'))
+  SELECT repo_id, 0, sequence - 1, ${commitLeafSql("hash")}
   FROM commits WHERE branch_id = ANY ($1::bigint[])
   ON CONFLICT (repo_id, level, idx) DO NOTHING`;
 const commits_delete = `DELETE FROM commits WHERE branch_id = ANY ($1::bigint[])`;

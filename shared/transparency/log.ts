@@ -41,6 +41,13 @@ const tlog_size = prepared<{ size: number }>(
   "SELECT last_sequence AS size FROM repos WHERE id = $1",
 );
 
+/**
+ * SQL for the log's leaf hash of a commit whose `hash` (hex text) is `hashColumn`: RFC 9162's
+ * SHA-256(0x00 || leaf), the leaf being the hash's 32 bytes. Proofs read leaves with it, and purge
+ * keeps a removed commit's leaf with it.
+ */
+export const commitLeafSql = (hashColumn: string) => `sha256('\\x00'::bytea || decode(${hashColumn}, 'hex'))`;
+
 // Stored hashes: one primary-key probe each, O(log n) of them however long the history. A leaf
 // (level 0) is its commit's hash, or the leaf row purge kept when it removed the commit (0022);
 // the stored levels are in tlog_nodes. A scalar subquery per wanted node rather than a join, so
@@ -50,7 +57,7 @@ const tlog_nodes_read = prepared<{ i: number; hash: Buffer | null }>(
   "tlog_nodes_read",
   `SELECT want.i::int AS i,
           CASE WHEN want.level = 0 THEN coalesce(
-            (SELECT sha256('\\x00'::bytea || decode(c.hash, 'hex')) FROM commits c
+            (SELECT ${commitLeafSql("c.hash")} FROM commits c
              WHERE c.repo_id = $1 AND c.sequence = want.idx + 1),
             (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = 0 AND n.idx = want.idx))
           ELSE (SELECT n.hash FROM tlog_nodes n WHERE n.repo_id = $1 AND n.level = want.level AND n.idx = want.idx)

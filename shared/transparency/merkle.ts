@@ -69,7 +69,7 @@ export const EMPTY_ROOT = createHash("sha256").digest();
  * row, or from the leaf row purge keeps), and the commit that completes a block of
  * 2^STORED_FROM_LEVEL leaves stores the block's node and every larger subtree it completes: 15 of
  * 16 commits write nothing for the log, and a proof hashes at most a block or two of leaves
- * (docs/verifiable-history.md, "How the log is stored").
+ * (docs/verifiable-history.md, "How it is stored").
  */
 export const STORED_FROM_LEVEL = 4;
 const BLOCK = 2 ** STORED_FROM_LEVEL;
