@@ -23,6 +23,8 @@ import {
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ENTRY = path.join(ROOT, "functions/main.ts");
+/** npm start's first migration runs in a child process from this entry (shared/db/migrate.ts). */
+const MIGRATE_PROCESS = path.join(ROOT, "shared/db/migrate-process.ts");
 /** The default folder: git-ignored, rebuilt by every `npm start` (a second or so). */
 export const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
 
@@ -45,6 +47,7 @@ export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<stri
     entryPoints: [
       { in: ENTRY, out: "main" },
       { in: POLICY_WORKER, out: "shared/policy/worker" },
+      { in: MIGRATE_PROCESS, out: "shared/db/migrate-process" },
     ],
     outdir: outDir,
     bundle: true,

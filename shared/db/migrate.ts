@@ -1,4 +1,7 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { Queryable } from "./pool.ts";
@@ -36,9 +39,10 @@ export async function migrate(target: DatabaseTarget): Promise<void> {
 }
 
 /**
- * `npm start`'s migration: `migrate` only when something is pending, so that a restart on a
- * current schema never loads node-pg-migrate (and the TypeScript loader and glob library it
- * brings, about 3 MiB that would stay in the server for good).
+ * `npm start`'s migration: only when something is pending, so that a restart on a current schema
+ * never migrates, and then in a child process (migrate-process.ts): node-pg-migrate, with jiti (a
+ * TypeScript loader) and glob, is about 3 MiB of code, and applying the migrations in the server
+ * kept some 9 MiB of RSS in it for good (docs/benchmarks.md, "Where the memory goes").
  */
 export async function migrateIfPending(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -48,7 +52,32 @@ export async function migrateIfPending(databaseUrl: string): Promise<void> {
   } finally {
     await client.end();
   }
-  await migrate(databaseUrl);
+  await migrateInChild(databaseUrl);
+}
+
+// migrate-process.ts under tsx and vitest (Node runs it by stripping its types), and
+// migrate-process.js in npm start's bundle (scripts/build-local.ts).
+const MIGRATE_PROCESS = fileURLToPath(
+  new URL(`./migrate-process${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
+
+/** How much of the child's error output a failed migration's error carries: its end. */
+const CHILD_ERROR_TAIL_CHARS = 4000;
+
+async function migrateInChild(databaseUrl: string): Promise<void> {
+  const child = spawn(process.execPath, [MIGRATE_PROCESS], {
+    env: { ...process.env, QUIRE_MIGRATE_DATABASE_URL: databaseUrl },
+    stdio: ["ignore", "inherit", "pipe"],
+  });
+  let errors = "";
+  child.stderr.setEncoding("utf8").on("data", (text: string) => {
+    errors = (errors + text).slice(-CHILD_ERROR_TAIL_CHARS);
+  });
+  const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+  if (code !== 0)
+    throw new Error(
+      `the migrations failed (${signal ?? `exit code ${code}`}): ${errors.trim() || "no output"}`,
+    );
 }
 
 /** The migrations this code knows, by the name node-pg-migrate records (the file name without `.sql`). */
