@@ -6,8 +6,8 @@ import { parseArgs } from "node:util";
 import { TOUR_PAGES } from "../test/web/tour-pages.ts";
 
 /**
- * `npm run screenshots:web`: runs the page tour (test/web/tour.test.ts), which leaves a screenshot
- * of every page at each width under test-results/web/, and copies the desktop ones (the viewport
+ * `npm run screenshots:web`: runs the page tour at desktop width (test/web/tour-desktop.test.ts),
+ * which leaves a screenshot of every page under test-results/web/, and copies them (the viewport
  * as the page opens, not the whole page) to docs/web/<page>.png, where docs/web.md shows them.
  * With `pngquant` on the PATH (Debian's package of that name) they are reduced to a 256-colour
  * palette (about a third of the bytes, no visible change for flat pages); without it they are
@@ -25,7 +25,7 @@ const hasPngquant = spawnSync("pngquant", ["--version"], { stdio: "ignore" }).st
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { reuse: { type: "boolean", default: false } } });
-  if (!values.reuse && !run("npx", ["vitest", "run", "test/web/tour.test.ts"])) {
+  if (!values.reuse && !run("npx", ["vitest", "run", "test/web/tour-desktop.test.ts"])) {
     process.stderr.write("screenshots:web: the page tour failed; docs/web/ left as it was\n");
     return 1;
   }

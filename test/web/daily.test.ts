@@ -3,7 +3,7 @@ import { startTestApp } from "../support/app.ts";
 import { useFixture, world } from "../support/world.ts";
 import { useBrowser, useSignedInPages, watchErrors } from "./browser.ts";
 
-/** The web interface as a daily tool (issue 20): local times, errors, links (narrow screens and the keyboard: tour.test.ts). */
+/** The web interface as a daily tool (issue 20): local times, errors, links (narrow screens and the keyboard: tour.ts). */
 const app = useFixture(startTestApp);
 const chrome = useBrowser();
 const pageAs = useSignedInPages(app, chrome);

@@ -2,7 +2,7 @@ import type { StrictApi } from "../../cli/client/index.ts";
 
 /**
  * Every page of the web interface in one list (docs/web.md, "Every page, every screen"), walked by
- * the page tour (test/web/tour.test.ts) at desktop and phone widths and measured by the web bench
+ * the page tour (test/web/tour.ts) at desktop and phone widths and measured by the web bench
  * (bench/scenarios/web.ts) against the API reads each page is built from. Adding a page is one
  * entry in TOUR_PAGES; what it needs that the shared site lacks goes in its `setup`.
  */

@@ -15,23 +15,23 @@ import { buildTourSite, TOUR_PAGES, type TourPage, type TourSite } from "./tour-
  * Tab goes round every stop, each showing a focus ring, the page's primary controls and its first
  * content link among them, and Enter follows that link; a page with a form has it filled and
  * submitted with the keyboard. Screenshots: test-results/web/tour-<screen>-<page>.png.
+ *
+ * One test file per screen (tour-desktop.test.ts, tour-phone.test.ts), so that the two walks, the
+ * suite's longest, run in different workers.
  */
-const app = useFixture(startTestApp);
-const chrome = useBrowser();
-const pageAs = useSignedInPages(app, chrome);
 const OWNER = "owner@acme.test";
 
-const SCREENS = [
-  { name: "desktop", width: 1280, height: 800, timezoneId: "America/New_York" },
-  { name: "390", width: 390, height: 844, timezoneId: "Asia/Tokyo" },
-];
+export interface Screen {
+  name: string;
+  width: number;
+  height: number;
+  timezoneId: string;
+}
+
+export const DESKTOP: Screen = { name: "desktop", width: 1280, height: 800, timezoneId: "America/New_York" };
+export const PHONE: Screen = { name: "390", width: 390, height: 844, timezoneId: "Asia/Tokyo" };
 /** More Tab presses than any page has stops: a bound, so a focus trap fails fast. */
 const MAX_TABS = 150;
-
-let site: TourSite;
-beforeAll(async () => {
-  site = await buildTourSite(strictApi(api(app.as(OWNER))));
-});
 
 /** What the tour reads from a page in one evaluation (runs in the browser). */
 interface Layout {
@@ -183,7 +183,7 @@ async function useByKeyboard(page: Page, p: TourPage): Promise<string[]> {
 }
 
 /** Fills the page's form field by field with the keyboard, submits it with Enter, checks where it lands. */
-async function submitWithKeyboard(page: Page, p: TourPage, width: number): Promise<string[]> {
+async function submitWithKeyboard(page: Page, site: TourSite, p: TourPage, width: number): Promise<string[]> {
   const form = p.form;
   if (!form) return [];
   const problems: string[] = [];
@@ -201,8 +201,17 @@ async function submitWithKeyboard(page: Page, p: TourPage, width: number): Promi
   return problems;
 }
 
-describe("the page tour", () => {
-  for (const screen of SCREENS) {
+/** The tour at one screen: its own server, site and browser page (the file's fixtures). */
+export function tourAt(screen: Screen): void {
+  const app = useFixture(startTestApp);
+  const chrome = useBrowser();
+  const pageAs = useSignedInPages(app, chrome);
+  let site: TourSite;
+  beforeAll(async () => {
+    site = await buildTourSite(strictApi(api(app.as(OWNER))));
+  });
+
+  describe("the page tour", () => {
     it(`shows every page at ${screen.width} px, in ${screen.timezoneId} time, usable by keyboard`, async () => {
       const page = await pageAs(OWNER, {
         viewport: { width: screen.width, height: screen.height },
@@ -221,7 +230,7 @@ describe("the page tour", () => {
         found.push(...(await useByKeyboard(page, p)));
         if (p.form) {
           await page.goto(path);
-          found.push(...(await submitWithKeyboard(page, p, screen.width)));
+          found.push(...(await submitWithKeyboard(page, site, p, screen.width)));
         }
         // Chromium logs a page's own error status as a failed load: expected of a refusal page.
         const own = `the server responded with a status of ${p.status}`;
@@ -232,5 +241,5 @@ describe("the page tour", () => {
       }
       expect(problems).toEqual({});
     }, 180_000);
-  }
-});
+  });
+}
