@@ -84,8 +84,49 @@ export async function sendWebhook(
   body: Buffer,
   opts: SendOptions,
 ): Promise<AttemptOutcome> {
-  const timeout = AbortSignal.timeout(opts.timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+  const limit = attemptLimit(opts.timeoutMs, opts.signal);
+  try {
+    return await attempt(target, body, opts, limit);
+  } finally {
+    limit.release();
+  }
+}
+
+/**
+ * The signal of one attempt: aborted at `timeoutMs` or when `stop` aborts. Released as soon as the
+ * attempt settles, so nothing of a finished attempt waits for its timer: with
+ * `AbortSignal.timeout`, every delivery's signal, listeners and what they held stayed alive for the
+ * whole 10 s, and a backlog of 5,000 deliveries held 30 MiB of them (docs/benchmarks.md).
+ */
+function attemptLimit(timeoutMs: number, stop: AbortSignal | undefined) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onStop = () => controller.abort();
+  stop?.addEventListener("abort", onStop, { once: true });
+  if (stop?.aborted) controller.abort();
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    release() {
+      clearTimeout(timer);
+      stop?.removeEventListener("abort", onStop);
+    },
+  };
+}
+
+type AttemptLimit = ReturnType<typeof attemptLimit>;
+
+async function attempt(
+  target: { url: string; secret: string | null },
+  body: Buffer,
+  opts: SendOptions,
+  limit: AttemptLimit,
+): Promise<AttemptOutcome> {
+  const { signal } = limit;
   let addresses: ResolvedAddress[];
   let parsed: ReturnType<typeof parseWebhookUrl>;
   try {
@@ -154,11 +195,10 @@ export async function sendWebhook(
       },
     );
     req.on("error", (err) => {
-      const timedOut = timeout.aborted;
       settle({
         ok: false,
         status: null,
-        error: timedOut
+        error: limit.timedOut()
           ? `timed out after ${opts.timeoutMs} ms`
           : `${(err as { code?: string }).code ?? err.message}`,
       });
