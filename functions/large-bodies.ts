@@ -10,6 +10,12 @@ const isLargeJson = (req: IncomingMessage) =>
   Number(req.headers["content-length"] ?? 0) > READ_AHEAD_ABOVE_BYTES &&
   /^application\/json\s*(;|$)/i.test(String(req.headers["content-type"] ?? ""));
 
+/** The framework makes its server with its Express app as the one argument (its server.js). */
+const isExpressApp = (args: unknown[]): args is [RequestListener] =>
+  args.length === 1 && typeof args[0] === "function" && "handle" in args[0] && "use" in args[0];
+
+let installed = false;
+
 /**
  * The Functions Framework's Express body parsers hold a JSON body three times (bytes, text,
  * parsed) before Quire's handler runs: a 30 MiB commit raised the `repos` function's peak by 5x
@@ -17,13 +23,18 @@ const isLargeJson = (req: IncomingMessage) =>
  * they skip a request whose body has been read. So the framework's server gets a listener that
  * first reads a large JSON body into one buffer (`req.rawBody`, as the framework would set it) and
  * leaves `req.body` unset; Quire then parses it from the bytes (shared/http/large-json.ts).
- * Call before the framework creates its server (at module load: the framework loads the function's
- * module first).
+ * Only a server made for an Express app is changed: any other server of the process (a test's,
+ * say) gets its bodies as sent. Call before the framework creates its server (at module load: the
+ * framework loads the function's module first).
  */
 export function readLargeJsonBodiesFirst(): void {
-  const createServer = nodeHttp.createServer;
-  const wrapped = (app: RequestListener) =>
-    createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  if (installed) return;
+  installed = true;
+  const createServer = nodeHttp.createServer as (...args: unknown[]) => nodeHttp.Server;
+  const wrapped = (...args: unknown[]) => {
+    if (!isExpressApp(args)) return createServer(...args);
+    const [app] = args;
+    return createServer(async (req: IncomingMessage, res: ServerResponse) => {
       if (isLargeJson(req)) {
         try {
           (req as IncomingMessage & { rawBody?: Buffer }).rawBody = await readBody(
@@ -37,5 +48,6 @@ export function readLargeJsonBodiesFirst(): void {
       }
       app(req, res);
     });
+  };
   nodeHttp.createServer = wrapped as typeof nodeHttp.createServer;
 }

@@ -1,3 +1,4 @@
+import http from "node:http";
 import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cloudFunctions } from "../../functions/groups.ts";
@@ -70,5 +71,27 @@ describe("functions framework registration", () => {
       errorBody.parse((await call("orgs", "POST", "/orgs", { name: "no spaces" }, token)).body).code,
     ).toBe("VALIDATION_FAILED");
     expect((await call("orgs", "POST", "/orgs", { name: "x" })).status).toBe(401);
+  });
+
+  it("reads large JSON bodies ahead only on the framework's server, not on another server of the process", async () => {
+    // Over the 1 MiB at which the framework's server reads a JSON body first (functions/large-bodies.ts).
+    const body = JSON.stringify({ text: "x".repeat(1_200_000) });
+    const server = http.createServer((req, res) => {
+      let size = 0;
+      req.on("data", (chunk: Buffer) => (size += chunk.length));
+      req.on("end", () => res.end(String(size)));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = server.address() as { port: number };
+      const res = await fetch(`http://127.0.0.1:${port}/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      expect(Number(await res.text())).toBe(Buffer.byteLength(body));
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -6,8 +6,8 @@
  *
  * A file belongs here when what it does outlives it in the process, as test/fast/isolation.test.ts
  * checks: it imports functions/index.ts (which registers the cloud functions with the framework
- * for good, reads the environment once, and wraps `http.createServer` for every server the process
- * makes after it), writes `process.env`, or fakes the timers.
+ * for good, reads the environment once, and wraps `http.createServer` for the framework's servers),
+ * writes `process.env`, or fakes the timers.
  */
 export const ISOLATED_FILES = [
   "test/blobs/gcs.test.ts",
