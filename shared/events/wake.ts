@@ -16,6 +16,12 @@ export interface WakeLoopOptions {
   /** Runs on every (re)connection, after LISTEN. */
   onConnect?: (client: pg.Client) => Promise<void>;
   sweepMs: number;
+  /**
+   * The least time from one step's start to the next, unless a step found more at once: a loop
+   * that need not answer within milliseconds (the auto-merge relay) then reads a burst of events
+   * in a few large batches rather than one small batch per commit. Default 0.
+   */
+  minStepIntervalMs?: number;
 }
 
 const RECONNECT_MIN_MS = 100;
@@ -41,6 +47,8 @@ export class WakeLoop {
   private heldDelay = HELD_RETRY_MIN_MS;
   private reconnectDelay = RECONNECT_MIN_MS;
   private current: Promise<void> = Promise.resolve();
+  /** When the last step started (performance.now()), for `minStepIntervalMs`. */
+  private lastStepAt = Number.NEGATIVE_INFINITY;
   private readonly opts: WakeLoopOptions;
 
   constructor(opts: WakeLoopOptions) {
@@ -121,11 +129,13 @@ export class WakeLoop {
   }
 
   private async run(): Promise<void> {
+    let result: StepResult | undefined;
     do {
+      if (result !== "more") await this.spaceOut();
       this.pending = false;
       const client = this.client;
       if (!client || this.closed) return;
-      let result: StepResult;
+      this.lastStepAt = performance.now();
       try {
         result = await this.opts.step(client);
       } catch (err) {
@@ -140,6 +150,12 @@ export class WakeLoop {
       else if (result === "held") this.retryHeld();
       else this.heldDelay = HELD_RETRY_MIN_MS;
     } while (this.pending && !this.closed);
+  }
+
+  /** Waits out what is left of `minStepIntervalMs` since the last step began. */
+  private async spaceOut(): Promise<void> {
+    const wait = this.lastStepAt + (this.opts.minStepIntervalMs ?? 0) - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   // Events are committed but wait behind an older transaction still running: look again soon,

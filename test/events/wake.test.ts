@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type StepResult, WakeLoop } from "../../shared/events/wake.ts";
+import { createLogger } from "../../shared/log.ts";
+import { freshDatabase } from "../support/app.ts";
+
+/*
+ * The wake loop's spacing (shared/events/wake.ts, `minStepIntervalMs`): woken by a burst, a loop
+ * that may answer late steps once per interval, not once per wake-up; a step that found more runs
+ * the next at once.
+ */
+
+const log = createLogger({ format: "json", level: "silent" });
+let loop: WakeLoop | undefined;
+afterEach(() => loop?.close());
+
+/** A loop whose steps are recorded; each answers the next of `results` ("idle" once they run out). */
+async function startLoop(minStepIntervalMs: number, results: StepResult[] = []) {
+  const steps: number[] = [];
+  loop = new WakeLoop({
+    databaseUrl: await freshDatabase({ empty: true }),
+    name: "wake-test",
+    log,
+    sweepMs: 60_000,
+    minStepIntervalMs,
+    step: async () => {
+      steps.push(performance.now());
+      return results.shift() ?? "idle";
+    },
+  });
+  await loop.start();
+  return steps;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
+
+describe("a wake loop with a least step interval", () => {
+  it("steps once per interval through a burst of wake-ups, and again after the last", async () => {
+    const steps = await startLoop(150);
+    await sleep(20); // the step of the connection's own wake-up
+    for (let i = 0; i < 30; i++) {
+      loop?.wake();
+      await sleep(10);
+    }
+    await sleep(400);
+    // 20 ms + 300 ms of wake-ups + 400 ms: at most one step per 150 ms, and a last one after the burst.
+    expect(steps.length).toBeGreaterThanOrEqual(3);
+    expect(steps.length).toBeLessThanOrEqual(6);
+    for (const gap of gaps(steps)) expect(gap).toBeGreaterThanOrEqual(149);
+  });
+
+  it("runs the next step at once when a step found more", async () => {
+    const steps = await startLoop(200, ["more", "more", "more"]);
+    await sleep(100);
+    expect(steps).toHaveLength(4);
+    for (const gap of gaps(steps)) expect(gap).toBeLessThan(100);
+  });
+
+  it("without an interval, steps as often as it is woken", async () => {
+    const steps = await startLoop(0);
+    await sleep(20);
+    for (let i = 0; i < 10; i++) {
+      loop?.wake();
+      await sleep(15);
+    }
+    expect(steps.length).toBeGreaterThanOrEqual(8);
+  });
+});
