@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { markKeyApplied } from "../idempotency/scope.ts";
-import { guardRepo, outsideRepo } from "../repos/guard.ts";
+import { beginGuarded, outsideRepo } from "../repos/guard.ts";
 
 /** Thrown inside `withTx` to roll back on purpose and hand `value` back to the caller (a dry run). */
 export class Rollback<T> extends Error {
@@ -91,8 +91,11 @@ async function once<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>, opts: TxOpti
   let broken = false;
   let result: T;
   try {
-    await client.query(opts.readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN");
-    await guardRepo(tx); // in a repo request: the repo's lock, before any row lock (repos/guard.ts)
+    // In a repo request, with the repo's lock before any row lock (repos/guard.ts).
+    await beginGuarded(
+      client,
+      opts.readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN",
+    );
     result = await work(tx);
     await markKeyApplied(tx); // a request's Idempotency-Key: done with this COMMIT, or not at all
     await client.query("COMMIT");
