@@ -126,7 +126,7 @@ export function createAutoMergeRelay(
     log: ctx.log,
     sweepMs: opts.sweepMs ?? defaultHubOptions.sweepMs,
     // Auto-merge is not waited for: a burst of commits is read in batches of 50 ms, not one
-    // batch (four queries) per commit, which cost 16 clients committing to one repo 15% of their
+    // batch (four queries) per commit, which cost 16 clients committing to one repo 12 to 27% of their
     // rate (docs/auto-merge.md).
     minStepIntervalMs: STEP_INTERVAL_MS,
     async step(client) {

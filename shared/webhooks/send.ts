@@ -105,6 +105,7 @@ function attemptLimit(timeoutMs: number, stop: AbortSignal | undefined) {
     timedOut = true;
     controller.abort();
   }, timeoutMs);
+  timer.unref(); // an attempt in flight does not keep a stopping process alive
   const onStop = () => controller.abort();
   stop?.addEventListener("abort", onStop, { once: true });
   if (stop?.aborted) controller.abort();
