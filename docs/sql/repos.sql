@@ -2,13 +2,10 @@
 
 -- shared/repos/guard.ts
 
--- repo_lock_shared
-SELECT pg_advisory_xact_lock_shared($1, ($2::bigint % 2147483647)::int);
+-- (inline)
+SELECT ${lock}(${REPO_LOCK_CLASS}, (${id}::bigint % 2147483647)::int); SELECT 1 FROM repos WHERE id = ${id};
 
--- repo_lock_exclusive
-SELECT pg_advisory_xact_lock($1, ($2::bigint % 2147483647)::int);
-
--- repo_present
+-- (inline)
 SELECT 1 FROM repos WHERE id = $1;
 
 -- shared/repos/item-numbers.ts

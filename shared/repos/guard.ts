@@ -51,6 +51,11 @@ export function outsideRepo<T>(work: () => T): T {
   return scope.exit(work);
 }
 
+// The lock, then the check in a statement of its own. The objid is the id folded into int4: two
+// repos sharing a key only wait for each other's deletes.
+const repo_guard = (lock: string, id: number) =>
+  `SELECT ${lock}(${REPO_LOCK_CLASS}, (${id}::bigint % 2147483647)::int); SELECT 1 FROM repos WHERE id = ${id}`;
+
 /**
  * Opens a transaction with `begin` (BEGIN and its options) and, inside a repo request, takes the
  * repo's lock (shared, or exclusive for its delete) and refuses with REPO_NOT_FOUND when the repo
@@ -67,11 +72,9 @@ export async function beginGuarded(client: Queryable, begin: string): Promise<vo
   }
   if (!Number.isSafeInteger(repo.id)) throw new Error(`repo id ${repo.id} is not an integer`);
   const lock = repo.mode === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared";
-  // The objid is the id folded into int4: two repos sharing a key only wait for each other's deletes.
-  const results = (await client.query(
-    `${begin}; SELECT ${lock}(${REPO_LOCK_CLASS}, (${repo.id}::bigint % 2147483647)::int); ` +
-      `SELECT 1 FROM repos WHERE id = ${repo.id}`,
-  )) as unknown as { rowCount: number | null }[];
+  const results = (await client.query(`${begin}; ${repo_guard(lock, repo.id)}`)) as unknown as {
+    rowCount: number | null;
+  }[];
   if (!results[2]?.rowCount) throw new DomainError("REPO_NOT_FOUND", `repo '${repo.name}' not found`);
 }
 
