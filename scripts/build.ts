@@ -5,11 +5,10 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { cloudFunctions, policyFunctions } from "../functions/groups.ts";
 import { buildCli } from "./build-cli.ts";
 import {
-  BANNER,
-  COMPACT,
   EXTERNAL,
   englishZodOnly,
   mirroredLocations,
+  NODE_BUNDLE,
   POLICY_WORKER,
   refuseWideStartSources,
 } from "./bundle-options.ts";
@@ -124,22 +123,10 @@ export async function buildContainer(outDir: string): Promise<BuiltContainer> {
  */
 async function bundle(outDir: string, entryPoints: { in: string; out: string }[]): Promise<Metafile> {
   const result = await build({
+    ...NODE_BUNDLE,
     entryPoints,
     outdir: outDir,
-    bundle: true,
-    // Lazy imports stay lazy (the KMS signer, the Kubernetes client): their code goes into chunks
-    // beside index.js, loaded on first use. Beside it, so `import.meta.url` means the bundle root.
-    splitting: true,
-    chunkNames: "[name]-[hash]",
-    platform: "node",
-    format: "esm",
-    target: "node24",
     external: EXTERNAL,
-    banner: { js: BANNER },
-    metafile: true,
-    logLevel: "warning",
-    // As npm start's: 0.7 MiB less source for V8 to keep, 1 byte a character (bundle-options.ts).
-    ...COMPACT,
     plugins: [forbid(FORBIDDEN), mirroredLocations(), englishZodOnly()],
   });
   const reached = Object.keys(result.metafile.inputs).filter((input) =>

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Metafile, Plugin } from "esbuild";
+import type { BuildOptions, Metafile, Plugin } from "esbuild";
 
 /**
  * The esbuild settings the cloud build (scripts/build.ts) and `npm start`'s bundle
@@ -35,9 +35,9 @@ export const EXTERNAL = [
  * holds one character outside Latin-1 (the web pages' tagged templates hold some). Without comments
  * and whitespace, and with every other character escaped, the source is a third smaller and one
  * byte a character. Names stay, so stack traces still name Quire's functions (docs/benchmarks.md,
- * "Where the memory goes"). `npm start`'s bundle and the functions' bundle use it.
+ * "Where the memory goes"). Part of NODE_BUNDLE, so `npm start`'s bundle and the functions' use it.
  */
-export const COMPACT = { minifyWhitespace: true, minifySyntax: true, charset: "ascii" } as const;
+const COMPACT = { minifyWhitespace: true, minifySyntax: true, charset: "ascii" } as const;
 
 /**
  * The outputs a process loads before it serves: every entry point and the chunks it imports
@@ -92,8 +92,28 @@ export async function refuseWideStartSources(metafile: Metafile): Promise<void> 
 export const FUNCTION_NODE_OPTIONS = "--max-semi-space-size=1";
 
 /** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
-export const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
+const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";
 const require = __quireCreateRequire(import.meta.url);`;
+
+/**
+ * What `npm start`'s bundle and the functions' bundles share: ES modules for Node 24, the
+ * CommonJS banner, the compact output, and a metafile for the start-size check. Lazy imports stay
+ * lazy (the KMS signer, the Kubernetes client, the web libraries): their code goes into chunks
+ * beside the entry, loaded on first use, and beside it `import.meta.url` means the bundle root.
+ * Each build adds its entries, folder, externals and plugins.
+ */
+export const NODE_BUNDLE = {
+  bundle: true,
+  splitting: true,
+  chunkNames: "[name]-[hash]",
+  platform: "node",
+  format: "esm",
+  target: "node24",
+  banner: { js: BANNER },
+  metafile: true,
+  logLevel: "warning",
+  ...COMPACT,
+} as const satisfies BuildOptions;
 
 /**
  * zod's namespaces (`z.locales`, `z.core.locales`) keep every language's error messages, some
