@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdir } from "node:fs/promises";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { siblingModule } from "../modules.ts";
 import type { Queryable } from "./pool.ts";
 import { clientConfig, type DatabaseTarget } from "./target.ts";
 
@@ -55,11 +55,9 @@ export async function migrateIfPending(databaseUrl: string): Promise<void> {
   await migrateInChild(databaseUrl);
 }
 
-// migrate-process.ts under tsx and vitest (Node runs it by stripping its types), and
-// migrate-process.js in npm start's bundle (scripts/build-local.ts).
-const MIGRATE_PROCESS = fileURLToPath(
-  new URL(`./migrate-process${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
-);
+// migrate-process.js in npm start's bundle (scripts/build-local.ts); the .ts file from the sources,
+// which Node runs by stripping its types.
+const MIGRATE_PROCESS = fileURLToPath(siblingModule(import.meta.url, "migrate-process"));
 
 /** How much of the child's error output a failed migration's error carries: its end. */
 const CHILD_ERROR_TAIL_CHARS = 4000;

@@ -1,6 +1,5 @@
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { siblingModule } from "../modules.ts";
 import type { PolicyResult } from "./engine.ts";
 import type { Job, Reply } from "./worker.ts";
 
@@ -14,8 +13,7 @@ interface Pending {
   resolve: (outcome: RunOutcome) => void;
 }
 
-// worker.ts under tsx and vitest, worker.js once `tsc` has built the project.
-const WORKER_URL = new URL(`./worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+const WORKER_URL = siblingModule(import.meta.url, "worker");
 
 /**
  * Runs policies in one worker thread, one at a time, each under a time limit. A policy that
