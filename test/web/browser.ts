@@ -118,13 +118,14 @@ export async function screenshot(
 ): Promise<string> {
   await mkdir(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name.replace(/[^\w.-]+/g, "-")}.png`);
+  const take = () => page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
   try {
-    await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
+    await take();
   } catch (err) {
     // Headless Chromium now and then answers "Unable to capture screenshot" for a frame it had
     // not drawn yet, under load; the artifact is worth a second try, not a failed test.
     if (!String(err).includes("Unable to capture screenshot")) throw err;
-    await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
+    await take();
   }
   return file;
 }
