@@ -9,7 +9,7 @@ import { jobSignerFromConfig } from "./ci/identity/index.ts";
 import type { JobSigner } from "./ci/identity/signer.ts";
 import { type WorkerVerifier, workerVerifierFromConfig } from "./ci/worker/index.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { KeyedGate } from "./commits/gate.ts";
+import { CommitGroups } from "./commits/groups.ts";
 import { createReadCache, type ReadCache } from "./commits/read-cache.ts";
 import { devIdentities, type Env, globalAdminsOf, requiredSetting } from "./config.ts";
 import { createPool } from "./db/pool.ts";
@@ -36,8 +36,8 @@ export interface AppContext {
   clock: Clock;
   /** Webhook delivery: URL vetting, and this process's deliverer (started by the server). */
   webhooks: WebhookDelivery;
-  /** Queues this process's commits to one repo before they take its row locks (shared/commits/gate.ts). */
-  commitGate: KeyedGate;
+  /** Groups this process's commits to one branch, one group at a time per repo (shared/commits/groups.ts). */
+  commitGroups: CommitGroups;
   /** Signs CI job OIDC JWTs and publishes the JWKS: a local database key or Cloud KMS (docs/ci-identity.md). */
   jobSigner: JobSigner;
   /** Signs the repos' transparency-log checkpoints: a local Ed25519 key or Cloud KMS (docs/verifiable-history.md). */
@@ -113,7 +113,7 @@ export function createContext(
     events: eventHubFromConfig(config, log, pool, databaseUrl, clock),
     clock,
     webhooks: createWebhookDelivery({ config, log, pool, clock, databaseUrl }, opts.webhooks),
-    commitGate: new KeyedGate(),
+    commitGroups: new CommitGroups(),
     jobSigner: jobSignerFromConfig(config, pool, clock),
     logSigner: logSignerFromConfig(config, pool),
     ciWorkers: workerVerifierFromConfig(config, log),

@@ -34,10 +34,10 @@ ORDER BY f.path, f.sequence DESC;
 -- (inline)
 WITH branch AS (SELECT id, name, head_sequence, base_sequence, status, draft, head_hash, created_by, created_at, auto_merge_by, auto_merge_at FROM branches WHERE repo_id = $1 AND name = $2 FOR UPDATE),
 next AS (
-  UPDATE repos SET last_sequence = last_sequence + 1
+  UPDATE repos SET last_sequence = last_sequence + $3
   WHERE id = $1 AND EXISTS (SELECT 1 FROM branch WHERE status = 'active')
   RETURNING last_sequence, date_trunc('milliseconds', clock_timestamp()) AS allocated_at)
-SELECT branch.*, next.last_sequence AS allocated_sequence, next.allocated_at
+SELECT branch.*, next.last_sequence AS last_allocated, next.allocated_at
 FROM branch LEFT JOIN next ON true;
 
 -- shared/commits/compare.ts
@@ -185,6 +185,54 @@ FROM (SELECT DISTINCT f.path FROM file_changes f
         AND lower(substr(f.path, length($5::text) + 1)) = ANY ($7::text[])) p
 CROSS JOIN ${newest_change_in_view}
 WHERE v.content_sha256 IS NOT NULL;
+
+-- shared/commits/group-write.ts
+
+-- (inline)
+WITH
+commit AS (
+  INSERT INTO commits (repo_id, sequence, branch_id, message, author, created_at, prev_hash, hash)
+  SELECT $1, c.sequence, $2, c.message, c.author, $3, c.prev_hash, c.hash
+  FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[])
+    AS c (sequence, message, author, prev_hash, hash)),
+changes AS (
+  INSERT INTO file_changes (branch_id, path, sequence, repo_id, content_sha256, content_type, is_binary)
+  SELECT $2, c.path, c.sequence, $1, c.sha256, c.content_type, c.is_binary
+  FROM unnest($9::bigint[], $10::text[], $11::bytea[], $12::text[], $13::boolean[])
+    AS c (sequence, path, sha256, content_type, is_binary)),
+head AS (
+  UPDATE branches SET head_sequence = $15, head_hash = $16, updated_at = now() WHERE id = $2),
+log AS (
+  INSERT INTO tlog_nodes (repo_id, level, idx, hash)
+  SELECT $1, n.level, n.idx, n.hash FROM unnest($17::smallint[], $18::bigint[], $19::bytea[]) AS n (level, idx, hash)),
+event AS (
+  INSERT INTO events (id, type, source, repo, time, data)
+  SELECT e.id, $20, $21, $22, e.time, e.data
+  FROM unnest($23::uuid[], $24::timestamptz[], $25::jsonb[]) WITH ORDINALITY AS e (id, time, data, n)
+  ORDER BY e.n
+  RETURNING id, position),
+outbox AS (
+  INSERT INTO webhook_outbox (subscription_id, event_id)
+  SELECT s.id, event.id FROM subscriptions s, event
+  WHERE (s.repo IS NULL OR s.repo = $22) AND (s.event_types IS NULL OR $20 = ANY (s.event_types))
+  ORDER BY event.position),
+changed AS (
+  SELECT coalesce(array_agg(DISTINCT w.sequence), '{}') AS changed
+  FROM unnest($9::bigint[], $10::text[], $11::bytea[], $12::text[], $14::boolean[])
+    AS w (sequence, path, sha256, content_type, unseen)
+  LEFT JOIN ${newestChangeInView(
+    {
+      branch: "$2",
+      at: "$26::bigint",
+      parent: "$27::bigint",
+      parentAt: "$28::bigint",
+      ownFrom: "$29::bigint",
+    },
+    "w.path",
+  )} ON true
+  WHERE w.unseen AND (w.sha256 IS NULL OR v.content_sha256 IS DISTINCT FROM w.sha256
+    OR v.content_type IS DISTINCT FROM w.content_type))
+SELECT changed FROM changed;
 
 -- shared/commits/history.ts
 

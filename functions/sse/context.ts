@@ -44,7 +44,7 @@ export function streamContext(config: Env, log: Logger, databaseUrl: DatabaseTar
     blobs: absent("blobs"),
     policies: absent("policies"),
     webhooks: absent("webhooks"),
-    commitGate: absent("commitGate"),
+    commitGroups: absent("commitGroups"),
     ciWorkers: absent("ciWorkers"),
     ciLogs: absent("ciLogs"),
     reads: absent("reads"),

@@ -9,17 +9,25 @@
 export class KeyedGate {
   readonly #tails = new Map<number, Promise<void>>();
 
-  async run<T>(key: number, work: () => Promise<T>): Promise<T> {
+  /** Waits for the turn of `key`, in arrival order; call the function it answers to end the turn. */
+  async enter(key: number): Promise<() => void> {
     const previous = this.#tails.get(key) ?? Promise.resolve();
     let release!: () => void;
     const tail = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
     this.#tails.set(key, tail);
     await previous;
+    return () => {
+      release();
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    };
+  }
+
+  async run<T>(key: number, work: () => Promise<T>): Promise<T> {
+    const leave = await this.enter(key);
     try {
       return await work();
     } finally {
-      release();
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+      leave();
     }
   }
 }

@@ -96,7 +96,7 @@ export async function allocateSequence(tx: Tx, repoId: number): Promise<Allocate
  * Refuses a write of a path the rules forbid (docs/names.md). The commit route refused it already;
  * merge and rebase write paths committed before the rules existed, so every write checks here.
  */
-function refuseUnwritable(changes: WrittenChange[]): void {
+export function refuseUnwritable(changes: WrittenChange[]): void {
   for (const c of changes) {
     const problem = c.sha256 === null ? null : unwritablePathProblem(c.path);
     if (problem)
@@ -108,7 +108,7 @@ function refuseUnwritable(changes: WrittenChange[]): void {
 }
 
 /** The values of a commit's `commit.created` event, for eventCtes. */
-function eventOf(
+export function eventOf(
   repo: string,
   branch: string,
   sequence: number,
@@ -130,12 +130,10 @@ function eventOf(
 const headView = (v: View): unknown[] => [v.at, v.parentId, v.parentAt, v.ownFrom];
 
 /** Refuses a commit that would change nothing, as git does; its transaction rolls back what it wrote. */
-function refuseEmpty(branch: BranchRow): never {
-  fail(
-    "EMPTY_COMMIT",
-    `nothing to commit: every file is already as '${branch.name}' has it at sequence ${branch.head_sequence}`,
-    { head_sequence: branch.head_sequence },
-  );
+export function refuseEmpty(branch: string, head: number): never {
+  fail("EMPTY_COMMIT", `nothing to commit: every file is already as '${branch}' has it at sequence ${head}`, {
+    head_sequence: head,
+  });
 }
 
 /**
@@ -144,7 +142,8 @@ function refuseEmpty(branch: BranchRow): never {
  * its `commit.created` event. A rebase passes `announce: false` for every replayed commit but the
  * last (the new head), which alone is announced. `branch.head_sequence` and `head_hash` are updated
  * in place for a caller writing several. With `unlessUnchangedIn` (the view at the branch head),
- * a commit that changes nothing in it is refused with EMPTY_COMMIT in the same round trip.
+ * a commit that changes nothing in it is refused with EMPTY_COMMIT in the same round trip: a
+ * commit from the API that is alone in its group (group-write.ts).
  */
 export async function writeCommitRows(
   tx: Tx,
@@ -198,7 +197,7 @@ export async function writeCommitRows(
     if (view === undefined) await tx.query(commit_insert_announced([...values, ...event]));
     else {
       const row = await firstRowOf(tx, commit_insert_if_changed([...values, ...event, ...headView(view)]));
-      if (!row?.changed) refuseEmpty(branch);
+      if (!row?.changed) refuseEmpty(branch.name, branch.head_sequence);
     }
     tx.afterCommit(wakeDeliverers);
   }

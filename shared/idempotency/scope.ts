@@ -29,6 +29,14 @@ export async function runHolding<T>(key: HeldKey, work: () => Promise<T>): Promi
   }
 }
 
+/**
+ * The key the current request holds, if any: for work another request's transaction does on this
+ * one's behalf (a group commit's leader), which marks it with `markKeyApplied(tx, key)`.
+ */
+export function heldKey(): HeldKey | undefined {
+  return held.getStore();
+}
+
 const mark_applied = `
   UPDATE idempotency_keys SET state = 'applied'
   WHERE identity = $1 AND key = $2 AND lease = $3 AND state IN ('in_progress', 'applied')`;
@@ -38,10 +46,10 @@ const mark_applied = `
  * work of the held key is done, so a crash after the COMMIT cannot leave a done mutation that a
  * retry would do again. If another request retook the key meanwhile (this one ran past the stale
  * limit), the mark fails and the transaction rolls back: the work is done once, by the holder.
- * Outside a request that holds a key this does nothing and costs nothing.
+ * Outside a request that holds a key this does nothing and costs nothing. `key` is the current
+ * request's unless given.
  */
-export async function markKeyApplied(tx: Queryable): Promise<void> {
-  const key = held.getStore();
+export async function markKeyApplied(tx: Queryable, key: HeldKey | undefined = heldKey()): Promise<void> {
   if (!key?.open) return;
   const { rowCount } = await tx.query(mark_applied, [key.identity, key.key, key.lease]);
   if (!rowCount)

@@ -132,8 +132,8 @@ describe("the app losing its database connections mid-request", () => {
     });
 
   it("answers 503 when the connection dies between two queries of a transaction (not queryable)", async () => {
-    const gate = app.server.ctx.commitGate;
-    const original = gate.run.bind(gate);
+    const gate = app.server.ctx.commitGroups.gate;
+    const original = gate.enter.bind(gate);
     let entered!: () => void;
     const inside = new Promise<void>((resolve) => {
       entered = resolve;
@@ -142,11 +142,11 @@ describe("the app losing its database connections mid-request", () => {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    // The commit's transaction has begun and written its contents; it waits here, between queries.
-    gate.run = async (key, work) => {
+    // The commit's transaction has begun; it waits here for its group's turn, between queries.
+    gate.enter = async (key) => {
       entered();
       await released;
-      return original(key, work);
+      return original(key);
     };
     try {
       const res = postCommit("two");
@@ -159,7 +159,7 @@ describe("the app losing its database connections mid-request", () => {
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);
       expect(answer.body).toEqual({ code: "UNAVAILABLE", error: expect.any(String) });
     } finally {
-      gate.run = original;
+      gate.enter = original;
     }
     expect((await postCommit("three")).status).toBe(201);
   });
