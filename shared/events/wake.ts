@@ -152,10 +152,17 @@ export class WakeLoop {
     } while (this.pending && !this.closed);
   }
 
-  /** Waits out what is left of `minStepIntervalMs` since the last step began. */
+  /**
+   * Waits out what is left of `minStepIntervalMs` since the last step began. A timer may fire up
+   * to a millisecond early (whole milliseconds, measured from the event loop's cached time), so
+   * the time left is looked at again after it.
+   */
   private async spaceOut(): Promise<void> {
-    const wait = this.lastStepAt + (this.opts.minStepIntervalMs ?? 0) - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    for (;;) {
+      const wait = this.lastStepAt + (this.opts.minStepIntervalMs ?? 0) - performance.now();
+      if (wait <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
+    }
   }
 
   // Events are committed but wait behind an older transaction still running: look again soon,

@@ -46,7 +46,8 @@ describe("a wake loop with a least step interval", () => {
     // 20 ms + 300 ms of wake-ups + 400 ms: at most one step per 150 ms, and a last one after the burst.
     expect(steps.length).toBeGreaterThanOrEqual(3);
     expect(steps.length).toBeLessThanOrEqual(6);
-    for (const gap of gaps(steps)) expect(gap).toBeGreaterThanOrEqual(149);
+    // Each step starts 150 ms after the one before; the recorded times lag the starts by microseconds.
+    for (const gap of gaps(steps)) expect(gap).toBeGreaterThanOrEqual(149.9);
   });
 
   it("runs the next step at once when a step found more", async () => {
