@@ -108,11 +108,12 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
   const command = await serverCommand(opts.root, dir);
   const probeFile = opts.loopProbe ? path.join(dir, "loop-delay.json") : undefined;
   const probe = probeFile ? ["--import", await bundledProbe(dir)] : [];
-  const [flags, entry] = [command.slice(0, -1), command.slice(-1)];
+  const [flags, entry] = [command.args.slice(0, -1), command.args.slice(-1)];
   const child = spawn(process.execPath, [...flags, ...probe, ...entry], {
     cwd: opts.root ?? REPO_ROOT,
     env: {
       ...process.env,
+      ...command.env,
       // empty means unset: Quire starts its own embedded PostgreSQL
       DATABASE_URL: opts.sharing ? databaseUrl : "",
       PORT: String(port),
@@ -160,27 +161,48 @@ export async function startQuire(opts: QuireOptions = {}): Promise<QuireProcess>
   return server;
 }
 
-/** The Node flags of `npm start` (package.json: `node <flags> dist/local/main.js`). */
-/**
- * As `npm start` runs it: the local bundle on plain Node with the start script's flags, built into
- * this server's own folder. Another checkout (an A/B against other code) is built and started the
- * same way with its own build script and flags, so the two differ only in their code; one that
- * predates the local bundle runs from its sources.
- */
-async function serverCommand(root: string | undefined, dir: string): Promise<string[]> {
-  const out = path.join(dir, "build");
-  if (!root) return [...(await startFlags()), await buildLocal(out)];
-  const builder = path.join(root, "scripts/build-local.ts");
-  if (!existsSync(builder)) return ["--import", "tsx", "functions/main.ts"];
-  const theirs = (await import(builder)) as { buildLocal: typeof buildLocal };
-  return [...(await startFlags(root)), await theirs.buildLocal(out)];
+/** How `npm start` runs Node: the environment it sets and Node's flags, then the entry file. */
+interface ServerCommand {
+  env: Record<string, string>;
+  args: string[];
 }
 
-export async function startFlags(root: string = REPO_ROOT): Promise<string[]> {
+/**
+ * As `npm start` runs it: the local bundle on plain Node with the start script's environment and
+ * flags, built into this server's own folder. Another checkout (an A/B against other code) is
+ * built and started the same way with its own build script and start script, so the two differ
+ * only in their code; one that predates the local bundle runs from its sources.
+ */
+async function serverCommand(root: string | undefined, dir: string): Promise<ServerCommand> {
+  const out = path.join(dir, "build");
+  if (!root) {
+    const { env, flags } = await startSettings();
+    return { env, args: [...flags, await buildLocal(out)] };
+  }
+  const builder = path.join(root, "scripts/build-local.ts");
+  if (!existsSync(builder)) return { env: {}, args: ["--import", "tsx", "functions/main.ts"] };
+  const theirs = (await import(builder)) as { buildLocal: typeof buildLocal };
+  const { env, flags } = await startSettings(root);
+  return { env, args: [...flags, await theirs.buildLocal(out)] };
+}
+
+/**
+ * The environment and Node flags of `npm start` (package.json:
+ * `[env NAME=value ...] node <flags> dist/local/main.js`).
+ */
+export async function startSettings(
+  root: string = REPO_ROOT,
+): Promise<{ env: Record<string, string>; flags: string[] }> {
   const manifest = JSON.parse(await readFile(path.join(root, "package.json"), "utf8"));
-  const start = /\bnode ((?:--\S+ )*)dist\/local\/main\.js/.exec(String(manifest.scripts.start));
+  const start = /(?:\benv ((?:\w+=\S+ )*))?\bnode ((?:--\S+ )*)dist\/local\/main\.js/.exec(
+    String(manifest.scripts.start),
+  );
   if (!start) throw new Error("package.json's start script no longer runs `node [flags] dist/local/main.js`");
-  return (start[1] ?? "").trim().split(" ").filter(Boolean);
+  const words = (text: string | undefined) => (text ?? "").trim().split(" ").filter(Boolean);
+  const env = Object.fromEntries(
+    words(start[1]).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+  );
+  return { env, flags: words(start[2]) };
 }
 
 /** bench/loop-probe.ts as one JavaScript file in `dir`. */

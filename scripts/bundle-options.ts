@@ -84,12 +84,13 @@ export async function refuseWideStartSources(metafile: Metafile): Promise<void> 
 }
 
 /**
- * The Node options every deployed function runs with (terraform/functions.tf `node_env`, checked by
- * test/fast/deploy/terraform.test.ts): V8's young generation capped at 1 MiB per semi-space, as
- * `npm start` runs (docs/benchmarks.md, "Where the memory goes"). The bench and the bundle tests
- * start the functions with it.
+ * The process settings every deployed function runs with (terraform/functions.tf `node_env`,
+ * checked by test/fast/deploy/terraform.test.ts), as `npm start` runs (docs/benchmarks.md, "Where
+ * the memory goes"): V8's young generation capped at 1 MiB per semi-space, and glibc's malloc kept
+ * to two arenas instead of eight per core. The bench and the bundle tests start the functions
+ * with them.
  */
-export const FUNCTION_NODE_OPTIONS = "--max-semi-space-size=1";
+export const FUNCTION_ENV = { NODE_OPTIONS: "--max-semi-space-size=1", MALLOC_ARENA_MAX: "2" };
 
 /** Each output starts with a `require` for the CommonJS packages bundled into an ES module. */
 const BANNER = `import { createRequire as __quireCreateRequire } from "node:module";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { cloudFunctions } from "../../functions/groups.ts";
 import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
-import { FUNCTION_NODE_OPTIONS } from "../../scripts/bundle-options.ts";
+import { FUNCTION_ENV } from "../../scripts/bundle-options.ts";
 import {
   firstAnswer,
   helloWorld,
@@ -70,8 +70,9 @@ export async function measureBundles(server: QuireProcess): Promise<string> {
       SVC_DATA_DIR: path.join(work, "data"),
       SVC_BLOB_LOCAL_DIR: path.join(work, "blobs"),
       SVC_CI_LOG_DIR: path.join(work, "ci-logs"),
-      // Terraform's NODE_OPTIONS for the functions; BUNDLE_NODE_OPTIONS tries others ("" for none).
-      NODE_OPTIONS: process.env["BUNDLE_NODE_OPTIONS"] ?? FUNCTION_NODE_OPTIONS,
+      // Terraform's settings for the functions; BUNDLE_NODE_OPTIONS tries other Node options ("" for none).
+      ...FUNCTION_ENV,
+      NODE_OPTIONS: process.env["BUNDLE_NODE_OPTIONS"] ?? FUNCTION_ENV.NODE_OPTIONS,
     };
     const anchor = async () => (await coldStart(hello, "hello", "/", { method: "GET" }, {})).coldStartMs;
     const anchors = [await anchor()];

@@ -64,6 +64,13 @@ describe("group commit: commits that arrive together share one transaction", () 
   it("writes them as one group, each with its own gap-free sequence, event and answer", async () => {
     const fx = await repoWithOwner(app);
     await commit(fx, "main", { "seed.md": "seed" });
+    // A suspended subscription of the repo's commits: its outbox rows are kept, not sent.
+    const [sub] = await app.sql<{ id: string }>(
+      `INSERT INTO subscriptions (id, repo, repo_id, event_types, backend, url, created_by, suspended_at)
+       VALUES (gen_random_uuid(), $1, $2, '{com.svc.commit.created}', 'webhook', 'https://hooks.example/q', $3, now())
+       RETURNING id`,
+      [fx.repo, fx.repoId, fx.owner],
+    );
     const answers = await whileMainIsLocked(
       fx,
       ["a", "b", "c", "d", "e"].map((n) => () => post(fx, `commit ${n}`, { [`${n}.md`]: n })),
@@ -79,11 +86,19 @@ describe("group commit: commits that arrive together share one transaction", () 
       const { sequence, message } = res.body as { sequence: number; message: string };
       expect(rows.find((r) => r.sequence === sequence)?.message).toBe(message);
     }
+    // One event each, in the log in sequence order (SSE and webhooks deliver in log order).
     const events = await app.sql(
-      `SELECT (data->>'sequence')::int AS sequence FROM events WHERE repo = $1 AND type = 'com.svc.commit.created'`,
+      `SELECT (data->>'sequence')::int AS sequence FROM events
+       WHERE repo = $1 AND type = 'com.svc.commit.created' ORDER BY position`,
       [fx.repo],
     );
-    expect(events.map((e) => Number(e.sequence)).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(events.map((e) => Number(e.sequence))).toEqual([1, 2, 3, 4, 5, 6]);
+    const outbox = await app.sql(
+      `SELECT (e.data->>'sequence')::int AS sequence FROM webhook_outbox o JOIN events e ON e.id = o.event_id
+       WHERE o.subscription_id = $1 ORDER BY o.id`,
+      [sub?.id],
+    );
+    expect(outbox.map((o) => Number(o.sequence))).toEqual([2, 3, 4, 5, 6]);
     const chain = await fx.client.get(`${fx.base}/chain?from=1&to=6`);
     expect(chain.status, JSON.stringify(chain.body)).toBe(200);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltFunction, buildFunctions } from "../../scripts/build.ts";
-import { FUNCTION_NODE_OPTIONS } from "../../scripts/bundle-options.ts";
+import { FUNCTION_ENV } from "../../scripts/bundle-options.ts";
 import {
   type BundleProcess,
   firstAnswer,
@@ -167,7 +167,7 @@ function bundleEnv(): Record<string, string> {
     SVC_DATA_DIR: path.join(workDir, "data"),
     SVC_BLOB_LOCAL_DIR: path.join(workDir, "blobs"),
     SVC_CI_LOG_DIR: path.join(workDir, "ci-logs"),
-    NODE_OPTIONS: FUNCTION_NODE_OPTIONS,
+    ...FUNCTION_ENV,
   };
 }
 

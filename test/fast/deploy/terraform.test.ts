@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cloudFunctions, groups, isInternalFunction } from "../../../functions/groups.ts";
 import { CONTAINER_ENTRIES, DOCKERFILE } from "../../../scripts/build.ts";
-import { FUNCTION_NODE_OPTIONS } from "../../../scripts/bundle-options.ts";
+import { FUNCTION_ENV } from "../../../scripts/bundle-options.ts";
 import type { BlockSchema } from "../../../scripts/terraform-schema.ts";
 import { envSchema } from "../../../shared/config.ts";
 import {
@@ -198,8 +198,8 @@ describe("terraform/ matches the code it deploys", () => {
     );
   });
 
-  it("gives every function Node's small young generation (docs/benchmarks.md)", () => {
-    expect(locals()["node_env"]).toEqual({ NODE_OPTIONS: FUNCTION_NODE_OPTIONS });
+  it("gives every function Node's small young generation and two malloc arenas (docs/benchmarks.md)", () => {
+    expect(locals()["node_env"]).toEqual(FUNCTION_ENV);
     expect(locals()["function_env"]).toMatch(/merge\(local\.common_env, local\.node_env,/);
   });
 
