@@ -5,10 +5,10 @@ import { fail } from "../errors.ts";
 import { wakeDeliverers } from "../events/notify.ts";
 import { nodeReader } from "../transparency/log.ts";
 import { leafHash, type NodeReader, type NodeRef, nodesCompletedBy } from "../transparency/merkle.ts";
-import { commitHash } from "./hash.ts";
 import { filesInView, newestChangeInView, type View } from "./view.ts";
 import {
   type Allocated,
+  chainedHash,
   eventOf,
   refuseEmpty,
   refuseUnwritable,
@@ -116,8 +116,9 @@ function earlierInGroup(members: GroupMember[], branch: string) {
  * Writes the commits of a group from the API onto a branch whose row the caller locked, at the
  * sequences allocated for them. Each commit's checks see the branch as the commits before it left
  * it: a deletion must find its path, and a commit must change something (else EMPTY_COMMIT, which
- * rolls back the group). `view` is the branch's view at its head before the group. A commit alone
- * takes the single commit's statements, which cost PostgreSQL about 0.5 ms less than the group
+ * rolls back the group). `view` is the branch's view at its head before the group. Several are
+ * written in one statement (commit_group_insert) with their events; a commit alone takes the
+ * single commit's statements, which cost PostgreSQL about 0.5 ms less than the group
  * statement does for one commit (docs/benchmarks.md, "Group commit"). Moves `branch` to the last
  * commit's head.
  */
@@ -129,14 +130,33 @@ export async function writeCommits(
   members: GroupMember[],
   allocated: Allocated[],
 ): Promise<void> {
-  const [alone] = members;
-  if (members.length > 1 || !alone) return writeCommitGroup(tx, repo, branch, view, members, allocated);
-  await requireDeletedPathsExist(
+  const [alone, second] = members;
+  if (alone && !second) {
+    await requireDeletedPathsExist(
+      tx,
+      view,
+      alone.changes.filter((c) => !c.sha256).map((c) => c.path),
+    );
+    await writeCommitRows(tx, repo, branch, { ...alone, unlessUnchangedIn: view }, allocated[0] as Allocated);
+    return;
+  }
+  const { earlier, unseenDeletions } = earlierInGroup(members, branch.name);
+  // First, as a commit alone checks its deletions before anything else.
+  await requireDeletedPathsExist(tx, view, unseenDeletions);
+  const rows = await groupRows(tx, repo, branch, members, allocated, earlier);
+  const createdAt = (allocated[0] as Allocated).created_at;
+  const row = await firstRowOf(
     tx,
-    view,
-    alone.changes.filter((c) => !c.sha256).map((c) => c.path),
+    commit_group_insert(groupValues(repo, branch, view, members, createdAt, rows)),
   );
-  await writeCommitRows(tx, repo, branch, { ...alone, unlessUnchangedIn: view }, allocated[0] as Allocated);
+  const changed = new Set([...(row?.changed ?? []).map(Number), ...rows.decided]);
+  const sequences = rows.commits.sequence;
+  const empty = sequences.findIndex((s) => !changed.has(s));
+  if (empty >= 0)
+    refuseEmpty(branch.name, empty === 0 ? branch.head_sequence : (sequences[empty - 1] as number));
+  branch.head_sequence = sequences.at(-1) as number;
+  branch.head_hash = rows.headHash;
+  tx.afterCommit(wakeDeliverers);
 }
 
 /** The rows of a group's commits, each chained to the one before, in the statement's arrays. */
@@ -169,7 +189,8 @@ async function groupRows(
   const pending = new Map<string, Buffer>();
   const read = overlayReader(nodeReader(tx, repo.id), pending);
   for (const [k, m] of members.entries()) {
-    const { sequence, created_at } = allocated[k] as Allocated;
+    const at = allocated[k] as Allocated;
+    const { sequence } = at;
     refuseUnwritable(m.changes);
     for (const [i, c] of m.changes.entries()) {
       const before = earlier[k]?.[i];
@@ -178,16 +199,7 @@ async function groupRows(
       rows.files.changes.push(c);
       if (before !== undefined && differs(before, c)) rows.decided.add(sequence);
     }
-    const hash = commitHash({
-      prevHash: rows.headHash,
-      sequence,
-      repo: repo.name,
-      branch: branch.name,
-      author: m.author,
-      message: m.message,
-      createdAt: created_at.toISOString(),
-      files: m.changes.map((c) => ({ path: c.path, sha256: c.sha256 ? c.sha256.toString("hex") : "" })),
-    });
+    const hash = chainedHash(repo.name, branch.name, rows.headHash, m, at);
     // Leaf i is commit i + 1; a later commit of the group may complete a block holding this one.
     const leaf = Buffer.from(hash, "hex");
     for (const n of await nodesCompletedBy(sequence - 1, leaf, read)) {
@@ -248,34 +260,6 @@ function groupValues(
     view.parentAt,
     view.ownFrom,
   ];
-}
-
-/** Writes a group of more than one commit (writeCommits) in one statement, with their events. */
-async function writeCommitGroup(
-  tx: Tx,
-  repo: { id: number; name: string },
-  branch: BranchRow,
-  view: View,
-  members: GroupMember[],
-  allocated: Allocated[],
-): Promise<void> {
-  const { earlier, unseenDeletions } = earlierInGroup(members, branch.name);
-  // First, as a commit alone checks its deletions before anything else.
-  await requireDeletedPathsExist(tx, view, unseenDeletions);
-  const rows = await groupRows(tx, repo, branch, members, allocated, earlier);
-  const createdAt = (allocated[0] as Allocated).created_at;
-  const row = await firstRowOf(
-    tx,
-    commit_group_insert(groupValues(repo, branch, view, members, createdAt, rows)),
-  );
-  const changed = new Set([...(row?.changed ?? []).map(Number), ...rows.decided]);
-  const sequences = rows.commits.sequence;
-  const empty = sequences.findIndex((s) => !changed.has(s));
-  if (empty >= 0)
-    refuseEmpty(branch.name, empty === 0 ? branch.head_sequence : (sequences[empty - 1] as number));
-  branch.head_sequence = sequences.at(-1) as number;
-  branch.head_hash = rows.headHash;
-  tx.afterCommit(wakeDeliverers);
 }
 
 /** Refuses deleting a path that does not exist at the branch head (`view`). */

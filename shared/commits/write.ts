@@ -129,6 +129,26 @@ export function eventOf(
 /** The view's values in changed_cte's order ($22 to $25). */
 const headView = (v: View): unknown[] => [v.at, v.parentId, v.parentAt, v.ownFrom];
 
+/** A commit's hash, chained to `prevHash` (the head it is written on): hash.ts. */
+export function chainedHash(
+  repo: string,
+  branch: string,
+  prevHash: string,
+  commit: { author: string; message: string; changes: WrittenChange[] },
+  { sequence, created_at }: Allocated,
+): string {
+  return commitHash({
+    prevHash,
+    sequence,
+    repo,
+    branch,
+    author: commit.author,
+    message: commit.message,
+    createdAt: created_at.toISOString(),
+    files: commit.changes.map((c) => ({ path: c.path, sha256: c.sha256 ? c.sha256.toString("hex") : "" })),
+  });
+}
+
 /** Refuses a commit that would change nothing, as git does; its transaction rolls back what it wrote. */
 export function refuseEmpty(branch: string, head: number): never {
   fail("EMPTY_COMMIT", `nothing to commit: every file is already as '${branch}' has it at sequence ${head}`, {
@@ -159,16 +179,7 @@ export async function writeCommitRows(
   { sequence, created_at }: Allocated,
 ): Promise<number> {
   refuseUnwritable(commit.changes);
-  const hash = commitHash({
-    prevHash: branch.head_hash,
-    sequence,
-    repo: repo.name,
-    branch: branch.name,
-    author: commit.author,
-    message: commit.message,
-    createdAt: created_at.toISOString(),
-    files: commit.changes.map((c) => ({ path: c.path, sha256: c.sha256 ? c.sha256.toString("hex") : "" })),
-  });
+  const hash = chainedHash(repo.name, branch.name, branch.head_hash, commit, { sequence, created_at });
   // Leaf i is commit i + 1: sequences are gap-free and allocated under the repo row's lock, so the
   // leaves and nodes it completes are all committed and visible to this statement's snapshot.
   const log = await nodesCompletedBy(sequence - 1, Buffer.from(hash, "hex"), nodeReader(tx, repo.id));
