@@ -118,14 +118,16 @@ export async function screenshot(
 ): Promise<string> {
   await mkdir(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name.replace(/[^\w.-]+/g, "-")}.png`);
-  const take = () => page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
-  try {
-    await take();
-  } catch (err) {
-    // Headless Chromium now and then answers "Unable to capture screenshot" for a frame it had
-    // not drawn yet, under load; the artifact is worth a second try, not a failed test.
-    if (!String(err).includes("Unable to capture screenshot")) throw err;
-    await take();
+  // Headless Chromium now and then answers "Unable to capture screenshot" for a frame it had not
+  // drawn yet, under load (once in a fresh clone's CI run, twice in a row): the artifact is worth
+  // more tries, each after the page has drawn another frame, not a failed test.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
+      return file;
+    } catch (err) {
+      if (attempt >= 4 || !String(err).includes("Unable to capture screenshot")) throw err;
+      await page.evaluate("new Promise((drawn) => requestAnimationFrame(() => drawn(null)))");
+    }
   }
-  return file;
 }
