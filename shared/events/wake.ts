@@ -47,6 +47,8 @@ export class WakeLoop {
   private heldDelay = HELD_RETRY_MIN_MS;
   private reconnectDelay = RECONNECT_MIN_MS;
   private current: Promise<void> = Promise.resolve();
+  /** The loop's own waits (coalescing, spacing): `close` ends them rather than waiting them out. */
+  private readonly pauses = new Set<() => void>();
   /** When the last step started (performance.now()), for `minStepIntervalMs`. */
   private lastStepAt = Number.NEGATIVE_INFINITY;
   private readonly opts: WakeLoopOptions;
@@ -121,7 +123,7 @@ export class WakeLoop {
       return;
     }
     this.running = true;
-    this.current = new Promise((resolve) => setTimeout(resolve, COALESCE_MS))
+    this.current = this.pause(COALESCE_MS)
       .then(() => this.run())
       .finally(() => {
         this.running = false;
@@ -160,9 +162,26 @@ export class WakeLoop {
   private async spaceOut(): Promise<void> {
     for (;;) {
       const wait = this.lastStepAt + (this.opts.minStepIntervalMs ?? 0) - performance.now();
-      if (wait <= 0) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
+      if (wait <= 0 || this.closed) return;
+      await this.pause(Math.ceil(wait));
     }
+  }
+
+  /**
+   * Resolves after `ms`, or at once when the loop closes: closing never waits out a spacing, and
+   * a wait whose timer can no longer fire (a test that swapped in fake timers and back) cannot
+   * hold `close` for ever.
+   */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.pauses.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.pauses.add(done);
+    });
   }
 
   // Events are committed but wait behind an older transaction still running: look again soon,
@@ -187,6 +206,7 @@ export class WakeLoop {
     this.closed = true;
     clearInterval(this.sweepTimer);
     clearTimeout(this.retryTimer);
+    for (const done of [...this.pauses]) done();
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => {});

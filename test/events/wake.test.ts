@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type StepResult, WakeLoop } from "../../shared/events/wake.ts";
 import { createLogger } from "../../shared/log.ts";
 import { freshDatabase } from "../support/app.ts";
@@ -65,5 +65,33 @@ describe("a wake loop with a least step interval", () => {
       await sleep(15);
     }
     expect(steps.length).toBeGreaterThanOrEqual(8);
+  });
+});
+
+describe("closing a wake loop", () => {
+  /** Whether `close` resolved within a second. */
+  const closesWithin = async (ms: number) => {
+    const closing = loop?.close().then(() => "closed");
+    return Promise.race([closing, sleep(ms).then(() => "still waiting")]);
+  };
+
+  it("ends a spacing at once rather than waiting it out", async () => {
+    const steps = await startLoop(60_000);
+    await sleep(20);
+    loop?.wake();
+    await sleep(20); // the wake-up now waits out the minute's spacing
+    expect(await closesWithin(1000)).toBe("closed");
+    expect(steps).toHaveLength(1);
+  });
+
+  it("ends a wait whose timer can no longer fire", async () => {
+    await startLoop(0);
+    await sleep(20);
+    // A test swaps in fake timers while the loop is woken, then swaps them out: the wait's timer is
+    // a fake one nothing will ever run (the CI timers' test did this to the auto-merge relay).
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    loop?.wake();
+    vi.useRealTimers();
+    expect(await closesWithin(1000)).toBe("closed");
   });
 });
