@@ -277,7 +277,7 @@ function policyRows(review: ReviewResults): Row[] {
       target: `p99 < ${TARGETS.policyWarmMs} ms`,
       met: p.warmTargetMet,
     },
-    row("new instance (modules read from policy_modules, worker started)", p.newInstance),
+    row("new instance (modules read from policy_modules and instantiated)", p.newInstance),
     row("cold (new versions compiled by opa, stored, evaluated)", p.cold),
   ];
 }

@@ -76,7 +76,7 @@ export interface PolicyLatency {
 export interface PolicyBenchResult {
   /** Both policies compiled and loaded in this instance: the cost a merge pays almost always. */
   warm: PolicyLatency;
-  /** A new instance: modules read from `policy_modules`, a worker started, nothing compiled. */
+  /** A new instance: modules read from `policy_modules`, instantiated, nothing compiled. */
   newInstance: PolicyLatency;
   /** New policy versions: both compiled by opa, stored, loaded and evaluated. */
   cold: PolicyLatency;
@@ -135,7 +135,7 @@ export async function measurePolicyEvaluation(
         expectAllPass(await engine.evaluate(pool, sources, INPUT)),
       );
 
-      progress("policy: new instances (database cache hit, new worker)");
+      progress("policy: new instances (database cache hit, modules instantiated)");
       const newInstance = await timed(opts.coldRuns ?? 20, async () => {
         const other = createPolicyEngine();
         try {

@@ -4,7 +4,9 @@ import type { DocumentDiff } from "../documents/changes.ts";
 import type { Logger } from "../log.ts";
 import { type CompileFn, opaCompiler } from "./compile.ts";
 import { PolicyRunner, policyResult } from "./evaluate.ts";
-import { ModuleCache } from "./modules.ts";
+import { InlineLane } from "./inline.ts";
+import type { PolicyCall } from "./instances.ts";
+import { ModuleCache, type WasmModule } from "./modules.ts";
 
 /** The `input` document every merge policy is evaluated against (see docs/policies.md). */
 export interface PolicyInput {
@@ -49,7 +51,16 @@ export interface PolicyEngine {
   prepare(db: Queryable, sources: PolicySource[]): Promise<void>;
   /** Results in the order of `sources`; compiles on a cache miss; never throws for a bad policy. */
   evaluate(db: Queryable, sources: PolicySource[], input: PolicyInput): Promise<PolicyResult[]>;
+  /** Where evaluations ran: finished on the main thread, interrupted there, sent to the worker. */
+  readonly counts: Readonly<LaneCounts>;
   close(): Promise<void>;
+}
+
+/** Evaluations by where they ran (see `PolicyEngine.counts`). */
+export interface LaneCounts {
+  quick: number;
+  interrupted: number;
+  worker: number;
 }
 
 /** Options of `createPolicyEngine`; the defaults are what the service runs with. */
@@ -60,16 +71,29 @@ export interface PolicyEngineOptions {
   compile?: CompileFn;
   /** Time limit of one policy's evaluation, default 250 ms. */
   timeoutMs?: number;
+  /** Time limit of a merge's policies together on the main thread before they go to the worker, default 10 ms. */
+  quickLimitMs?: number;
   log?: Logger;
+}
+
+/** What evaluating a compiled policy needs. */
+function callOf(
+  s: PolicySource,
+  m: { module: WasmModule; allow: string; reason: string | null },
+): PolicyCall {
+  return { key: s.sha256.toString("hex"), module: m.module, allow: m.allow, reason: m.reason };
 }
 
 /** The time limit of one policy's evaluation unless configured otherwise. */
 export const DEFAULT_TIMEOUT_MS = 250;
+/** The main thread's limit for a merge's policies together (inline.ts). */
+const DEFAULT_QUICK_LIMIT_MS = 10;
 
 /**
- * The policy engine: a shared compile cache (table `policy_modules` behind an in-process LRU)
- * and one worker thread that evaluates with a time limit. The worker starts on first use, so an
- * instance that never evaluates a policy never starts one.
+ * The policy engine: a shared compile cache (table `policy_modules` behind an in-process LRU),
+ * a quick lane on the main thread (inline.ts) and, for the policies too slow for it, one worker
+ * thread that evaluates with the full time limit. The worker starts when a policy first needs
+ * it, so an instance whose policies are all quick never starts one.
  */
 export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine {
   const cache = new ModuleCache({
@@ -78,6 +102,8 @@ export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine
   });
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const runner = new PolicyRunner({ timeoutMs });
+  const lane = new InlineLane({ limitMs: Math.min(opts.quickLimitMs ?? DEFAULT_QUICK_LIMIT_MS, timeoutMs) });
+  let toWorker = 0;
   // `prepare` gets the pool and compiles in parallel; `evaluate` may get a transaction's client,
   // which runs one query at a time, so it asks for the modules one after another.
   /** Each source with its compiled module, in order. */
@@ -90,28 +116,32 @@ export function createPolicyEngine(opts: PolicyEngineOptions = {}): PolicyEngine
   return {
     async prepare(db, sources) {
       if (sources.length === 0) return;
-      await Promise.all([...sources.map((s) => cache.get(db, s.sha256, s.source)), runner.warm()]);
+      await Promise.all(sources.map((s) => cache.get(db, s.sha256, s.source)));
     },
 
     async evaluate(db, sources, input) {
       if (sources.length === 0) return [];
       const modules = await modulesOf(db, sources);
-      // One JSON encoding for all of a merge's policies; the worker hands it to opa-wasm as is.
+      // One JSON encoding for all of a merge's policies, handed to opa-wasm as is.
       const json = JSON.stringify(input);
-      // Queued together, run one after another on the worker, each under its own time limit.
+      const quick = await lane.run(
+        modules.map(({ s, m }) => (m.ok ? callOf(s, m) : undefined)),
+        json,
+      );
+      // What the quick lane left, queued together on the worker, each under its own time limit.
       return Promise.all(
-        modules.map(async ({ s, m }) => {
+        modules.map(async ({ s, m }, i) => {
           if (!m.ok) return policyResult(s.name, { ok: false, compileError: m.error });
-          const outcome = await runner.run({
-            key: s.sha256.toString("hex"),
-            module: m.module,
-            allow: m.allow,
-            reason: m.reason,
-            input: json,
-          });
-          return policyResult(s.name, outcome);
+          const done = quick[i];
+          if (done) return policyResult(s.name, done);
+          toWorker++;
+          return policyResult(s.name, await runner.run({ ...callOf(s, m), input: json }));
         }),
       );
+    },
+
+    get counts() {
+      return { ...lane.counts, worker: toWorker };
     },
 
     close: () => runner.close(),

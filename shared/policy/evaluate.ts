@@ -16,16 +16,17 @@ interface Pending {
 const WORKER_URL = siblingModule(import.meta.url, "worker");
 
 /**
- * Runs policies in one worker thread, one at a time, each under a time limit. A policy that
- * runs past the limit cannot be interrupted inside wasm, so the worker is terminated and a fresh
- * one is started for the next job (its loaded instances are lost, the compiled modules are not:
- * the host keeps them). The limit starts when the worker reports the job's module loaded, so
- * starting a worker or instantiating a module (tens of ms on a cold worker, more on a busy
- * machine) never counts against a policy; loading has its own, generous limit. Jobs never
- * reject: every failure is an outcome.
+ * Runs policies in one worker thread, one at a time, each under a time limit: the policies too
+ * slow for the main thread's quick lane (inline.ts), which would hold every request for as long
+ * as they run. A policy that runs past the limit is stopped by terminating the worker; a fresh one
+ * is started for the next job (its loaded instances are lost, the compiled modules are not: the
+ * host keeps them). The limit starts when the worker reports the job's module loaded, so starting
+ * a worker or instantiating a module (tens of ms on a cold worker, more on a busy machine) never
+ * counts against a policy; loading has its own, generous limit. Jobs never reject: every failure
+ * is an outcome.
  *
- * One worker, not a pool: an evaluation takes well under a millisecond, so queueing costs less
- * than a second thread would on a two-core instance.
+ * One worker, not a pool: the policies that reach it are rare, and queueing costs less than a
+ * second thread would on a two-core instance.
  */
 /** How long instantiating one compiled module may take before the job fails (closed). */
 const LOAD_TIMEOUT_MS = 10_000;
@@ -52,13 +53,6 @@ export class PolicyRunner {
       this.#queue.push({ job, resolve });
       void this.#pump();
     });
-  }
-
-  /** Starts the worker ahead of the first job, so that job does not wait for it. */
-  async warm(): Promise<void> {
-    if (this.#closed) return;
-    const worker = await this.#start();
-    if (!this.#busy) worker.unref();
   }
 
   /** Terminates the worker; queued jobs resolve as failed. */

@@ -120,6 +120,78 @@ describe("the policies the spec names, compiled by the real opa", () => {
   });
 });
 
+describe("where a policy runs", () => {
+  const requireReview = source("require_review", REQUIRE_REVIEW);
+  const ciMustPass = source("ci_must_pass", CI_MUST_PASS);
+  /** A policy that allows after tens of milliseconds of work: too slow for a 5 ms quick limit. */
+  const medium = source(
+    "medium",
+    "package quire.policy.medium\n\nn := numbers.range(1, 600)\n\nallow if count([1 | some a in n; some b in n; a * b == -1]) == 0\n",
+  );
+
+  it("quick policies run on the main thread, and the worker thread never starts", async () => {
+    // A generous quick limit, so that a busy machine cannot send them to the worker.
+    const quick = createPolicyEngine({ quickLimitMs: 5_000 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        expect((await quick.evaluate(pool, [ciMustPass, requireReview], input())).map((r) => r.pass)).toEqual(
+          [true, true],
+        );
+      }
+      expect(quick.counts).toEqual({ quick: 4, interrupted: 0, worker: 0 });
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it("a policy past the quick limit goes to the worker with the same verdict, and is not tried on the main thread again", async () => {
+    const strict = createPolicyEngine({ quickLimitMs: 5, timeoutMs: 20_000 });
+    try {
+      const allowed = (name: string, reason = "allowed") => ({ name, pass: true, reason });
+      const batch = [medium, requireReview, ciMustPass];
+      await strict.prepare(pool, batch);
+      expect(await strict.evaluate(pool, batch, input())).toEqual([
+        allowed("medium"),
+        allowed("require_review", "approved"),
+        allowed("ci_must_pass", "all checks passed"),
+      ]);
+      // Interrupted first thing: it and the policies after it went to the worker.
+      expect(strict.counts).toEqual({ quick: 0, interrupted: 1, worker: 3 });
+      expect(await strict.evaluate(pool, [medium], input())).toEqual([allowed("medium")]);
+      expect(strict.counts).toEqual({ quick: 0, interrupted: 1, worker: 4 });
+      // In the middle of a batch (a new version, so not known as slow): the verdicts are the same
+      // whichever policies finished on the main thread (at a 5 ms limit, a busy machine may even
+      // interrupt the batch before its first policy).
+      const middle = [requireReview, source("medium", `${medium.source}\n`), ciMustPass];
+      expect((await strict.evaluate(pool, middle, input())).map((r) => r.pass)).toEqual([true, true, true]);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it("the main thread keeps running while a policy that loops is stopped on the worker", async () => {
+    // The default limits: 10 ms on the main thread, then the worker's 250 ms stops it.
+    const defaults = createPolicyEngine();
+    try {
+      await defaults.prepare(pool, [source("slow", SLOW)]);
+      let last = performance.now();
+      let longestGap = 0;
+      const ticker = setInterval(() => {
+        longestGap = Math.max(longestGap, performance.now() - last);
+        last = performance.now();
+      }, 1);
+      const [r] = await defaults.evaluate(pool, [source("slow", SLOW)], input());
+      clearInterval(ticker);
+      expect(r!.reason).toBe("policy evaluation timed out after 250 ms");
+      expect(defaults.counts).toEqual({ quick: 0, interrupted: 1, worker: 1 });
+      // Held for the quick limit at most (plus a busy machine's scheduling), never the 250 ms.
+      expect(longestGap).toBeLessThan(150);
+    } finally {
+      await defaults.close();
+    }
+  });
+});
+
 describe("reason", () => {
   it("defaults to 'allowed' or 'denied by <name>' when the policy does not define it", async () => {
     const p = source("feature_only", NO_REASON);
