@@ -18,7 +18,14 @@ import {
   parseDecodingBase64,
   parseLiftingLongStrings,
 } from "./large-json.ts";
-import { matchPath, matchSegments, patternSegments, segmentsOf } from "./match.ts";
+import {
+  matchPath,
+  matchSegments,
+  patternSegments,
+  type RequestPath,
+  requestPath,
+  segmentsOf,
+} from "./match.ts";
 import { requireDeclaredReply } from "./responses.ts";
 import type { AnyRoute, Reply } from "./route.ts";
 import { type BadText, bodyText, findBadText, queryOf, refuseBadParams } from "./text.ts";
@@ -159,9 +166,70 @@ async function parseJsonBody(
   return parsed;
 }
 
-/** How literal a pattern is: `/branch/:branch*\/status` (3) beats `/branch/:branch*` (2). */
-const literalSegments = (pattern: string) =>
-  patternSegments(pattern).filter((s) => !s.startsWith(":")).length;
+/** A route with what matching needs of its pattern, worked out once per table. */
+interface IndexedRoute {
+  route: AnyRoute;
+  pattern: string[];
+  /** How literal the pattern is: `/branch/:branch*\/status` (3) beats `/branch/:branch*` (2). */
+  rank: number;
+  /** Its place in the table. */
+  order: number;
+}
+
+/**
+ * A table's routes by what a path must hold for them to match: its first segment, and for a repo's
+ * routes (`/repos/:repo*\/-/tree`) the segment after the first `-` (a repo's name never holds
+ * one, so that `-` is the pattern's). A request is matched against a handful of patterns instead
+ * of every repo route, each of which tried every split of the path.
+ */
+interface RouteIndex {
+  /** Patterns that start with a parameter, or are empty: any path may match them. */
+  anyFirst: IndexedRoute[];
+  byFirst: Map<string, { afterDash: Map<string, IndexedRoute[]>; rest: IndexedRoute[] }>;
+}
+
+const indexes = new WeakMap<readonly AnyRoute[], RouteIndex>();
+
+function indexOf(routes: readonly AnyRoute[]): RouteIndex {
+  let index = indexes.get(routes);
+  if (index === undefined) {
+    index = buildIndex(routes);
+    indexes.set(routes, index);
+  }
+  return index;
+}
+
+function buildIndex(routes: readonly AnyRoute[]): RouteIndex {
+  const index: RouteIndex = { anyFirst: [], byFirst: new Map() };
+  for (const [order, route] of routes.entries()) {
+    const pattern = patternSegments(route.path);
+    const entry = { route, pattern, rank: pattern.filter((s) => !s.startsWith(":")).length, order };
+    const [first, repo, dash, next] = pattern;
+    if (first === undefined || first.startsWith(":")) {
+      index.anyFirst.push(entry);
+      continue;
+    }
+    let bucket = index.byFirst.get(first);
+    if (bucket === undefined) {
+      bucket = { afterDash: new Map(), rest: [] };
+      index.byFirst.set(first, bucket);
+    }
+    const keyed =
+      repo?.startsWith(":") && repo.endsWith("*") && dash === "-" && next && !next.startsWith(":");
+    if (keyed) bucket.afterDash.set(next, [...(bucket.afterDash.get(next) ?? []), entry]);
+    else bucket.rest.push(entry);
+  }
+  return index;
+}
+
+/** The routes `path` may match, in table order. */
+function routesFor(index: RouteIndex, path: RequestPath): IndexedRoute[] {
+  const bucket = index.byFirst.get(path.raw[0] ?? "");
+  if (bucket === undefined) return index.anyFirst;
+  const dash = path.raw.indexOf("-", 2);
+  const keyed = dash < 0 ? undefined : bucket.afterDash.get(path.raw[dash + 1] ?? "");
+  return [...index.anyFirst, ...bucket.rest, ...(keyed ?? [])].sort((a, b) => a.order - b.order);
+}
 
 /**
  * The route for a request. When patterns of several routes match a path, the most literal one
@@ -169,10 +237,10 @@ const literalSegments = (pattern: string) =>
  * of `x`, not a branch named `x/status` (which a client writes as `x%2Fstatus`).
  */
 export function findRoute(routes: readonly AnyRoute[], method: string, pathname: string) {
-  const segments = segmentsOf(pathname);
-  const matches = routes.flatMap((route) => {
-    const params = matchSegments(patternSegments(route.path), segments);
-    return params ? [{ route, params, rank: literalSegments(route.path) }] : [];
+  const path = requestPath(pathname);
+  const matches = routesFor(indexOf(routes), path).flatMap(({ route, pattern, rank }) => {
+    const params = matchSegments(pattern, path);
+    return params ? [{ route, params, rank }] : [];
   });
   const best = Math.max(...matches.map((m) => m.rank));
   const candidates = matches.filter((m) => m.rank === best);

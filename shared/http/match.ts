@@ -11,6 +11,19 @@ function decode(segment: string): string | null {
   }
 }
 
+/** A request's path, split and decoded once for every pattern it is matched against. */
+export interface RequestPath {
+  raw: string[];
+  /** Each segment decoded; null where it does not decode or decodes to "" (no parameter takes it). */
+  decoded: (string | null)[];
+}
+
+/** `path` split into its segments, each decoded once. */
+export function requestPath(path: string): RequestPath {
+  const raw = segmentsOf(path);
+  return { raw, decoded: raw.map((s) => decode(s) || null) };
+}
+
 /**
  * Matches a path against a pattern and returns its decoded parameters, or null.
  *
@@ -20,7 +33,7 @@ function decode(segment: string): string | null {
  * inside one value by encoding it as `%2F`.
  */
 export function matchPath(pattern: string, path: string): Record<string, string> | null {
-  return matchSegments(patternSegments(pattern), segmentsOf(path));
+  return matchSegments(patternSegments(pattern), requestPath(path));
 }
 
 /** Route patterns are a few hundred constants: split each once, not once per route per request. */
@@ -36,40 +49,46 @@ export function patternSegments(pattern: string): string[] {
   return segments;
 }
 
-/** `matchPath` on segments already split: a dispatcher splits the request's path once for every route. */
-export function matchSegments(pat: string[], segs: string[]): Record<string, string> | null {
+/** `matchPath` on a path already split: a dispatcher splits and decodes the request's path once for every route. */
+export function matchSegments(pat: string[], path: RequestPath): Record<string, string> | null {
   // Most patterns start with a literal ("repos", "orgs", "ui"): a different one cannot match.
   const first = pat[0];
-  if (first !== undefined && !first.startsWith(":") && first !== segs[0]) return null;
+  if (first !== undefined && !first.startsWith(":") && first !== path.raw[0]) return null;
   const params: Record<string, string> = {};
-  return walk(pat, 0, segs, 0, params) ? params : null;
+  return walk(pat, 0, path, 0, params) ? params : null;
 }
 
-function walk(pat: string[], i: number, segs: string[], j: number, params: Record<string, string>): boolean {
+function walk(
+  pat: string[],
+  i: number,
+  path: RequestPath,
+  j: number,
+  params: Record<string, string>,
+): boolean {
   const p = pat[i];
-  if (p === undefined) return j === segs.length;
+  const { raw, decoded } = path;
+  if (p === undefined) return j === raw.length;
   if (p.startsWith(":") && p.endsWith("*")) {
-    const name = p.slice(1, -1);
-    for (let end = segs.length; end > j; end--) {
-      const taken = segs.slice(j, end);
-      if (taken.includes("-")) continue;
-      const decoded = taken.map(decode);
-      if (decoded.some((d) => d === null || d === "")) continue;
-      if (walk(pat, i + 1, segs, end, params)) {
-        params[name] = decoded.join("/");
+    // The segments it may take end at the first `-` or segment that does not decode; the longest
+    // run first, each shorter one in turn until the rest of the pattern matches.
+    let stop = j;
+    while (stop < raw.length && raw[stop] !== "-" && decoded[stop] !== null) stop++;
+    for (let end = stop; end > j; end--) {
+      if (walk(pat, i + 1, path, end, params)) {
+        params[p.slice(1, -1)] = decoded.slice(j, end).join("/");
         return true;
       }
     }
     return false;
   }
-  const s = segs[j];
+  const s = raw[j];
   if (s === undefined) return false;
   if (p.startsWith(":")) {
-    const d = decode(s);
-    if (d === null || d === "") return false;
-    if (!walk(pat, i + 1, segs, j + 1, params)) return false;
+    const d = decoded[j];
+    if (d === null || d === undefined) return false;
+    if (!walk(pat, i + 1, path, j + 1, params)) return false;
     params[p.slice(1)] = d;
     return true;
   }
-  return p === s && walk(pat, i + 1, segs, j + 1, params);
+  return p === s && walk(pat, i + 1, path, j + 1, params);
 }
