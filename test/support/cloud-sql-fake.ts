@@ -142,6 +142,8 @@ export async function startCloudSqlFake(
   const ca = certificateAuthority();
   const serverCert = ca.issue(`/CN=${PROJECT}:${INSTANCE}`);
   const connections: string[] = [];
+  /** Each open connection's teardown: both sockets of a client and its upstream. */
+  const open = new Set<() => void>();
   const instance = tls.createServer(
     {
       ca: ca.caCert,
@@ -162,7 +164,9 @@ export async function startCloudSqlFake(
       const drop = () => {
         client.destroy();
         upstream.destroy();
+        open.delete(drop);
       };
+      open.add(drop);
       client.on("error", drop);
       upstream.on("error", drop);
       client.on("close", drop);
@@ -221,6 +225,9 @@ export async function startCloudSqlFake(
     certRequests,
     connections,
     async close() {
+      // A function's pool keeps its connections for the life of its instance, as deployed; the
+      // fake's instance going away ends them, instead of waiting for their idle timeout (30 s).
+      for (const drop of [...open]) drop();
       await Promise.all([new Promise((r) => instance.close(r)), new Promise((r) => api.close(r))]);
       ca.remove();
     },
