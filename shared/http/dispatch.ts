@@ -180,12 +180,14 @@ interface IndexedRoute {
  * A table's routes by what a path must hold for them to match: its first segment, and for a repo's
  * routes (`/repos/:repo*\/-/tree`) the segment after the first `-` (a repo's name never holds
  * one, so that `-` is the pattern's). A request is matched against a handful of patterns instead
- * of every repo route, each of which tried every split of the path.
+ * of every repo route, each of which tried every split of the path. Each list is merged and put in
+ * table order when the index is built, so a request only looks its list up.
  */
 interface RouteIndex {
   /** Patterns that start with a parameter, or are empty: any path may match them. */
   anyFirst: IndexedRoute[];
-  byFirst: Map<string, { afterDash: Map<string, IndexedRoute[]>; rest: IndexedRoute[] }>;
+  /** By first segment: the routes of a path by the segment after its first `-`, else `unkeyed`. */
+  byFirst: Map<string, { keyed: Map<string, IndexedRoute[]>; unkeyed: IndexedRoute[] }>;
 }
 
 const indexes = new WeakMap<readonly AnyRoute[], RouteIndex>();
@@ -200,26 +202,33 @@ function indexOf(routes: readonly AnyRoute[]): RouteIndex {
 }
 
 function buildIndex(routes: readonly AnyRoute[]): RouteIndex {
-  const index: RouteIndex = { anyFirst: [], byFirst: new Map() };
+  const anyFirst: IndexedRoute[] = [];
+  const buckets = new Map<string, { afterDash: Map<string, IndexedRoute[]>; rest: IndexedRoute[] }>();
   for (const [order, route] of routes.entries()) {
     const pattern = patternSegments(route.path);
     const entry = { route, pattern, rank: pattern.filter((s) => !s.startsWith(":")).length, order };
     const [first, repo, dash, next] = pattern;
     if (first === undefined || first.startsWith(":")) {
-      index.anyFirst.push(entry);
+      anyFirst.push(entry);
       continue;
     }
-    let bucket = index.byFirst.get(first);
+    let bucket = buckets.get(first);
     if (bucket === undefined) {
       bucket = { afterDash: new Map(), rest: [] };
-      index.byFirst.set(first, bucket);
+      buckets.set(first, bucket);
     }
     const keyed =
       repo?.startsWith(":") && repo.endsWith("*") && dash === "-" && next && !next.startsWith(":");
     if (keyed) bucket.afterDash.set(next, [...(bucket.afterDash.get(next) ?? []), entry]);
     else bucket.rest.push(entry);
   }
-  return index;
+  const inOrder = (...lists: IndexedRoute[][]) => lists.flat().sort((a, b) => a.order - b.order);
+  const byFirst: RouteIndex["byFirst"] = new Map();
+  for (const [first, { afterDash, rest }] of buckets) {
+    const keyed = new Map([...afterDash].map(([key, list]) => [key, inOrder(anyFirst, rest, list)]));
+    byFirst.set(first, { keyed, unkeyed: inOrder(anyFirst, rest) });
+  }
+  return { anyFirst, byFirst };
 }
 
 /** The routes `path` may match, in table order. */
@@ -227,8 +236,7 @@ function routesFor(index: RouteIndex, path: RequestPath): IndexedRoute[] {
   const bucket = index.byFirst.get(path.raw[0] ?? "");
   if (bucket === undefined) return index.anyFirst;
   const dash = path.raw.indexOf("-", 2);
-  const keyed = dash < 0 ? undefined : bucket.afterDash.get(path.raw[dash + 1] ?? "");
-  return [...index.anyFirst, ...bucket.rest, ...(keyed ?? [])].sort((a, b) => a.order - b.order);
+  return (dash < 0 ? undefined : bucket.keyed.get(path.raw[dash + 1] ?? "")) ?? bucket.unkeyed;
 }
 
 /**
