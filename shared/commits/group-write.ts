@@ -10,6 +10,7 @@ import {
   type Allocated,
   chainedHash,
   eventOf,
+  headView,
   refuseEmpty,
   refuseUnwritable,
   type WrittenChange,
@@ -255,10 +256,7 @@ function groupValues(
     events.map((e) => e[0]), // id
     events.map((e) => e[4]), // time
     events.map((e) => e[5]), // data
-    view.at,
-    view.parentId,
-    view.parentAt,
-    view.ownFrom,
+    ...headView(view),
   ];
 }
 

@@ -126,8 +126,8 @@ export function eventOf(
   return eventValues(cloudEvent("com.svc.commit.created", data, scope), scope);
 }
 
-/** The view's values in changed_cte's order ($22 to $25). */
-const headView = (v: View): unknown[] => [v.at, v.parentId, v.parentAt, v.ownFrom];
+/** The view's values in changed_cte's order ($22 to $25; commit_group_insert's $26 to $29). */
+export const headView = (v: View): unknown[] => [v.at, v.parentId, v.parentAt, v.ownFrom];
 
 /** A commit's hash, chained to `prevHash` (the head it is written on): hash.ts. */
 export function chainedHash(
